@@ -1,0 +1,8 @@
+//! forge: an embedded engine that evaluates Buck2 build files with buck2's semantics and
+//! executes their action graph hermetically, with local and remote caching.
+
+pub mod analysis;
+pub mod cli;
+pub mod exec;
+pub mod interpreter;
+pub mod model;

@@ -1,0 +1,1 @@
+//! Partitioning of FINN dataflow graphs across FPGAs.
