@@ -3,6 +3,7 @@
 
 pub mod analysis;
 pub mod cli;
-pub mod exec;
 pub mod interpreter;
 pub mod model;
+
+pub use forge_exec as exec;

@@ -1,4 +1,4 @@
-//! Execution: scheduling, the per-action sandbox, local CAS + action cache, the remote
+//! forge execution: scheduling, the per-action sandbox, local CAS + action cache, the remote
 //! cache, the build log (`forge log what-ran`) and the test runner.
 //! (Interface stub: the bodies are filled in by the executor implementation.)
 
@@ -7,7 +7,7 @@ use std::sync::Arc;
 
 use anyhow::Result;
 
-use crate::model::{ActionGraph, ArtifactRef, TestSpec};
+use forge_core::{ActionGraph, ArtifactRef, TestSpec};
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum RemoteMode {
