@@ -1,13 +1,41 @@
 //! forge execution: scheduling, the per-action sandbox, local CAS + action cache, the remote
 //! cache, the build log (`forge log what-ran`) and the test runner.
-//! (Interface stub: the bodies are filled in by the executor implementation.)
+//!
+//! Layout under `buck-out/forge/`: `art/` outputs, `tmp/` scratch paths (inside sandboxes),
+//! `sandbox/` per-action sandboxes, `cache/cas/<aa>/<sha256>` blobs, `cache/ac/` action
+//! results, `cache/digests` the digest cache, `log/` the build log and failure logs, `lock`
+//! the workspace lock.
 
-use std::path::PathBuf;
+mod action_cache;
+mod action_key;
+mod build_log;
+mod cas;
+mod digest;
+mod executor;
+mod failure;
+mod in_process;
+mod layout;
+mod lock;
+mod outputs;
+mod progress;
+mod remote;
+mod sandbox;
+mod test_runner;
+
+use std::path::{Path, PathBuf};
 use std::sync::Arc;
+use std::time::Duration;
 
-use anyhow::Result;
+use anyhow::{Context, Result};
 
 use forge_core::{ActionGraph, ArtifactRef, TestSpec};
+
+pub use failure::{ActionFailure, BuildFailed};
+pub use progress::ConsoleMode;
+pub use sandbox::{SandboxMode, EXCLUDED_ENV, NETWORK_ENV};
+pub use test_runner::TEST_ENV_ALLOWLIST;
+
+use layout::Layout;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum RemoteMode {
@@ -18,14 +46,38 @@ pub enum RemoteMode {
 
 pub struct ExecOptions {
     pub project_root: PathBuf,
+    /// Parallel jobs (weight permits); 0 = number of cores.
     pub jobs: usize,
     pub remote: Option<Arc<dyn forge_reapi::RemoteCache>>,
     pub remote_mode: RemoteMode,
     /// `[buck2] default_allow_cache_upload`.
     pub default_allow_cache_upload: bool,
+    /// `[forge] sandbox_passthrough`: see the `sandbox` module docs.
+    pub sandbox_passthrough: Vec<String>,
+    pub sandbox: SandboxMode,
+    pub console: ConsoleMode,
+    /// Per-test timeout for `run_tests`.
+    pub test_timeout: Option<Duration>,
 }
 
-#[derive(Debug, Default)]
+impl ExecOptions {
+    /// Defaults: all cores, no remote cache, automatic sandbox and console.
+    pub fn new(project_root: impl Into<PathBuf>) -> ExecOptions {
+        ExecOptions {
+            project_root: project_root.into(),
+            jobs: 0,
+            remote: None,
+            remote_mode: RemoteMode::Off,
+            default_allow_cache_upload: false,
+            sandbox_passthrough: Vec::new(),
+            sandbox: SandboxMode::Auto,
+            console: ConsoleMode::Auto,
+            test_timeout: None,
+        }
+    }
+}
+
+#[derive(Debug, Default, Clone)]
 pub struct BuildReport {
     /// Run actions executed locally.
     pub local: usize,
@@ -33,36 +85,162 @@ pub struct BuildReport {
     pub cached: usize,
     /// Run actions served from the remote cache.
     pub remote: usize,
+    /// Remote cache calls that failed (the build continued locally).
+    pub remote_errors: usize,
+    /// write/copy/symlinked_dir/copied_dir actions performed (not commands).
+    pub in_process: usize,
+    /// Actions whose outputs were already in place and current.
+    pub up_to_date: usize,
+    /// `bubblewrap` or `symlink-forest`.
+    pub sandbox: String,
 }
 
-pub struct Executor {}
+impl BuildReport {
+    /// Run actions that executed or were served from a cache (buck2's `Commands: N`).
+    pub fn commands(&self) -> usize {
+        self.local + self.cached + self.remote
+    }
+
+    /// buck2's two summary lines, when any command ran:
+    /// `Cache hits: N%` and `Commands: N (cached: C, remote: R, local: L)`.
+    pub fn summary_lines(&self) -> Vec<String> {
+        let n = self.commands();
+        if n == 0 {
+            return Vec::new();
+        }
+        let hits = (self.cached + self.remote) * 100 / n;
+        vec![
+            format!("Cache hits: {hits}%"),
+            format!(
+                "Commands: {n} (cached: {}, remote: {}, local: {})",
+                self.cached, self.remote, self.local
+            ),
+        ]
+    }
+}
+
+pub struct Executor {
+    opts: ExecOptions,
+    layout: Layout,
+    sandbox: sandbox::SandboxKind,
+    build_id: String,
+}
+
+fn new_build_id() -> String {
+    let seed = format!("{:?}{}", std::time::SystemTime::now(), std::process::id());
+    let h = digest::hash_bytes(seed.as_bytes());
+    format!(
+        "{}-{}-{}-{}-{}",
+        &h[..8],
+        &h[8..12],
+        &h[12..16],
+        &h[16..20],
+        &h[20..32]
+    )
+}
 
 impl Executor {
-    pub fn new(_opts: ExecOptions) -> Result<Executor> {
-        unimplemented!()
+    pub fn new(mut opts: ExecOptions) -> Result<Executor> {
+        opts.project_root = opts
+            .project_root
+            .canonicalize()
+            .with_context(|| format!("project root `{}`", opts.project_root.display()))?;
+        if opts.jobs == 0 {
+            opts.jobs = std::thread::available_parallelism()
+                .map(|n| n.get())
+                .unwrap_or(1);
+        }
+        let sandbox = sandbox::detect(opts.sandbox)?;
+        Ok(Executor {
+            layout: Layout::new(&opts.project_root),
+            opts,
+            sandbox,
+            build_id: new_build_id(),
+        })
     }
-    /// Builds `wanted` and everything they need; errors name the failing action.
-    pub fn build(&self, _graph: &ActionGraph, _wanted: &[ArtifactRef]) -> Result<BuildReport> {
-        unimplemented!()
+
+    /// Builds `wanted` and everything they need; errors name the failing action. A failed
+    /// action makes this return an error that downcasts to [`BuildFailed`]; each failure
+    /// is also printed to stderr as it happens (as buck2 streams it).
+    pub fn build(&self, graph: &ActionGraph, wanted: &[ArtifactRef]) -> Result<BuildReport> {
+        self.build_quietly(graph, wanted, true)
+    }
+
+    pub(crate) fn build_quietly(
+        &self,
+        graph: &ActionGraph,
+        wanted: &[ArtifactRef],
+        show_progress: bool,
+    ) -> Result<BuildReport> {
+        let _lock = lock::WorkspaceLock::acquire(&self.layout.lock_file())?;
+        let console = if show_progress {
+            self.opts.console
+        } else {
+            ConsoleMode::Quiet
+        };
+        let progress = progress::Progress::new(console);
+        executor::Build::new(
+            &self.layout,
+            &self.opts,
+            &self.sandbox,
+            &self.build_id,
+            progress,
+        )
+        .run(graph, wanted)
+    }
+
+    pub fn project_root(&self) -> &Path {
+        &self.opts.project_root
+    }
+
+    pub fn options(&self) -> &ExecOptions {
+        &self.opts
+    }
+
+    /// `BUCK_BUILD_ID` of this command (shared by its actions and tests).
+    pub fn build_id(&self) -> &str {
+        &self.build_id
+    }
+
+    /// `bubblewrap` or `symlink-forest`.
+    pub fn sandbox_name(&self) -> &'static str {
+        self.sandbox.name()
     }
 }
 
-#[derive(Debug, Default)]
+#[derive(Debug, Default, Clone)]
 pub struct TestSummary {
     pub passed: usize,
+    /// Tests that ran and failed (non-zero exit or signal).
     pub failed: usize,
+    pub timed_out: usize,
+    /// Tests that could not be started.
+    pub infra_failures: usize,
+    /// Tests whose inputs failed to build (buck2 exits 3 for these).
+    pub build_failures: usize,
+    /// Every test that did not pass, sorted.
+    pub failed_labels: Vec<String>,
+}
+
+impl TestSummary {
+    /// Everything that did not pass: the `N failed` of the closing line.
+    pub fn failed_total(&self) -> usize {
+        self.failed + self.timed_out + self.infra_failures + self.build_failures
+    }
 }
 
 /// Runs the tests in parallel (after building their inputs) and prints per-test results.
 pub fn run_tests(
-    _exec: &Executor,
-    _graph: &ActionGraph,
-    _tests: Vec<TestSpec>,
+    exec: &Executor,
+    graph: &ActionGraph,
+    tests: Vec<TestSpec>,
 ) -> Result<TestSummary> {
-    unimplemented!()
+    test_runner::run(exec, graph, tests)
 }
 
 /// `forge log what-ran`: the last build's actions, executor, and changed inputs.
-pub fn what_ran(_project_root: &std::path::Path) -> Result<String> {
-    unimplemented!()
+pub fn what_ran(project_root: &std::path::Path) -> Result<String> {
+    Ok(build_log::render_what_ran(&build_log::read_last(
+        project_root,
+    )?))
 }

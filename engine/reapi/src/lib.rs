@@ -1,10 +1,45 @@
 //! A Remote Execution API v2 cache client (cache only, no remote execution), configured with
 //! buck2's own `[buck2_re_client]` keys so buck2 and forge users can share one server.
-//! (Interface stub: the implementation fills in the client.)
+//!
+//! The action key is the digest of a real REAPI `Action` (`Command` + input-root Merkle tree
+//! of `Directory` messages, canonical encoding), so entries written by forge are readable by
+//! any REAPI client and vice versa. Every downloaded blob is verified against its digest.
 
+use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 
 use anyhow::Result;
+
+mod action;
+mod cas;
+mod client;
+pub mod config;
+mod digest;
+mod error;
+mod transport;
+
+pub use action::{command_of, encode_action, EncodedAction};
+pub use client::GrpcRemoteCache;
+pub use config::{CacheMode, ClientOptions, ReConfig};
+pub use error::{is_corrupt, is_unavailable, RemoteError};
+
+/// Opens the remote cache described by the `[buck2_re_client]` section, or `Ok(None)` when
+/// the section configures no address.
+///
+/// Errors: configuration mistakes (malformed address, TLS the server rejects, unknown
+/// instance name, unreadable certificate) name the `[buck2_re_client]` key. When the server
+/// is merely unreachable the error satisfies [`is_unavailable`]: warn once and build locally.
+pub fn from_buckconfig(
+    section: &BTreeMap<String, String>,
+    options: ClientOptions,
+) -> Result<Option<Arc<dyn RemoteCache>>> {
+    let Some(cfg) = ReConfig::parse(section)? else {
+        return Ok(None);
+    };
+    let client = GrpcRemoteCache::connect(cfg, options)?;
+    Ok(Some(Arc::new(client)))
+}
 
 /// A REAPI digest: lowercase sha256 hex and size.
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
@@ -63,6 +98,10 @@ pub struct LocalOutput {
 
 /// The cache operations the executor needs. Implementations must never return a wrong
 /// blob: every download is verified against its digest.
+///
+/// Errors never mean "wrong output": treat any error as a miss (warn); when
+/// [`is_unavailable`] is true the server is gone and `is_available()` turns false for the rest
+/// of the build, so warn once. The methods block; they may be called from many threads.
 pub trait RemoteCache: Send + Sync {
     /// `GetActionResult`; a result that references missing blobs is a miss (`Ok(None)`).
     fn lookup(&self, action: &ActionDescription) -> Result<Option<RemoteHit>>;
@@ -76,4 +115,8 @@ pub trait RemoteCache: Send + Sync {
         stdout: &[u8],
         stderr: &[u8],
     ) -> Result<()>;
+    /// False once the client has given up on the server for the rest of the build.
+    fn is_available(&self) -> bool {
+        true
+    }
 }

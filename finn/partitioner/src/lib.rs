@@ -1,1 +1,81 @@
 //! Partitioning of FINN dataflow graphs across FPGAs.
+//!
+//! Input: FINN's HW graph with per-layer estimates (`finn/flow/export_estimates.py`),
+//! device budgets and the topology. A MIP (CBC through `good_lp`) places every layer
+//! on a device, contiguous along the dataflow graph, within per-device resource
+//! bounds and port limits, and (for the throughput objective) picks each layer's
+//! folding together with its device.
+
+pub mod cost;
+pub mod devices;
+pub mod estimates;
+pub mod folding;
+pub mod mip;
+pub mod plan;
+pub mod resources;
+pub mod topology;
+
+use anyhow::Result;
+
+pub use mip::Objective;
+
+#[derive(Clone, Debug)]
+pub struct Options {
+    pub objective: Objective,
+    pub time_limit_s: f64,
+    /// Resources to budget, in [`resources::RES_NAMES`] order.
+    pub considered: [bool; resources::NUM_RES],
+    /// Folding candidates kept per unit for the throughput objective.
+    pub max_candidates: usize,
+    pub fpga_part: String,
+}
+
+impl Default for Options {
+    fn default() -> Self {
+        Options {
+            objective: Objective::Balanced,
+            time_limit_s: 60.0,
+            // FINN's analytic model has no FF estimate, so budgeting FF would be vacuous.
+            considered: [true, false, true, true, true],
+            max_candidates: 24,
+            fpga_part: "xcu280-fsvh2892-2L-e".into(),
+        }
+    }
+}
+
+pub fn partition(
+    est: &estimates::Estimates,
+    devs: &[devices::Device],
+    topo: &topology::Topology,
+    opts: &Options,
+) -> Result<plan::Plan> {
+    let layout = topo.layout(devs)?;
+    let choose = opts.objective == Objective::Throughput;
+    let (units, edges, unit_of) = folding::build(est, choose, &opts.fpga_part, opts.max_candidates)?;
+    let names: Vec<String> = est.layers.iter().map(|l| l.name.clone()).collect();
+    let problem = mip::Problem {
+        units: &units,
+        edges: &edges,
+        devices: devs,
+        layout: &layout,
+        objective: opts.objective,
+        considered: opts.considered,
+        time_limit_s: opts.time_limit_s,
+        layer_names: &names,
+    };
+    let mut placement = mip::solve(&problem)?;
+    if choose {
+        plan::trim_foldings(&units, devs, &mut placement);
+    }
+    let inputs = plan::Inputs {
+        est,
+        units: &units,
+        edges: &edges,
+        unit_of: &unit_of,
+        devices: devs,
+        topology: serde_json::to_value(topo)?,
+        objective: opts.objective,
+        fpga_part: &opts.fpga_part,
+    };
+    Ok(plan::build(&inputs, &placement))
+}

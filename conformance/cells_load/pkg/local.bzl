@@ -1,0 +1,1 @@
+LOCAL_TEXT = "loaded with :local.bzl"

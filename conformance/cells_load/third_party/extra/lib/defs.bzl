@@ -1,0 +1,1 @@
+CELL_TEXT = "extra cell"

@@ -1,0 +1,79 @@
+//! The local content-addressed store: `buck-out/forge/cache/cas/<aa>/<sha256>`.
+//! Blobs enter by hardlink (or copy) under a temporary name and a rename; a blob whose
+//! content no longer matches its name is detected before use.
+
+use std::fs;
+use std::io;
+use std::os::unix::fs::PermissionsExt;
+use std::path::{Path, PathBuf};
+
+use crate::digest::{hash_bytes, DigestCache};
+use crate::layout::{temp_sibling, write_atomic};
+
+pub struct Cas {
+    dir: PathBuf,
+}
+
+impl Cas {
+    pub fn new(dir: PathBuf) -> Cas {
+        Cas { dir }
+    }
+
+    pub fn path_of(&self, hash: &str) -> PathBuf {
+        self.dir.join(&hash[..2]).join(hash)
+    }
+
+    /// Adds the file at `file` (whose digest is `hash`) to the store.
+    pub fn store_file(&self, file: &Path, hash: &str) -> io::Result<()> {
+        let dst = self.path_of(hash);
+        if dst.exists() {
+            return Ok(());
+        }
+        fs::create_dir_all(dst.parent().expect("blob has a parent"))?;
+        let tmp = temp_sibling(&dst);
+        if fs::hard_link(file, &tmp).is_err() {
+            fs::copy(file, &tmp)?;
+        }
+        fs::rename(&tmp, &dst).inspect_err(|_| {
+            let _ = fs::remove_file(&tmp);
+        })
+    }
+
+    pub fn store_bytes(&self, bytes: &[u8]) -> io::Result<String> {
+        let hash = hash_bytes(bytes);
+        let dst = self.path_of(&hash);
+        if !dst.exists() {
+            write_atomic(&dst, bytes)?;
+        }
+        Ok(hash)
+    }
+
+    /// True when the blob exists and its content still hashes to its name.
+    pub fn verify(&self, hash: &str, digests: &DigestCache) -> bool {
+        let path = self.path_of(hash);
+        match digests.file_digest(&path) {
+            Ok(d) => d.hash == hash,
+            Err(_) => false,
+        }
+    }
+
+    pub fn remove(&self, hash: &str, digests: &DigestCache) {
+        let path = self.path_of(hash);
+        digests.forget(&path);
+        let _ = fs::remove_file(path);
+    }
+
+    /// Places blob `hash` at `dst` with the wanted executable bit: a hardlink when the stored
+    /// file already has that mode, otherwise a copy (`copy_file_range`, a reflink where the
+    /// file system supports it).
+    pub fn materialise(&self, hash: &str, executable: bool, dst: &Path) -> io::Result<()> {
+        let src = self.path_of(hash);
+        let src_exec = fs::metadata(&src)?.permissions().mode() & 0o111 != 0;
+        if src_exec == executable && fs::hard_link(&src, dst).is_ok() {
+            return Ok(());
+        }
+        fs::copy(&src, dst)?;
+        let mode = if executable { 0o755 } else { 0o644 };
+        fs::set_permissions(dst, fs::Permissions::from_mode(mode))
+    }
+}

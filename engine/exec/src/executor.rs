@@ -1,0 +1,616 @@
+//! One build: the lazy scheduler (only actions whose outputs are needed, in parallel up to
+//! `jobs` weight permits) and the per-action pipeline: key -> local action cache -> remote
+//! cache -> execute (sandboxed command or in-process) -> store.
+
+use std::collections::{HashMap, VecDeque};
+use std::fs;
+use std::path::Path;
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::{mpsc, Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use anyhow::{anyhow, bail, Context, Result};
+
+use forge_core::{Action, ActionGraph, ActionId, ActionKind, ArtifactRef};
+
+use crate::action_cache::{ActionCache, CachedResult, OutputRecord};
+use crate::action_key::{describe, key_action, KeyedAction};
+use crate::build_log::{self, ActionRecord, BuildLog};
+use crate::cas::Cas;
+use crate::digest::DigestCache;
+use crate::failure::{
+    action_title, command_line, failure, streams_block, ActionFailure, BuildFailed,
+};
+use crate::layout::{remove_any, replace_with, temp_sibling, Layout};
+use crate::outputs;
+use crate::progress::Progress;
+use crate::remote::RemoteState;
+use crate::sandbox::{Sandbox, SandboxKind, FOREST_NOTICE, NETWORK_ENV};
+use crate::{in_process, BuildReport, ExecOptions};
+
+/// Lines of stderr shown in an action failure (the full text goes to the log dir).
+const STDERR_TAIL_LINES: usize = 60;
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Outcome {
+    UpToDate,
+    Cache,
+    Remote,
+    Local,
+    InProcess,
+}
+
+impl Outcome {
+    fn name(self) -> &'static str {
+        match self {
+            Outcome::UpToDate => "up-to-date",
+            Outcome::Cache => "cache",
+            Outcome::Remote => "remote",
+            Outcome::Local => "local",
+            Outcome::InProcess => "in-process",
+        }
+    }
+}
+
+pub(crate) struct Build<'a> {
+    pub layout: &'a Layout,
+    pub opts: &'a ExecOptions,
+    pub sandbox: &'a SandboxKind,
+    pub build_id: &'a str,
+    pub digests: DigestCache,
+    pub cas: Cas,
+    pub ac: ActionCache,
+    pub remote: RemoteState,
+    pub progress: Progress,
+    sandbox_counter: AtomicUsize,
+    forest_notice: AtomicBool,
+    records: Mutex<Vec<ActionRecord>>,
+}
+
+/// The action producing `path`, which may lie inside a declared output directory.
+fn producer_for(graph: &ActionGraph, path: &str) -> Option<ActionId> {
+    let mut p = path;
+    loop {
+        if let Some(id) = graph.producers.get(p) {
+            return Some(*id);
+        }
+        p = &p[..p.rfind('/')?];
+    }
+}
+
+/// The actions needed for `wanted`, with each one's producers of inputs.
+fn needed_actions(
+    graph: &ActionGraph,
+    root: &Path,
+    wanted: &[ArtifactRef],
+) -> Result<HashMap<ActionId, Vec<ActionId>>> {
+    let mut deps: HashMap<ActionId, Vec<ActionId>> = HashMap::new();
+    let mut stack = Vec::new();
+    for w in wanted {
+        match w {
+            ArtifactRef::Source(p) => {
+                if fs::metadata(root.join(p)).is_err() {
+                    bail!("Missing source: `{p}` does not exist");
+                }
+            }
+            ArtifactRef::Build(p) => stack.push(
+                producer_for(graph, p)
+                    .ok_or_else(|| anyhow!("no action produces the requested output `{p}`"))?,
+            ),
+        }
+    }
+    while let Some(id) = stack.pop() {
+        if deps.contains_key(&id) {
+            continue;
+        }
+        let action = graph
+            .actions
+            .get(id.0)
+            .ok_or_else(|| anyhow!("the action graph names unknown action {}", id.0))?;
+        let mut mine = Vec::new();
+        for input in &action.inputs {
+            if let ArtifactRef::Build(p) = input {
+                let producer = producer_for(graph, p).ok_or_else(|| {
+                    anyhow!(
+                        "Action failed: {}\nno action produces its input `{p}`",
+                        action_title(action)
+                    )
+                })?;
+                if producer != id && !mine.contains(&producer) {
+                    mine.push(producer);
+                    stack.push(producer);
+                }
+            }
+        }
+        deps.insert(id, mine);
+    }
+    Ok(deps)
+}
+
+fn weight(action: &Action, jobs: usize) -> usize {
+    match &action.kind {
+        ActionKind::Run { weight, .. } => (*weight as usize).clamp(1, jobs),
+        _ => 1,
+    }
+}
+
+impl<'a> Build<'a> {
+    pub fn new(
+        layout: &'a Layout,
+        opts: &'a ExecOptions,
+        sandbox: &'a SandboxKind,
+        build_id: &'a str,
+        progress: Progress,
+    ) -> Build<'a> {
+        Build {
+            layout,
+            opts,
+            sandbox,
+            build_id,
+            digests: DigestCache::load(layout.digest_cache()),
+            cas: Cas::new(layout.cas_dir()),
+            ac: ActionCache::new(layout.ac_dir()),
+            remote: RemoteState::new(opts.remote.clone(), opts.remote_mode),
+            progress,
+            sandbox_counter: AtomicUsize::new(0),
+            forest_notice: AtomicBool::new(false),
+            records: Mutex::new(Vec::new()),
+        }
+    }
+
+    fn opts_console(&self) -> crate::ConsoleMode {
+        self.progress.mode()
+    }
+
+    /// Schedules and runs every needed action; returns the per-executor counts.
+    pub fn run(&self, graph: &ActionGraph, wanted: &[ArtifactRef]) -> Result<BuildReport> {
+        let started = Instant::now();
+        let started_unix_ms = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map(|d| d.as_millis())
+            .unwrap_or(0);
+        let _ = fs::remove_dir_all(self.layout.sandbox_dir());
+        let deps = needed_actions(graph, &self.layout.root, wanted)?;
+        let jobs = self.opts.jobs.max(1);
+        let mut waiting: HashMap<ActionId, usize> = HashMap::new();
+        let mut dependents: HashMap<ActionId, Vec<ActionId>> = HashMap::new();
+        let mut ready: VecDeque<ActionId> = VecDeque::new();
+        let mut ids: Vec<&ActionId> = deps.keys().collect();
+        ids.sort();
+        for id in ids {
+            let d = &deps[id];
+            if d.is_empty() {
+                ready.push_back(*id);
+            } else {
+                waiting.insert(*id, d.len());
+            }
+            for p in d {
+                dependents.entry(*p).or_default().push(*id);
+            }
+        }
+        self.progress.set_total(deps.len());
+        let mut report = BuildReport {
+            sandbox: self.sandbox.name().to_string(),
+            ..BuildReport::default()
+        };
+        let mut failures: Vec<ActionFailure> = Vec::new();
+        let (job_tx, job_rx) = mpsc::channel::<ActionId>();
+        let job_rx = Arc::new(Mutex::new(job_rx));
+        let (done_tx, done_rx) = mpsc::channel::<(ActionId, Result<Outcome, ActionFailure>)>();
+        std::thread::scope(|s| {
+            for _ in 0..jobs {
+                let job_rx = Arc::clone(&job_rx);
+                let done_tx = done_tx.clone();
+                s.spawn(move || loop {
+                    let next = job_rx.lock().unwrap().recv();
+                    let Ok(id) = next else { break };
+                    let action = &graph.actions[id.0];
+                    let r = self.process(action);
+                    if done_tx.send((id, r)).is_err() {
+                        break;
+                    }
+                });
+            }
+            let mut free = jobs;
+            let mut running: HashMap<ActionId, usize> = HashMap::new();
+            loop {
+                if failures.is_empty() {
+                    while let Some(&id) = ready.front() {
+                        let w = weight(&graph.actions[id.0], jobs);
+                        if w > free {
+                            break;
+                        }
+                        ready.pop_front();
+                        free -= w;
+                        running.insert(id, w);
+                        self.progress
+                            .started(id.0, action_title(&graph.actions[id.0]));
+                        job_tx.send(id).expect("workers outlive the scheduler");
+                    }
+                }
+                if running.is_empty() {
+                    break;
+                }
+                match done_rx.recv_timeout(Duration::from_millis(200)) {
+                    Err(_) => self.progress.tick(),
+                    Ok((id, result)) => {
+                        free += running.remove(&id).unwrap_or(1);
+                        match result {
+                            Ok(outcome) => {
+                                self.progress.finished(id.0, outcome.name());
+                                match outcome {
+                                    Outcome::Local => report.local += 1,
+                                    Outcome::Cache => report.cached += 1,
+                                    Outcome::Remote => report.remote += 1,
+                                    Outcome::InProcess => report.in_process += 1,
+                                    Outcome::UpToDate => report.up_to_date += 1,
+                                }
+                                for d in dependents.get(&id).into_iter().flatten() {
+                                    let n = waiting.get_mut(d).expect("dependent is waiting");
+                                    *n -= 1;
+                                    if *n == 0 {
+                                        waiting.remove(d);
+                                        ready.push_back(*d);
+                                    }
+                                }
+                            }
+                            Err(f) => {
+                                self.progress.finished(id.0, "failed");
+                                // Streamed as it happens, as buck2 does; returned as well.
+                                if self.opts_console() != crate::ConsoleMode::Quiet {
+                                    self.progress.println(&f.message);
+                                }
+                                failures.push(f);
+                            }
+                        }
+                    }
+                }
+            }
+            drop(job_tx);
+        });
+        self.progress.finish();
+        report.remote_errors = self.remote.errors.load(Ordering::Relaxed);
+        if let Err(e) = self.digests.save() {
+            self.progress
+                .println(&format!("warning: could not save the digest cache: {e}"));
+        }
+        let mut actions = std::mem::take(&mut *self.records.lock().unwrap());
+        actions.sort_by(|a, b| a.identity.cmp(&b.identity));
+        let log = BuildLog {
+            build_id: self.build_id.to_string(),
+            started_unix_ms,
+            duration_ms: started.elapsed().as_millis() as u64,
+            success: failures.is_empty(),
+            sandbox: self.sandbox.name().to_string(),
+            actions,
+        };
+        if let Err(e) = build_log::write(self.layout, log) {
+            self.progress
+                .println(&format!("warning: could not write the build log: {e:#}"));
+        }
+        if failures.is_empty() {
+            Ok(report)
+        } else {
+            Err(anyhow::Error::new(BuildFailed { failures }))
+        }
+    }
+
+    fn process(&self, action: &Action) -> Result<Outcome, ActionFailure> {
+        let start = Instant::now();
+        let keyed = key_action(action, &self.layout.root, &self.digests)
+            .map_err(|e| failure(action, &format!("{e:#}")))?;
+        let outcome = self.process_keyed(action, &keyed).map_err(|e| {
+            match e.downcast::<ActionFailure>() {
+                Ok(f) => f,
+                Err(e) => failure(action, &format!("{e:#}")),
+            }
+        })?;
+        self.record(action, &keyed, outcome, start.elapsed());
+        Ok(outcome)
+    }
+
+    fn process_keyed(&self, action: &Action, keyed: &KeyedAction) -> Result<Outcome> {
+        if let Some(cached) = self.ac.get(&keyed.key) {
+            if self.outputs_match(&cached) {
+                return Ok(Outcome::UpToDate);
+            }
+            if action.is_command() {
+                if self.restore(&cached)? {
+                    return Ok(Outcome::Cache);
+                }
+                self.progress.println(&format!(
+                    "warning: the local cache entry of {} was corrupt (a stored file no longer matches its digest); it was dropped and the action runs again",
+                    action_title(action)
+                ));
+                self.ac.remove(&keyed.key);
+            }
+        }
+        let desc = describe(action, keyed);
+        if let Some(desc) = &desc {
+            if let Some(hit) =
+                self.remote
+                    .lookup(action, desc, &self.cas, &self.digests, &self.progress)
+            {
+                if self.restore(&hit)? {
+                    self.ac.put(&keyed.key, &hit)?;
+                    return Ok(Outcome::Remote);
+                }
+            }
+        }
+        match &action.kind {
+            ActionKind::Run { .. } => {
+                let (stdout, stderr) = self.run_local(action, keyed)?;
+                if let Some(desc) = &desc {
+                    self.remote.upload(
+                        action,
+                        desc,
+                        self.layout,
+                        &stdout,
+                        &stderr,
+                        self.opts.default_allow_cache_upload,
+                        &self.progress,
+                    );
+                }
+                Ok(Outcome::Local)
+            }
+            _ => {
+                in_process::execute(action, &self.layout.root)?;
+                let result = CachedResult {
+                    outputs: self.capture_outputs(action)?,
+                    stdout: None,
+                    stderr: None,
+                };
+                self.ac.put(&keyed.key, &result)?;
+                Ok(Outcome::InProcess)
+            }
+        }
+    }
+
+    fn outputs_match(&self, cached: &CachedResult) -> bool {
+        cached
+            .outputs
+            .iter()
+            .all(|o| outputs::matches(&self.layout.abs(&o.path), &o.node, &self.digests))
+    }
+
+    /// Restores outputs from the CAS; `false` (and the bad blobs dropped) when a blob is
+    /// missing or corrupt.
+    fn restore(&self, cached: &CachedResult) -> Result<bool> {
+        let mut ok = true;
+        for o in &cached.outputs {
+            for hash in outputs::blobs(&o.node) {
+                if !self.cas.verify(hash, &self.digests) {
+                    self.cas.remove(hash, &self.digests);
+                    ok = false;
+                }
+            }
+        }
+        if !ok {
+            return Ok(false);
+        }
+        for o in &cached.outputs {
+            let dst = self.layout.abs(&o.path);
+            if outputs::matches(&dst, &o.node, &self.digests) {
+                continue;
+            }
+            fs::create_dir_all(dst.parent().expect("output has a parent"))?;
+            let tmp = temp_sibling(&dst);
+            let placed = outputs::materialise(&o.node, &self.cas, &tmp)
+                .and_then(|_| replace_with(&tmp, &dst).map_err(Into::into));
+            if let Err(e) = placed {
+                let _ = remove_any(&tmp);
+                return Err(e.context(format!("restoring `{}`", o.path)));
+            }
+        }
+        Ok(true)
+    }
+
+    fn capture_outputs(&self, action: &Action) -> Result<Vec<OutputRecord>> {
+        action
+            .outputs
+            .iter()
+            .map(|o| {
+                let node = outputs::capture(&self.layout.abs(&o.path), &self.digests)
+                    .with_context(|| format!("reading output `{}`", o.path))?;
+                Ok(OutputRecord {
+                    path: o.path.clone(),
+                    node,
+                })
+            })
+            .collect()
+    }
+
+    /// Runs a command in its sandbox, moves its outputs into place and caches them.
+    fn run_local(&self, action: &Action, keyed: &KeyedAction) -> Result<(Vec<u8>, Vec<u8>)> {
+        let ActionKind::Run {
+            argv, env, scratch, ..
+        } = &action.kind
+        else {
+            unreachable!("run_local is only called for run actions");
+        };
+        if matches!(self.sandbox, SandboxKind::SymlinkForest)
+            && self.opts.sandbox == crate::SandboxMode::Auto
+            && !self.forest_notice.swap(true, Ordering::Relaxed)
+        {
+            self.progress.println(FOREST_NOTICE);
+        }
+        let root = &self.layout.root;
+        // As buck2 does: stale outputs are gone before the action runs, so a failure never
+        // leaves an old output looking current.
+        for o in &action.outputs {
+            remove_any(&self.layout.abs(&o.path))
+                .with_context(|| format!("removing the old output `{}`", o.path))?;
+        }
+        let n = self.sandbox_counter.fetch_add(1, Ordering::Relaxed);
+        let short_id = &self.build_id[..8];
+        let dir = self.layout.sandbox_dir().join(format!("{short_id}-{n}"));
+        let inputs: Vec<String> = keyed.inputs.iter().map(|i| i.path.clone()).collect();
+        let network = env.iter().any(|(k, v)| k == NETWORK_ENV && v == "1");
+        let sandbox = Sandbox::new(
+            self.sandbox,
+            root,
+            dir.clone(),
+            &inputs,
+            &action.outputs,
+            scratch,
+            &self.opts.sandbox_passthrough,
+            network,
+        );
+        sandbox.prepare()?;
+        let mut request_env = vec![("BUCK_SCRATCH_PATH".to_string(), scratch.clone())];
+        request_env.extend(env.iter().cloned());
+        let mut cmd = sandbox.command(argv, &request_env);
+        cmd.env("BUCK_BUILD_ID", self.build_id);
+        let out_path = dir.with_extension("stdout");
+        let err_path = dir.with_extension("stderr");
+        cmd.stdout(fs::File::create(&out_path)?);
+        cmd.stderr(fs::File::create(&err_path)?);
+        let line = command_line(&root.to_string_lossy(), &request_env, argv);
+        let status = cmd.status();
+        let stdout = fs::read(&out_path).unwrap_or_default();
+        let stderr = fs::read(&err_path).unwrap_or_default();
+        let _ = fs::remove_file(&out_path);
+        let _ = fs::remove_file(&err_path);
+        let fail = |reason: String| -> anyhow::Error {
+            let log = self.keep_log(action, &line, &reason, &stdout, &stderr);
+            let body = format!(
+                "{reason}\nLocal command: {line}\n{}{log}",
+                streams_block(&stdout, &stderr, STDERR_TAIL_LINES)
+            );
+            sandbox.remove();
+            anyhow::Error::new(failure(action, &body))
+        };
+        let status = match status {
+            Ok(s) => s,
+            Err(e) => {
+                return Err(fail(format!(
+                    "Local command could not be started: {e} (program `{}`)",
+                    argv[0]
+                )))
+            }
+        };
+        if !status.success() {
+            use std::os::unix::process::ExitStatusExt;
+            let reason = match (status.code(), status.signal()) {
+                (Some(c), _) => format!("Local command returned non-zero exit code {c}"),
+                (None, Some(sig)) => format!("Local command was killed by signal {sig}"),
+                _ => "Local command failed".to_string(),
+            };
+            return Err(fail(reason));
+        }
+        let missing: Vec<String> = action
+            .outputs
+            .iter()
+            .filter(|o| sandbox.dir.join(&o.path).symlink_metadata().is_err())
+            .map(|o| format!("`{}`", o.path))
+            .collect();
+        if !missing.is_empty() {
+            return Err(fail(format!(
+                "Required outputs are missing: Action failed to produce outputs: {}",
+                missing.join(", ")
+            )));
+        }
+        let undeclared = sandbox.undeclared_writes();
+        if !undeclared.is_empty() {
+            let list: Vec<String> = undeclared.iter().map(|p| format!("`{p}`")).collect();
+            return Err(fail(format!(
+                "Action wrote undeclared paths: {} (only declared outputs and $BUCK_SCRATCH_PATH may be written; declare them with ctx.actions.declare_output)",
+                list.join(", ")
+            )));
+        }
+        for o in &action.outputs {
+            replace_with(&sandbox.dir.join(&o.path), &self.layout.abs(&o.path))
+                .with_context(|| format!("moving output `{}` into place", o.path))?;
+        }
+        sandbox.remove();
+        let records = self.capture_outputs(action)?;
+        for r in &records {
+            outputs::store(&self.layout.abs(&r.path), &r.node, &self.cas)
+                .with_context(|| format!("storing `{}` in the local cache", r.path))?;
+        }
+        let blob = |b: &[u8]| -> Result<Option<String>> {
+            Ok(if b.is_empty() {
+                None
+            } else {
+                Some(self.cas.store_bytes(b)?)
+            })
+        };
+        let result = CachedResult {
+            outputs: records,
+            stdout: blob(&stdout)?,
+            stderr: blob(&stderr)?,
+        };
+        // Last: the entry appears only once everything it names is stored.
+        self.ac.put(&keyed.key, &result)?;
+        Ok((stdout, stderr))
+    }
+
+    /// Keeps the full output of a failed action; returns a line naming the file.
+    fn keep_log(
+        &self,
+        action: &Action,
+        line: &str,
+        reason: &str,
+        stdout: &[u8],
+        stderr: &[u8],
+    ) -> String {
+        let name: String = format!(
+            "{}-{}-{}",
+            action.owner,
+            action.category,
+            action.identifier.as_deref().unwrap_or("")
+        )
+        .chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || c == '-' || c == '_' {
+                c
+            } else {
+                '_'
+            }
+        })
+        .collect();
+        let rel = format!("buck-out/forge/log/actions/{name}.log");
+        let mut text = format!(
+            "{}\n{reason}\n{line}\n---- STDOUT ----\n",
+            action_title(action)
+        )
+        .into_bytes();
+        text.extend_from_slice(stdout);
+        text.extend_from_slice(b"\n---- STDERR ----\n");
+        text.extend_from_slice(stderr);
+        match crate::layout::write_atomic(&self.layout.abs(&rel), &text) {
+            Ok(()) => format!("\nFull log: {rel}"),
+            Err(_) => String::new(),
+        }
+    }
+
+    fn record(&self, action: &Action, keyed: &KeyedAction, outcome: Outcome, took: Duration) {
+        let (argv, env) = match &action.kind {
+            ActionKind::Run { argv, env, .. } => (argv.clone(), env.clone()),
+            _ => (Vec::new(), Vec::new()),
+        };
+        let rec = ActionRecord {
+            name: action_title(action),
+            identity: format!(
+                "{}|{}|{}",
+                action.owner,
+                action.category,
+                action.identifier.as_deref().unwrap_or("")
+            ),
+            key: keyed.key.clone(),
+            executor: outcome.name().to_string(),
+            duration_ms: took.as_millis() as u64,
+            inputs: keyed
+                .inputs
+                .iter()
+                .map(|i| (i.path.clone(), i.hash.clone()))
+                .collect(),
+            argv,
+            env,
+            outputs: action.outputs.iter().map(|o| o.path.clone()).collect(),
+            tool: keyed.tool.clone(),
+            changes: Vec::new(),
+        };
+        self.records.lock().unwrap().push(rec);
+    }
+}

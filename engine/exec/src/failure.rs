@@ -1,0 +1,140 @@
+//! Action failures, reported the way buck2 reports them (`Action failed: ...`, the command
+//! as an `env -C ... --` line, `Stdout:`/`Stderr:` blocks).
+
+use std::fmt;
+
+use forge_core::{Action, OutputDecl, TargetLabel};
+
+/// The configuration hash forge uses for the unspecified platform (as buck2 prints).
+const UNSPECIFIED_CFG: &str = "1ef78538d8598cb2";
+
+/// One failed action.
+#[derive(Clone, Debug)]
+pub struct ActionFailure {
+    pub owner: TargetLabel,
+    /// `root//pkg:name (<unspecified>) (category identifier)`.
+    pub action: String,
+    /// The full report, starting with `Action failed: `.
+    pub message: String,
+}
+
+impl fmt::Display for ActionFailure {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.message)
+    }
+}
+
+impl std::error::Error for ActionFailure {}
+
+/// The error `Executor::build` returns when actions failed; downcast it from the
+/// `anyhow::Error` to list the failures (`BUILD ERRORS (n)`) and the failed targets.
+#[derive(Clone, Debug)]
+pub struct BuildFailed {
+    pub failures: Vec<ActionFailure>,
+}
+
+impl fmt::Display for BuildFailed {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let texts: Vec<&str> = self.failures.iter().map(|x| x.message.as_str()).collect();
+        f.write_str(&texts.join("\n\n"))
+    }
+}
+
+impl std::error::Error for BuildFailed {}
+
+/// The action's name as buck2 prints it, with the configuration when forge knows it.
+pub fn action_title(action: &Action) -> String {
+    let unspecified = action
+        .outputs
+        .first()
+        .map(|o: &OutputDecl| o.path.split('/').nth(4) == Some(UNSPECIFIED_CFG))
+        .unwrap_or(true);
+    let cfg = if unspecified { " (<unspecified>)" } else { "" };
+    match &action.identifier {
+        Some(id) => format!("{}{cfg} ({} {id})", action.owner, action.category),
+        None => format!("{}{cfg} ({})", action.owner, action.category),
+    }
+}
+
+pub fn failure(action: &Action, body: &str) -> ActionFailure {
+    let title = action_title(action);
+    ActionFailure {
+        owner: action.owner.clone(),
+        message: format!("Action failed: {title}\n{body}"),
+        action: title,
+    }
+}
+
+/// POSIX shell quoting: plain words stay as they are.
+pub fn shell_quote(s: &str) -> String {
+    let plain = !s.is_empty()
+        && s.bytes()
+            .all(|b| b.is_ascii_alphanumeric() || b"-_./=:,+@%".contains(&b));
+    if plain {
+        s.to_string()
+    } else {
+        format!("'{}'", s.replace('\'', r"'\''"))
+    }
+}
+
+/// `env -C <root> -- 'BUCK_SCRATCH_PATH=...' 'K=V' argv...`
+pub fn command_line(root: &str, env: &[(String, String)], argv: &[String]) -> String {
+    let mut parts = vec![
+        "env".to_string(),
+        "-C".into(),
+        shell_quote(root),
+        "--".into(),
+    ];
+    for (k, v) in env {
+        parts.push(format!("'{}'", format!("{k}={v}").replace('\'', r"'\''")));
+    }
+    parts.extend(argv.iter().map(|a| shell_quote(a)));
+    parts.join(" ")
+}
+
+/// The last `max_lines` lines of a stream, with a note when lines were dropped.
+pub fn tail(bytes: &[u8], max_lines: usize) -> String {
+    let text = String::from_utf8_lossy(bytes);
+    let text = text.trim_end_matches('\n');
+    let lines: Vec<&str> = text.lines().collect();
+    if lines.len() <= max_lines {
+        return text.to_string();
+    }
+    format!(
+        "[{} earlier lines omitted]\n{}",
+        lines.len() - max_lines,
+        lines[lines.len() - max_lines..].join("\n")
+    )
+}
+
+/// `Stdout:` / `Stderr:` blocks, `<empty>` when a stream is empty.
+pub fn streams_block(stdout: &[u8], stderr: &[u8], max_lines: usize) -> String {
+    let block = |name: &str, bytes: &[u8]| {
+        if bytes.iter().all(|b| b.is_ascii_whitespace()) {
+            format!("{name}: <empty>")
+        } else {
+            format!("{name}:\n{}", tail(bytes, max_lines))
+        }
+    };
+    format!("{}\n{}", block("Stdout", stdout), block("Stderr", stderr))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn quoting_round_trips_through_sh() {
+        let args = ["plain", "two words", "it's", "$HOME", "", "a\"b"];
+        let line = args.iter().map(|a| shell_quote(a)).collect::<Vec<_>>();
+        let script = format!("for a in {}; do printf '[%s]' \"$a\"; done", line.join(" "));
+        let out = std::process::Command::new("/bin/sh")
+            .args(["-c", &script])
+            .output()
+            .unwrap();
+        assert_eq!(
+            String::from_utf8(out.stdout).unwrap(),
+            "[plain][two words][it's][$HOME][][a\"b]"
+        );
+    }
+}

@@ -1,0 +1,195 @@
+//! Glue between the executor and a [`RemoteCache`]: a lookup after the local cache misses,
+//! materialising a hit through the local CAS, uploading a local result when allowed, and
+//! degrading to local execution on any remote error (one warning per build).
+
+use std::collections::BTreeSet;
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::Arc;
+
+use anyhow::{bail, Result};
+
+use forge_core::Action;
+use forge_reapi::{ActionDescription, LocalOutput, RemoteCache, RemoteHit};
+
+use crate::action_cache::{CachedResult, Node, OutputRecord};
+use crate::cas::Cas;
+use crate::digest::DigestCache;
+use crate::layout::Layout;
+use crate::progress::Progress;
+use crate::RemoteMode;
+
+/// After this many errors in one build the remote cache is not asked again in that build,
+/// so a dead server costs a few timeouts, not one per action.
+const MAX_ERRORS_PER_BUILD: usize = 3;
+
+pub struct RemoteState {
+    client: Option<Arc<dyn RemoteCache>>,
+    mode: RemoteMode,
+    pub errors: AtomicUsize,
+    warned: AtomicBool,
+}
+
+impl RemoteState {
+    pub fn new(client: Option<Arc<dyn RemoteCache>>, mode: RemoteMode) -> RemoteState {
+        RemoteState {
+            client,
+            mode,
+            errors: AtomicUsize::new(0),
+            warned: AtomicBool::new(false),
+        }
+    }
+
+    fn client(&self) -> Option<&Arc<dyn RemoteCache>> {
+        if self.mode == RemoteMode::Off
+            || self.errors.load(Ordering::Relaxed) >= MAX_ERRORS_PER_BUILD
+        {
+            return None;
+        }
+        self.client.as_ref()
+    }
+
+    fn error(&self, progress: &Progress, what: &str, action: &Action, err: &anyhow::Error) {
+        self.errors.fetch_add(1, Ordering::Relaxed);
+        if !self.warned.swap(true, Ordering::Relaxed) {
+            progress.println(&format!(
+                "warning: remote cache {what} failed for {}: {err:#}\nwarning: continuing with local execution; remote cache errors are counted in the build summary",
+                action.display_name()
+            ));
+        }
+    }
+
+    /// Looks the action up remotely and, on a hit, puts its blobs in the local CAS and
+    /// returns the result as a local cache entry.
+    pub fn lookup(
+        &self,
+        action: &Action,
+        desc: &ActionDescription,
+        cas: &Cas,
+        digests: &DigestCache,
+        progress: &Progress,
+    ) -> Option<CachedResult> {
+        let client = self.client()?;
+        let result = client.lookup(desc).and_then(|hit| match hit {
+            None => Ok(None),
+            Some(hit) => {
+                for f in &hit.files {
+                    if !cas.verify(&f.digest.hash, digests) {
+                        client.fetch(&f.digest, &cas.path_of(&f.digest.hash))?;
+                    }
+                }
+                to_cached(action, &hit, cas).map(Some)
+            }
+        });
+        match result {
+            Ok(r) => r,
+            Err(e) => {
+                self.error(progress, "lookup", action, &e);
+                None
+            }
+        }
+    }
+
+    pub fn upload(
+        &self,
+        action: &Action,
+        desc: &ActionDescription,
+        layout: &Layout,
+        stdout: &[u8],
+        stderr: &[u8],
+        default_allow: bool,
+        progress: &Progress,
+    ) {
+        if self.mode != RemoteMode::ReadWrite {
+            return;
+        }
+        let allowed = match &action.kind {
+            forge_core::ActionKind::Run {
+                allow_cache_upload, ..
+            } => allow_cache_upload.unwrap_or(default_allow),
+            _ => false,
+        };
+        let Some(client) = self.client().filter(|_| allowed) else {
+            return;
+        };
+        let outputs: Vec<LocalOutput> = action
+            .outputs
+            .iter()
+            .map(|o| LocalOutput {
+                path: o.path.clone(),
+                on_disk: layout.abs(&o.path),
+                is_dir: o.is_dir,
+            })
+            .collect();
+        if let Err(e) = client.upload(desc, &outputs, stdout, stderr) {
+            self.error(progress, "upload", action, &e);
+        }
+    }
+}
+
+/// Turns a remote hit into a manifest of the declared outputs (a miss if one is absent).
+fn to_cached(action: &Action, hit: &RemoteHit, cas: &Cas) -> Result<CachedResult> {
+    let mut outputs = Vec::new();
+    for o in &action.outputs {
+        if o.is_dir {
+            if !hit.dirs.contains(&o.path) {
+                bail!("the remote result lacks output directory `{}`", o.path);
+            }
+            let prefix = format!("{}/", o.path);
+            let mut entries = Vec::new();
+            let mut dirs = BTreeSet::new();
+            for f in hit.files.iter().filter(|f| f.path.starts_with(&prefix)) {
+                let rel = f.path[prefix.len()..].to_string();
+                let mut p = rel.as_str();
+                while let Some(i) = p.rfind('/') {
+                    p = &p[..i];
+                    dirs.insert(p.to_string());
+                }
+                entries.push((
+                    rel,
+                    Node::File {
+                        hash: f.digest.hash.clone(),
+                        size: f.digest.size_bytes as u64,
+                        executable: f.is_executable,
+                    },
+                ));
+            }
+            entries.extend(dirs.into_iter().map(|d| {
+                (
+                    d,
+                    Node::Dir {
+                        entries: Vec::new(),
+                    },
+                )
+            }));
+            entries.sort_by(|a, b| a.0.cmp(&b.0));
+            outputs.push(OutputRecord {
+                path: o.path.clone(),
+                node: Node::Dir { entries },
+            });
+        } else {
+            let Some(f) = hit.files.iter().find(|f| f.path == o.path) else {
+                bail!("the remote result lacks output `{}`", o.path);
+            };
+            outputs.push(OutputRecord {
+                path: o.path.clone(),
+                node: Node::File {
+                    hash: f.digest.hash.clone(),
+                    size: f.digest.size_bytes as u64,
+                    executable: f.is_executable,
+                },
+            });
+        }
+    }
+    let stream = |b: &[u8]| -> Result<Option<String>> {
+        Ok(if b.is_empty() {
+            None
+        } else {
+            Some(cas.store_bytes(b)?)
+        })
+    };
+    Ok(CachedResult {
+        outputs,
+        stdout: stream(&hit.stdout)?,
+        stderr: stream(&hit.stderr)?,
+    })
+}

@@ -1,0 +1,426 @@
+//! The per-action sandbox: a directory that mirrors the project root but holds ONLY the
+//! action's declared inputs, the parent directories of its declared outputs, and its empty
+//! scratch directory. The action runs with that directory as its working directory.
+//!
+//! Two strengths:
+//! - **bubblewrap** (`bwrap`, Debian `bubblewrap`): the sandbox is mounted AT the project
+//!   root path, read-only, with the output parents and the scratch dir writable; each input is
+//!   bind-mounted read-only; `/usr` (+ merged-usr links), `/etc`, `/opt` and `$HOME` (where
+//!   user-installed toolchains such as rustup or pyenv live) are visible read-only; `/tmp` is
+//!   private; every namespace is unshared, so there is no network.
+//! - **symlink forest** (fallback): inputs are symlinks to the real files. Undeclared project
+//!   files are invisible by relative path, but absolute paths, the network and the rest of the
+//!   machine are not isolated, and an action could write through an input symlink.
+//!
+//! Network: an action whose `env` sets [`NETWORK_ENV`]` = "1"` keeps the host network (for
+//! toolchains that need a license server). Rules set it only for such toolchains; the key is
+//! part of the action's env like any other, so it is visible in the action key.
+//!
+//! `[forge] sandbox_passthrough` (`.buckconfig`, space separated): project-relative paths are
+//! made visible read-WRITE at their project path (a shared cargo target dir, `.venv`);
+//! absolute paths (or `~/...`) are made visible read-only under bubblewrap.
+//!
+//! In both modes a write anywhere but a declared output or the scratch dir is an error: after
+//! the run the sandbox is scanned for undeclared paths.
+
+use std::collections::BTreeSet;
+use std::fs;
+use std::os::unix::fs::symlink;
+use std::os::unix::process::CommandExt;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+
+use anyhow::{bail, Context, Result};
+
+use forge_core::OutputDecl;
+
+use crate::action_key::find_on_path;
+use crate::layout::parent_of;
+
+/// Env key an action sets to `"1"` to keep network access under bubblewrap.
+pub const NETWORK_ENV: &str = "FORGE_SANDBOX_NETWORK";
+
+/// Environment variables removed from the inherited environment (as buck2 does).
+pub const EXCLUDED_ENV: &[&str] = &[
+    "PYTHONPATH",
+    "PYTHONHOME",
+    "PYTHONSTARTUP",
+    "LD_LIBRARY_PATH",
+    "LD_PRELOAD",
+];
+
+/// Which sandbox to use (`ExecOptions::sandbox`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
+pub enum SandboxMode {
+    /// bubblewrap when it is installed and works, the symlink forest otherwise.
+    #[default]
+    Auto,
+    Bubblewrap,
+    SymlinkForest,
+}
+
+#[derive(Clone, Debug)]
+pub enum SandboxKind {
+    Bubblewrap(PathBuf),
+    SymlinkForest,
+}
+
+impl SandboxKind {
+    pub fn name(&self) -> &'static str {
+        match self {
+            SandboxKind::Bubblewrap(_) => "bubblewrap",
+            SandboxKind::SymlinkForest => "symlink-forest",
+        }
+    }
+}
+
+fn bwrap_works(bwrap: &Path) -> bool {
+    Command::new(bwrap)
+        .args([
+            "--ro-bind",
+            "/",
+            "/",
+            "--unshare-all",
+            "--die-with-parent",
+            "true",
+        ])
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .status()
+        .map(|s| s.success())
+        .unwrap_or(false)
+}
+
+pub fn detect(mode: SandboxMode) -> Result<SandboxKind> {
+    match mode {
+        SandboxMode::SymlinkForest => Ok(SandboxKind::SymlinkForest),
+        SandboxMode::Auto | SandboxMode::Bubblewrap => {
+            if let Some(bwrap) = find_on_path("bwrap") {
+                if bwrap_works(&bwrap) {
+                    return Ok(SandboxKind::Bubblewrap(bwrap));
+                }
+                if mode == SandboxMode::Bubblewrap {
+                    bail!("`{}` is installed but cannot create namespaces here (try `bwrap --ro-bind / / --unshare-all true`)", bwrap.display());
+                }
+            } else if mode == SandboxMode::Bubblewrap {
+                bail!("bubblewrap (`bwrap`) is not installed: `apt-get install bubblewrap`");
+            }
+            Ok(SandboxKind::SymlinkForest)
+        }
+    }
+}
+
+/// What the once-per-build notice says when the weaker sandbox is in use.
+pub const FOREST_NOTICE: &str = "forge: bubblewrap (`bwrap`) is not available, so actions run in a symlink-forest sandbox: undeclared project files are hidden, but absolute paths, the network and writes through input symlinks are not. Install the Debian package `bubblewrap` for the full sandbox.";
+
+/// One action's sandbox.
+pub struct Sandbox<'a> {
+    pub kind: &'a SandboxKind,
+    pub root: &'a Path,
+    /// The sandbox directory (mirrors the project root).
+    pub dir: PathBuf,
+    /// Project-relative inputs, deduplicated, without paths nested in another input.
+    inputs: Vec<String>,
+    /// Extra read-only mounts for bubblewrap: targets of symlinks inside inputs.
+    extra_mounts: Vec<String>,
+    outputs: &'a [OutputDecl],
+    scratch: &'a str,
+    passthrough: &'a [String],
+    network: bool,
+}
+
+fn is_under(path: &str, dir: &str) -> bool {
+    dir.is_empty() || path == dir || (path.starts_with(dir) && path.as_bytes()[dir.len()] == b'/')
+}
+
+/// Drops paths that sit inside another path of the set.
+fn outermost(paths: impl IntoIterator<Item = String>) -> Vec<String> {
+    let sorted: BTreeSet<String> = paths.into_iter().collect();
+    let mut out: Vec<String> = Vec::new();
+    for p in sorted {
+        if !out.iter().any(|o| is_under(&p, o)) {
+            out.push(p);
+        }
+    }
+    out
+}
+
+fn expand_home(p: &str) -> Option<PathBuf> {
+    if let Some(rest) = p.strip_prefix("~/") {
+        Some(PathBuf::from(std::env::var_os("HOME")?).join(rest))
+    } else if p.starts_with('/') {
+        Some(PathBuf::from(p))
+    } else {
+        None
+    }
+}
+
+impl<'a> Sandbox<'a> {
+    #[allow(clippy::too_many_arguments)]
+    pub fn new(
+        kind: &'a SandboxKind,
+        root: &'a Path,
+        dir: PathBuf,
+        inputs: &[String],
+        outputs: &'a [OutputDecl],
+        scratch: &'a str,
+        passthrough: &'a [String],
+        network: bool,
+    ) -> Sandbox<'a> {
+        let inputs = outermost(inputs.iter().cloned());
+        let extra_mounts = match kind {
+            SandboxKind::Bubblewrap(_) => symlink_targets(root, &inputs),
+            SandboxKind::SymlinkForest => Vec::new(),
+        };
+        Sandbox {
+            kind,
+            root,
+            dir,
+            inputs,
+            extra_mounts,
+            outputs,
+            scratch,
+            passthrough,
+            network,
+        }
+    }
+
+    fn relative_passthrough(&self) -> impl Iterator<Item = &str> {
+        self.passthrough
+            .iter()
+            .map(|p| p.trim_end_matches('/'))
+            .filter(|p| !p.starts_with('/') && !p.starts_with("~/") && !p.is_empty())
+    }
+
+    /// Writable directories: output parents and the scratch dir.
+    fn writable_dirs(&self) -> Vec<String> {
+        outermost(
+            self.outputs
+                .iter()
+                .map(|o| parent_of(&o.path).to_string())
+                .chain(std::iter::once(self.scratch.to_string())),
+        )
+    }
+
+    /// Creates the sandbox directory tree.
+    pub fn prepare(&self) -> Result<()> {
+        let _ = fs::remove_dir_all(&self.dir);
+        fs::create_dir_all(&self.dir)
+            .with_context(|| format!("creating sandbox `{}`", self.dir.display()))?;
+        for o in self.outputs {
+            if let Some(i) = self.inputs.iter().find(|i| is_under(&o.path, i)) {
+                bail!(
+                    "output `{}` lies inside input `{i}`; an action cannot write into its inputs",
+                    o.path
+                );
+            }
+            fs::create_dir_all(self.dir.join(parent_of(&o.path)))?;
+        }
+        fs::create_dir_all(self.dir.join(self.scratch))?;
+        let passthrough: Vec<String> = self
+            .relative_passthrough()
+            .filter(|p| self.root.join(p).exists())
+            .map(str::to_string)
+            .collect();
+        let mounted = outermost(
+            self.inputs
+                .iter()
+                .chain(&self.extra_mounts)
+                .chain(&passthrough)
+                .cloned(),
+        );
+        for rel in &mounted {
+            let real = self.root.join(rel);
+            let inside = self.dir.join(rel);
+            if inside.symlink_metadata().is_ok() {
+                // An output parent or the scratch dir already holds this path.
+                continue;
+            }
+            fs::create_dir_all(inside.parent().expect("mirrored path has a parent"))?;
+            match self.kind {
+                SandboxKind::SymlinkForest => symlink(&real, &inside),
+                // bubblewrap needs an existing mount point in the read-only sandbox.
+                SandboxKind::Bubblewrap(_) => {
+                    if real.is_dir() {
+                        fs::create_dir(&inside)
+                    } else {
+                        fs::File::create(&inside).map(drop)
+                    }
+                }
+            }
+            .with_context(|| format!("mirroring `{rel}` into the sandbox"))?;
+        }
+        Ok(())
+    }
+
+    /// TMPDIR as the action sees it.
+    pub fn tmpdir(&self) -> PathBuf {
+        match self.kind {
+            SandboxKind::Bubblewrap(_) => self.root.join(self.scratch),
+            SandboxKind::SymlinkForest => self.dir.join(self.scratch),
+        }
+    }
+
+    /// The command that runs `argv` inside the sandbox with `env` added to the inherited env.
+    pub fn command(&self, argv: &[String], env: &[(String, String)]) -> Command {
+        let mut cmd = match self.kind {
+            SandboxKind::SymlinkForest => {
+                let program = &argv[0];
+                let mut cmd = if program.contains('/') && !program.starts_with('/') {
+                    let mut c = Command::new(self.dir.join(program.trim_start_matches("./")));
+                    c.arg0(program);
+                    c
+                } else {
+                    Command::new(program)
+                };
+                cmd.args(&argv[1..]).current_dir(&self.dir);
+                cmd.env("PWD", &self.dir);
+                cmd
+            }
+            SandboxKind::Bubblewrap(bwrap) => {
+                let mut cmd = Command::new(bwrap);
+                cmd.args(self.bwrap_args()).arg("--").args(argv);
+                cmd.current_dir(&self.dir);
+                cmd.env("PWD", self.root);
+                cmd
+            }
+        };
+        for k in EXCLUDED_ENV {
+            cmd.env_remove(k);
+        }
+        cmd.env("TMPDIR", self.tmpdir());
+        cmd.envs(env.iter().map(|(k, v)| (k, v)));
+        cmd.stdin(Stdio::null());
+        // SAFETY: prctl is async-signal-safe; it only asks the kernel to kill the child when
+        // the spawning thread's process dies, so a killed forge leaves no action running.
+        unsafe {
+            cmd.pre_exec(|| {
+                libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL);
+                Ok(())
+            });
+        }
+        cmd
+    }
+
+    fn bwrap_args(&self) -> Vec<String> {
+        let mut a: Vec<String> = Vec::new();
+        let mut push = |xs: &[&str]| a.extend(xs.iter().map(|s| s.to_string()));
+        push(&["--die-with-parent", "--unshare-all"]);
+        if self.network {
+            push(&["--share-net"]);
+        }
+        push(&["--ro-bind", "/usr", "/usr"]);
+        for top in ["bin", "sbin", "lib", "lib32", "lib64", "libx32"] {
+            let p = format!("/{top}");
+            match fs::read_link(&p) {
+                Ok(target) => push(&["--symlink", &target.to_string_lossy(), &p]),
+                Err(_) if Path::new(&p).is_dir() => push(&["--ro-bind", &p, &p]),
+                Err(_) => {}
+            }
+        }
+        push(&["--ro-bind", "/etc", "/etc"]);
+        push(&["--ro-bind-try", "/opt", "/opt"]);
+        push(&["--proc", "/proc", "--dev", "/dev", "--tmpfs", "/tmp"]);
+        if let Some(home) = std::env::var_os("HOME") {
+            let home = home.to_string_lossy().into_owned();
+            if home != "/" && !home.is_empty() {
+                push(&["--ro-bind-try", &home, &home]);
+            }
+        }
+        for p in self.passthrough {
+            if let Some(abs) = expand_home(p) {
+                let abs = abs.to_string_lossy().into_owned();
+                push(&["--ro-bind-try", &abs, &abs]);
+            }
+        }
+        let root = self.root.to_string_lossy().into_owned();
+        let dir = self.dir.to_string_lossy().into_owned();
+        push(&["--ro-bind", &dir, &root]);
+        for w in self.writable_dirs() {
+            let src = format!("{dir}/{w}");
+            let dst = format!("{root}/{w}");
+            push(&["--bind", &src, &dst]);
+        }
+        for p in self.relative_passthrough() {
+            let real = format!("{root}/{p}");
+            if Path::new(&real).exists() {
+                push(&["--bind", &real, &real]);
+            }
+        }
+        for i in self.inputs.iter().chain(&self.extra_mounts) {
+            let real = format!("{root}/{i}");
+            push(&["--ro-bind", &real, &real]);
+        }
+        push(&["--chdir", &root]);
+        a
+    }
+
+    /// Paths the action created outside its declared outputs and scratch dir.
+    pub fn undeclared_writes(&self) -> Vec<String> {
+        let mut allowed: Vec<String> = self.inputs.clone();
+        allowed.extend(self.extra_mounts.iter().cloned());
+        allowed.extend(self.relative_passthrough().map(str::to_string));
+        allowed.extend(self.outputs.iter().map(|o| o.path.clone()));
+        allowed.push(self.scratch.to_string());
+        let mut found = Vec::new();
+        let mut walk = walkdir::WalkDir::new(&self.dir).min_depth(1).into_iter();
+        while let Some(Ok(entry)) = walk.next() {
+            let rel = entry
+                .path()
+                .strip_prefix(&self.dir)
+                .expect("walkdir stays under its root")
+                .to_string_lossy()
+                .into_owned();
+            if allowed.iter().any(|a| is_under(&rel, a)) {
+                if entry.file_type().is_dir() {
+                    walk.skip_current_dir();
+                }
+                continue;
+            }
+            let is_ancestor = entry.file_type().is_dir()
+                && allowed
+                    .iter()
+                    .any(|a| is_under(a, &rel) || is_under(parent_of(a), &rel));
+            if !is_ancestor {
+                found.push(rel);
+                if entry.file_type().is_dir() {
+                    walk.skip_current_dir();
+                }
+            }
+        }
+        found
+    }
+
+    pub fn remove(&self) {
+        let _ = fs::remove_dir_all(&self.dir);
+    }
+}
+
+/// Project paths that symlinks inside the given inputs point at (so bubblewrap can mount
+/// them too; the symlink forest resolves them through the real tree).
+fn symlink_targets(root: &Path, inputs: &[String]) -> Vec<String> {
+    let mut found = BTreeSet::new();
+    let mut queue: Vec<PathBuf> = inputs.iter().map(|i| root.join(i)).collect();
+    let mut visited = BTreeSet::new();
+    while let Some(path) = queue.pop() {
+        if !visited.insert(path.clone()) {
+            continue;
+        }
+        for entry in walkdir::WalkDir::new(&path).into_iter().flatten() {
+            if !entry.path_is_symlink() {
+                continue;
+            }
+            let Ok(target) = fs::canonicalize(entry.path()) else {
+                continue;
+            };
+            if let Ok(rel) = target.strip_prefix(root) {
+                let rel = rel.to_string_lossy().into_owned();
+                if !inputs.iter().any(|i| is_under(&rel, i)) && found.insert(rel) {
+                    queue.push(target);
+                }
+            }
+        }
+    }
+    found.into_iter().collect()
+}

@@ -1,0 +1,264 @@
+//! `forge test`: builds what the tests need, runs them in parallel like buck2's built-in
+//! simple runner (cwd = project root, environment cleared to an allowlist plus the test's
+//! own env and `BUCK_BUILD_ID`), and prints buck2's per-test and summary lines, then the
+//! `N passed, N failed` line CI reads.
+
+use std::collections::VecDeque;
+use std::fs;
+use std::os::unix::process::{CommandExt, ExitStatusExt};
+use std::path::Path;
+use std::process::{Command, Stdio};
+use std::sync::Mutex;
+use std::time::{Duration, Instant};
+
+use anyhow::Result;
+
+use forge_core::{ActionGraph, ArtifactRef, TestSpec};
+
+use crate::failure::tail;
+use crate::layout::write_atomic;
+use crate::{Executor, TestSummary};
+
+/// Variables a test inherits from forge's environment (buck2's allowlist).
+pub const TEST_ENV_ALLOWLIST: &[&str] = &[
+    "PATH",
+    "HOME",
+    "USER",
+    "LOGNAME",
+    "TMPDIR",
+    "XDG_RUNTIME_DIR",
+];
+
+const PASS_TAIL_LINES: usize = 20;
+const FAIL_TAIL_LINES: usize = 200;
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Verdict {
+    Pass,
+    Fail,
+    Timeout,
+    Infra,
+}
+
+struct TestRun {
+    verdict: Verdict,
+    detail: String,
+    took: Duration,
+    stdout: Vec<u8>,
+    stderr: Vec<u8>,
+}
+
+fn run_one(
+    root: &Path,
+    spec: &TestSpec,
+    build_id: &str,
+    timeout: Option<Duration>,
+    scratch: &Path,
+) -> TestRun {
+    let start = Instant::now();
+    let infra = |detail: String| TestRun {
+        verdict: Verdict::Infra,
+        detail,
+        took: start.elapsed(),
+        stdout: Vec::new(),
+        stderr: Vec::new(),
+    };
+    let Some(program) = spec.command.argv.first() else {
+        return infra("the test has an empty command".into());
+    };
+    let mut cmd = if program.contains('/') && !program.starts_with('/') {
+        let mut c = Command::new(root.join(program.trim_start_matches("./")));
+        c.arg0(program);
+        c
+    } else {
+        Command::new(program)
+    };
+    cmd.args(&spec.command.argv[1..])
+        .current_dir(root)
+        .env_clear();
+    for k in TEST_ENV_ALLOWLIST {
+        if let Some(v) = std::env::var_os(k) {
+            cmd.env(k, v);
+        }
+    }
+    cmd.envs(spec.command.env.iter().map(|(k, v)| (k, v)));
+    cmd.env("BUCK_BUILD_ID", build_id);
+    cmd.env("PWD", root);
+    let out_path = scratch.with_extension("stdout");
+    let err_path = scratch.with_extension("stderr");
+    let files = fs::File::create(&out_path).and_then(|o| Ok((o, fs::File::create(&err_path)?)));
+    let (out, err) = match files {
+        Ok(f) => f,
+        Err(e) => return infra(format!("cannot capture the test's output: {e}")),
+    };
+    cmd.stdin(Stdio::null())
+        .stdout(out)
+        .stderr(err)
+        .process_group(0);
+    // SAFETY: prctl is async-signal-safe; the test dies with forge instead of lingering.
+    unsafe {
+        cmd.pre_exec(|| {
+            libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL);
+            Ok(())
+        });
+    }
+    let mut child = match cmd.spawn() {
+        Ok(c) => c,
+        Err(e) => return infra(format!("cannot start `{program}`: {e}")),
+    };
+    let mut timed_out = false;
+    let status = loop {
+        match child.try_wait() {
+            Ok(Some(s)) => break Some(s),
+            Ok(None) => {}
+            Err(_) => break None,
+        }
+        if timeout.is_some_and(|t| start.elapsed() > t) {
+            // The whole process group, so helpers the test started go too.
+            // SAFETY: signalling the group we created for this test.
+            unsafe { libc::kill(-(child.id() as i32), libc::SIGKILL) };
+            timed_out = true;
+            break child.wait().ok();
+        }
+        std::thread::sleep(Duration::from_millis(10));
+    };
+    let stdout = fs::read(&out_path).unwrap_or_default();
+    let stderr = fs::read(&err_path).unwrap_or_default();
+    let _ = fs::remove_file(&out_path);
+    let _ = fs::remove_file(&err_path);
+    let (verdict, detail) = match status {
+        _ if timed_out => (Verdict::Timeout, "timed out".to_string()),
+        Some(s) if s.success() => (Verdict::Pass, String::new()),
+        Some(s) => match (s.code(), s.signal()) {
+            (Some(c), _) => (Verdict::Fail, format!("exit code {c}")),
+            (None, Some(sig)) => (Verdict::Fail, format!("killed by signal {sig}")),
+            _ => (Verdict::Fail, "failed".into()),
+        },
+        None => (Verdict::Infra, "lost track of the test process".into()),
+    };
+    TestRun {
+        verdict,
+        detail,
+        took: start.elapsed(),
+        stdout,
+        stderr,
+    }
+}
+
+fn report_one(label: &str, run: &TestRun, root: &Path) -> String {
+    let secs = run.took.as_secs_f64();
+    let head = match run.verdict {
+        Verdict::Pass => format!("✓ Pass: {label} ({secs:.1}s)"),
+        Verdict::Fail => format!("✗ Fail: {label} ({secs:.1}s, {})", run.detail),
+        Verdict::Timeout => format!("✗ Timeout: {label} ({secs:.1}s)"),
+        Verdict::Infra => format!("✗ Infra Failure: {label} ({})", run.detail),
+    };
+    let lines = if run.verdict == Verdict::Pass {
+        PASS_TAIL_LINES
+    } else {
+        FAIL_TAIL_LINES
+    };
+    let mut text = format!(
+        "{head}\n---- STDOUT ----\n{}\n---- STDERR ----\n{}",
+        tail(&run.stdout, lines),
+        tail(&run.stderr, lines)
+    );
+    if run.verdict != Verdict::Pass {
+        let name: String = label
+            .chars()
+            .map(|c| {
+                if c.is_ascii_alphanumeric() || c == '-' || c == '_' {
+                    c
+                } else {
+                    '_'
+                }
+            })
+            .collect();
+        let rel = format!("buck-out/forge/log/test/{name}.log");
+        let mut full = format!("{head}\n---- STDOUT ----\n").into_bytes();
+        full.extend_from_slice(&run.stdout);
+        full.extend_from_slice(b"\n---- STDERR ----\n");
+        full.extend_from_slice(&run.stderr);
+        if write_atomic(&root.join(&rel), &full).is_ok() {
+            text.push_str(&format!("\n(full output: {rel})"));
+        }
+    }
+    text
+}
+
+/// Builds, runs and reports `tests`; see [`crate::run_tests`].
+pub fn run(exec: &Executor, graph: &ActionGraph, tests: Vec<TestSpec>) -> Result<TestSummary> {
+    let root = exec.project_root().to_path_buf();
+    let mut summary = TestSummary::default();
+    let mut failed_labels: Vec<String> = Vec::new();
+    let wanted: Vec<ArtifactRef> = tests
+        .iter()
+        .flat_map(|t| t.command.inputs.clone())
+        .collect();
+    let mut runnable: Vec<TestSpec> = Vec::new();
+    if exec.build_quietly(graph, &wanted, true).is_ok() {
+        runnable = tests;
+    } else {
+        // Find which tests cannot be built; the others still run (buck2 keeps going).
+        for t in tests {
+            if exec.build_quietly(graph, &t.command.inputs, false).is_ok() {
+                runnable.push(t);
+            } else {
+                summary.build_failures += 1;
+                failed_labels.push(t.label.to_string());
+            }
+        }
+    }
+    let scratch_dir = root.join("buck-out/forge/tmp/test-runner");
+    fs::create_dir_all(&scratch_dir)?;
+    let queue = Mutex::new(runnable.into_iter().enumerate().collect::<VecDeque<_>>());
+    let results = Mutex::new((summary, failed_labels));
+    let timeout = exec.options().test_timeout;
+    std::thread::scope(|s| {
+        for _ in 0..exec.options().jobs.max(1) {
+            s.spawn(|| loop {
+                let Some((n, spec)) = queue.lock().unwrap().pop_front() else {
+                    break;
+                };
+                let scratch = scratch_dir.join(format!("{}-{n}", std::process::id()));
+                let run = run_one(&root, &spec, exec.build_id(), timeout, &scratch);
+                let label = spec.label.to_string();
+                let text = report_one(&label, &run, &root);
+                let mut r = results.lock().unwrap();
+                eprintln!("{text}");
+                match run.verdict {
+                    Verdict::Pass => r.0.passed += 1,
+                    Verdict::Fail => r.0.failed += 1,
+                    Verdict::Timeout => r.0.timed_out += 1,
+                    Verdict::Infra => r.0.infra_failures += 1,
+                }
+                if run.verdict != Verdict::Pass {
+                    r.1.push(label);
+                }
+            });
+        }
+    });
+    let (mut summary, mut failed_labels) = results.into_inner().unwrap();
+    failed_labels.sort();
+    eprintln!(
+        "Tests finished: Pass {}. Fail {}. Timeout {}. Fatal 0. Skip 0. Omit 0. Infra Failure {}. Build failure {}",
+        summary.passed, summary.failed, summary.timed_out, summary.infra_failures, summary.build_failures
+    );
+    let ran = summary.passed + summary.failed + summary.timed_out + summary.infra_failures;
+    if ran == 0 {
+        eprintln!("NO TESTS RAN");
+    }
+    if !failed_labels.is_empty() {
+        eprintln!("{} TESTS FAILED", failed_labels.len());
+        for l in &failed_labels {
+            eprintln!("  ✗ {l}");
+        }
+    }
+    summary.failed_labels = failed_labels;
+    eprintln!(
+        "{} passed, {} failed",
+        summary.passed,
+        summary.failed_total()
+    );
+    Ok(summary)
+}

@@ -1,0 +1,380 @@
+//! Behaviour that needs separate processes: the test runner's console output, two forge
+//! processes on one workspace, and forge killed with SIGKILL in the middle of builds.
+//! The test binary re-executes itself (`child_entry`) to play the forge process.
+
+mod common;
+
+use std::collections::BTreeMap;
+use std::fs;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output, Stdio};
+use std::time::{Duration, Instant};
+
+use common::*;
+use forge_core::{ArtifactRef, CommandSpec, ProvidersLabel, TestSpec};
+use forge_exec::{run_tests, ConsoleMode, Executor, SandboxMode};
+
+fn child(mode: &str, ws: &Path) -> Command {
+    let mut c = Command::new(std::env::current_exe().unwrap());
+    c.args([
+        "--exact",
+        "child_entry",
+        "--ignored",
+        "--nocapture",
+        "--test-threads=1",
+    ])
+    .env("FORGE_EXEC_CHILD", mode)
+    .env("FORGE_EXEC_WS", ws)
+    .stdin(Stdio::null());
+    c
+}
+
+fn run_child(mode: &str, ws: &Path, extra_env: &[(&str, &str)]) -> Output {
+    let mut c = child(mode, ws);
+    c.envs(extra_env.iter().copied());
+    c.output().unwrap()
+}
+
+fn test_spec(name: &str, script: &str, env: &[(&str, &str)], inputs: Vec<ArtifactRef>) -> TestSpec {
+    let mut argv = sh(script);
+    argv.push("--".into());
+    argv.extend(inputs.iter().map(|i| i.path().to_string()));
+    TestSpec {
+        label: ProvidersLabel {
+            target: label("t", name),
+            sub_target: Vec::new(),
+        },
+        test_type: "custom".into(),
+        command: CommandSpec {
+            argv_absolute: argv.clone(),
+            argv,
+            env: env
+                .iter()
+                .map(|(k, v)| (k.to_string(), v.to_string()))
+                .collect(),
+            inputs,
+        },
+        labels: Vec::new(),
+    }
+}
+
+fn tests_graph() -> (GraphBuilder, Vec<TestSpec>) {
+    let mut g = GraphBuilder::default();
+    let fixture = out("t", "fixture", "fixture.txt");
+    g.write(label("t", "fixture"), &fixture, "fixture-content", false);
+    let broken = out("t", "broken", "b.txt");
+    g.run(RunSpec::new(label("t", "broken"), "b", &["/bin/sh", "-c", "exit 1"]).output(&broken));
+    let tests = vec![
+        test_spec("pass", "echo out-line; echo err-line >&2", &[], Vec::new()),
+        test_spec("fail", "echo failing >&2; exit 4", &[], Vec::new()),
+        test_spec(
+            "env",
+            "test \"$(cat $1)\" = fixture-content && test \"$GREETING\" = hello && test -z \"$FORGE_EXEC_LEAK\" && test -n \"$BUCK_BUILD_ID\" && test \"$(pwd -P)\" = \"$(cd \"$(dirname $1)/../../../../../../..\" && pwd -P)\" && env | cut -d= -f1 | sort | tr '\\n' ' '",
+            &[("GREETING", "hello")],
+            vec![ArtifactRef::Build(fixture)],
+        ),
+        test_spec("slow", "sleep 5", &[], Vec::new()),
+        test_spec("unbuildable", "true", &[], vec![ArtifactRef::Build(broken)]),
+    ];
+    (g, tests)
+}
+
+/// A small graph with run actions (one writing its output in steps), a directory output, a
+/// symlinked_dir, a copy, a write and a 2 MB output: enough states to interrupt.
+fn reliability_graph() -> (GraphBuilder, Vec<String>) {
+    let mut g = GraphBuilder::default();
+    let note = out("rel", "r", "note.txt");
+    let steps = out("rel", "r", "steps.txt");
+    let tree = out("rel", "r", "tree");
+    let big = out("rel", "r", "big.bin");
+    let links = out("rel", "r", "links");
+    let copy = out("rel", "r", "copy.txt");
+    g.write(label("rel", "r"), &note, "note\n", false);
+    g.run(
+        RunSpec::new(
+            label("rel", "r"),
+            "steps",
+            &[
+                "/bin/sh",
+                "-c",
+                "for i in 1 2 3 4; do cat rel/src.txt >> $1; sleep 0.03; done; cat $2 >> $1",
+                "--",
+                &steps,
+                &note,
+            ],
+        )
+        .source("rel/src.txt")
+        .input(&note)
+        .output(&steps),
+    );
+    g.run(RunSpec::new(label("rel", "r"), "tree", &["/bin/sh", "-c", "mkdir -p $1/a/b; for i in 1 2 3; do cp $2 $1/a/b/f$i; sleep 0.03; done; echo x > $1/top", "--", &tree, &steps]).input(&steps).dir_output(&tree));
+    g.run(
+        RunSpec::new(
+            label("rel", "r"),
+            "big",
+            &[
+                "/bin/sh",
+                "-c",
+                "yes \"$(cat $2)\" | head -c 2000000 > $1",
+                "--",
+                &big,
+                &steps,
+            ],
+        )
+        .input(&steps)
+        .output(&big),
+    );
+    g.symlinked_dir(
+        label("rel", "r"),
+        &links,
+        vec![
+            ("s.txt", ArtifactRef::Build(steps.clone())),
+            ("t", ArtifactRef::Build(tree.clone())),
+        ],
+    );
+    g.copy(
+        label("rel", "r"),
+        &copy,
+        ArtifactRef::Build(format!("{tree}/a/b/f2")),
+    );
+    (g, vec![note, steps, tree, big, links, copy])
+}
+
+/// Content of every output (symlinks as their targets), for byte-for-byte comparison.
+fn snapshot(root: &Path, paths: &[String]) -> BTreeMap<String, Vec<u8>> {
+    let mut m = BTreeMap::new();
+    for p in paths {
+        for e in walkdir::WalkDir::new(root.join(p)).sort_by_file_name() {
+            let e = e.unwrap();
+            let rel = e
+                .path()
+                .strip_prefix(root)
+                .unwrap()
+                .to_string_lossy()
+                .into_owned();
+            let v = if e.path_is_symlink() {
+                let mut v = b"-> ".to_vec();
+                v.extend(
+                    fs::read_link(e.path())
+                        .unwrap()
+                        .to_string_lossy()
+                        .as_bytes(),
+                );
+                v
+            } else if e.file_type().is_dir() {
+                b"<dir>".to_vec()
+            } else {
+                fs::read(e.path()).unwrap()
+            };
+            m.insert(rel, v);
+        }
+    }
+    m
+}
+
+#[test]
+#[ignore = "entry point of the child processes the other tests start"]
+fn child_entry() {
+    let Ok(mode) = std::env::var("FORGE_EXEC_CHILD") else {
+        return;
+    };
+    let ws = PathBuf::from(std::env::var("FORGE_EXEC_WS").unwrap());
+    let mut opts = options(&ws, SandboxMode::Auto);
+    opts.console = ConsoleMode::Plain;
+    match mode.as_str() {
+        "tests" => {
+            opts.test_timeout = Some(Duration::from_millis(800));
+            let exec = Executor::new(opts).unwrap();
+            let (g, tests) = tests_graph();
+            let summary = run_tests(&exec, &g.graph, tests).unwrap();
+            std::process::exit(if summary.failed_total() > 0 { 32 } else { 0 });
+        }
+        "build" | "slow-build" => {
+            let (g, paths) = if mode == "build" {
+                reliability_graph()
+            } else {
+                let mut g = GraphBuilder::default();
+                let o = out("", "slow", "o.txt");
+                g.run(
+                    RunSpec::new(
+                        label("", "slow"),
+                        "s",
+                        &["/bin/sh", "-c", "sleep 1; echo done > $1", "--", &o],
+                    )
+                    .output(&o),
+                );
+                (g, vec![o])
+            };
+            let exec = Executor::new(opts).unwrap();
+            let wanted: Vec<ArtifactRef> = paths.into_iter().map(ArtifactRef::Build).collect();
+            match exec.build(&g.graph, &wanted) {
+                Ok(r) => {
+                    eprintln!(
+                        "REPORT local={} cached={} up_to_date={}",
+                        r.local, r.cached, r.up_to_date
+                    );
+                    std::process::exit(0)
+                }
+                Err(e) => {
+                    eprintln!("{e:#}");
+                    std::process::exit(3)
+                }
+            }
+        }
+        other => panic!("unknown child mode {other}"),
+    }
+}
+
+#[test]
+fn test_runner_prints_buck2_lines_and_the_ci_line() {
+    let ws = tempfile::tempdir().unwrap();
+    let out = run_child(
+        "tests",
+        ws.path(),
+        &[("FORGE_EXEC_LEAK", "should-not-reach-tests")],
+    );
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(32), "{stderr}");
+    // Lines as buck2's simple test console prints them (buck2-behaviour.md O10).
+    assert!(stderr.contains("✓ Pass: root//t:pass ("), "{stderr}");
+    assert!(
+        stderr.contains("---- STDOUT ----\nout-line\n---- STDERR ----\nerr-line\n"),
+        "{stderr}"
+    );
+    assert!(stderr.contains("✗ Fail: root//t:fail ("), "{stderr}");
+    assert!(stderr.contains("---- STDERR ----\nfailing\n"), "{stderr}");
+    assert!(
+        stderr.contains("✓ Pass: root//t:env ("),
+        "env allowlist + spec env + BUCK_BUILD_ID: {stderr}"
+    );
+    assert!(stderr.contains("✗ Timeout: root//t:slow ("), "{stderr}");
+    assert!(
+        stderr.contains("Action failed: root//t:broken (<unspecified>) (b)"),
+        "{stderr}"
+    );
+    assert!(
+        stderr.contains("Tests finished: Pass 2. Fail 1. Timeout 1. Fatal 0. Skip 0. Omit 0. Infra Failure 0. Build failure 1\n3 TESTS FAILED\n  ✗ root//t:fail\n  ✗ root//t:slow\n  ✗ root//t:unbuildable\n"),
+        "{stderr}"
+    );
+    assert_eq!(
+        stderr.lines().last(),
+        Some("2 passed, 3 failed"),
+        "{stderr}"
+    );
+    // The env test printed the variable names it saw: only the allowlist, the spec's env
+    // and buck2's id (PWD is set for the shell).
+    let env_line = stderr
+        .split("✓ Pass: root//t:env")
+        .nth(1)
+        .and_then(|s| s.lines().nth(2))
+        .unwrap();
+    for name in env_line.split_whitespace() {
+        assert!(
+            [
+                "BUCK_BUILD_ID",
+                "GREETING",
+                "HOME",
+                "LOGNAME",
+                "PATH",
+                "PWD",
+                "TMPDIR",
+                "USER",
+                "XDG_RUNTIME_DIR",
+                "SHLVL",
+                "OLDPWD",
+                "_"
+            ]
+            .contains(&name),
+            "unexpected variable {name} in the test env: {env_line}"
+        );
+    }
+}
+
+#[test]
+fn two_processes_on_one_workspace_take_turns() {
+    let ws = tempfile::tempdir().unwrap();
+    let a = child("slow-build", ws.path())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    std::thread::sleep(Duration::from_millis(300));
+    let b = child("slow-build", ws.path())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let a = a.wait_with_output().unwrap();
+    let b = b.wait_with_output().unwrap();
+    let (ea, eb) = (
+        String::from_utf8_lossy(&a.stderr),
+        String::from_utf8_lossy(&b.stderr),
+    );
+    assert!(a.status.success() && b.status.success(), "{ea}\n{eb}");
+    assert!(ea.contains("REPORT local=1"), "{ea}");
+    assert!(
+        eb.contains("forge: waiting for another forge process (pid"),
+        "{eb}"
+    );
+    assert!(
+        eb.contains("REPORT local=0 cached=0 up_to_date=1"),
+        "the second one finds the work done: {eb}"
+    );
+    assert_eq!(read(ws.path(), &out("", "slow", "o.txt")), "done\n");
+}
+
+#[test]
+fn kill_9_at_random_moments_never_leaves_a_trusted_wrong_output() {
+    let (_, paths) = reliability_graph();
+    let variants = ["alpha\n", "beta-longer\n"];
+    // Reference outputs: one clean build per source variant.
+    let mut reference = Vec::new();
+    let mut clean_time = Duration::ZERO;
+    for v in variants {
+        let ws = tempfile::tempdir().unwrap();
+        write_file(ws.path(), "rel/src.txt", v);
+        let t = Instant::now();
+        let out = run_child("build", ws.path(), &[]);
+        clean_time = clean_time.max(t.elapsed());
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        reference.push(snapshot(ws.path(), &paths));
+    }
+    let ws = tempfile::tempdir().unwrap();
+    let budget = Duration::from_secs(30);
+    let start = Instant::now();
+    let mut seed =
+        start.elapsed().as_nanos() as u64 ^ 0x9e37_79b9_7f4a_7c15 ^ std::process::id() as u64;
+    let mut iterations = 0;
+    while start.elapsed() < budget {
+        seed ^= seed << 13;
+        seed ^= seed >> 7;
+        seed ^= seed << 17;
+        let v = (seed % 2) as usize;
+        write_file(ws.path(), "rel/src.txt", variants[v]);
+        let delay = Duration::from_micros(seed % (clean_time.as_micros() as u64 + 1));
+        let mut victim = child("build", ws.path())
+            .stderr(Stdio::null())
+            .stdout(Stdio::null())
+            .spawn()
+            .unwrap();
+        std::thread::sleep(delay);
+        victim.kill().unwrap(); // SIGKILL
+        victim.wait().unwrap();
+        let out = run_child("build", ws.path(), &[]);
+        assert!(
+            out.status.success(),
+            "iteration {iterations}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        assert_eq!(
+            snapshot(ws.path(), &paths),
+            reference[v],
+            "iteration {iterations} (killed after {delay:?})"
+        );
+        iterations += 1;
+    }
+    eprintln!("{iterations} kill -9 iterations, all outputs identical to clean builds");
+    assert!(iterations >= 5);
+}

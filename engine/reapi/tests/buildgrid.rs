@@ -1,0 +1,449 @@
+//! The REAPI cache client against a real BuildGrid server (started per test on 127.0.0.1).
+
+mod common;
+
+use std::collections::BTreeMap;
+use std::io::Write;
+use std::path::Path;
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+use common::BuildGrid;
+use forge_reapi::{
+    is_corrupt, is_unavailable, ActionDescription, ClientOptions, Digest, InputFile, LocalOutput,
+};
+
+fn action(tag: &str) -> ActionDescription {
+    ActionDescription {
+        argv: vec![
+            "tools/pnr".into(),
+            "--part".into(),
+            "xcu280".into(),
+            tag.into(),
+        ],
+        env: vec![("SEED".into(), "7".into()), ("LANG".into(), "C".into())],
+        output_files: vec!["buck-out/forge/art/root/1ef78538d8598cb2/hw/__x__/top.bit".into()],
+        output_dirs: vec!["buck-out/forge/art/root/1ef78538d8598cb2/hw/__x__/reports".into()],
+        inputs: vec![
+            InputFile {
+                path: "hw/top.sv".into(),
+                digest: Digest::of_bytes(b"module top; endmodule\n"),
+                is_executable: false,
+            },
+            InputFile {
+                path: "tools/pnr".into(),
+                digest: Digest::of_bytes(b"#!/bin/sh\n"),
+                is_executable: true,
+            },
+            InputFile {
+                path: "hw/sub/a.sv".into(),
+                digest: Digest::of_bytes(b"module a; endmodule\n"),
+                is_executable: false,
+            },
+        ],
+        platform: vec![
+            ("toolchain".into(), "sim-1".into()),
+            ("OSFamily".into(), "linux".into()),
+        ],
+    }
+}
+
+/// Writes the action's outputs under `root` (one file, a nested directory) and returns them.
+fn make_outputs(root: &Path, act: &ActionDescription) -> Vec<LocalOutput> {
+    let bit = root.join(&act.output_files[0]);
+    std::fs::create_dir_all(bit.parent().unwrap()).unwrap();
+    std::fs::write(&bit, b"bitstream bytes \x00\x01\x02").unwrap();
+    let reports = root.join(&act.output_dirs[0]);
+    std::fs::create_dir_all(reports.join("timing")).unwrap();
+    std::fs::write(reports.join("util.rpt"), b"LUT 12%\n").unwrap();
+    std::fs::write(reports.join("timing/summary.rpt"), b"WNS 0.12\n").unwrap();
+    let script = reports.join("timing/rerun.sh");
+    std::fs::write(&script, b"#!/bin/sh\necho hi\n").unwrap();
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(&script, std::fs::Permissions::from_mode(0o755)).unwrap();
+    vec![
+        LocalOutput {
+            path: act.output_files[0].clone(),
+            on_disk: bit,
+            is_dir: false,
+        },
+        LocalOutput {
+            path: act.output_dirs[0].clone(),
+            on_disk: reports,
+            is_dir: true,
+        },
+    ]
+}
+
+#[test]
+fn upload_then_a_fresh_client_restores_everything() {
+    let Some(server) = BuildGrid::start() else {
+        return;
+    };
+    let built = tempfile::tempdir().unwrap();
+    let act = action("round-trip");
+    let outputs = make_outputs(built.path(), &act);
+    {
+        let writer = server.client();
+        assert!(writer.lookup(&act).unwrap().is_none(), "empty cache must miss");
+        writer
+            .upload(&act, &outputs, b"placed and routed\n", b"1 warning\n")
+            .unwrap();
+    }
+    // A second client with its own connection and an empty output tree = a clean machine.
+    let reader = server.client();
+    let hit = reader.lookup(&act).unwrap().expect("the uploaded action must hit");
+    assert_eq!(hit.stdout, b"placed and routed\n");
+    assert_eq!(hit.stderr, b"1 warning\n");
+    assert_eq!(hit.dirs, act.output_dirs);
+    let mut paths: Vec<&str> = hit.files.iter().map(|f| f.path.as_str()).collect();
+    paths.sort();
+    let dir = &act.output_dirs[0];
+    let mut expected = vec![
+        act.output_files[0].clone(),
+        format!("{dir}/timing/rerun.sh"),
+        format!("{dir}/timing/summary.rpt"),
+        format!("{dir}/util.rpt"),
+    ];
+    expected.sort();
+    assert_eq!(paths, expected);
+    let clean = tempfile::tempdir().unwrap();
+    for f in &hit.files {
+        let dest = clean.path().join(&f.path);
+        reader.fetch(&f.digest, &dest).unwrap();
+        let original = std::fs::read(built.path().join(&f.path)).unwrap();
+        assert_eq!(std::fs::read(&dest).unwrap(), original, "{}", f.path);
+        assert_eq!(f.is_executable, f.path.ends_with("rerun.sh"), "{}", f.path);
+    }
+    // Anything that changes the key misses: another input's content.
+    let mut changed = act.clone();
+    changed.inputs[0].digest = Digest::of_bytes(b"module top; wire w; endmodule\n");
+    assert!(reader.lookup(&changed).unwrap().is_none());
+    // No leftover temporary files beside the restored outputs.
+    let leftovers = walk(clean.path())
+        .into_iter()
+        .filter(|p| p.contains(".forge-fetch-"))
+        .count();
+    assert_eq!(leftovers, 0);
+}
+
+fn walk(dir: &Path) -> Vec<String> {
+    let mut out = Vec::new();
+    for e in std::fs::read_dir(dir).unwrap() {
+        let p = e.unwrap().path();
+        if p.is_dir() {
+            out.extend(walk(&p));
+        } else {
+            out.push(p.display().to_string());
+        }
+    }
+    out
+}
+
+/// The Action digest computed by python protobuf (BuildGrid's own generated REAPI classes,
+/// deterministic serialisation) must equal ours: other REAPI clients find the same entries.
+#[test]
+fn action_digest_matches_python_protobuf() {
+    let Some(bgd) = common::bgd() else {
+        return;
+    };
+    let python = bgd.parent().unwrap().join("python");
+    let act = action("digest");
+    let inputs: Vec<String> = act
+        .inputs
+        .iter()
+        .map(|i| {
+            format!(
+                r#"["{}", "{}", {}, {}]"#,
+                i.path,
+                i.digest.hash,
+                i.digest.size_bytes,
+                if i.is_executable { "true" } else { "false" }
+            )
+        })
+        .collect();
+    let pairs = |v: &[(String, String)]| {
+        v.iter()
+            .map(|(k, v)| format!(r#"["{k}", "{v}"]"#))
+            .collect::<Vec<_>>()
+            .join(",")
+    };
+    let strings = |v: &[String]| {
+        v.iter()
+            .map(|s| format!("\"{s}\""))
+            .collect::<Vec<_>>()
+            .join(",")
+    };
+    let json = format!(
+        r#"{{"argv":[{}],"env":[{}],"files":[{}],"dirs":[{}],"platform":[{}],"inputs":[{}]}}"#,
+        strings(&act.argv),
+        pairs(&act.env),
+        strings(&act.output_files),
+        strings(&act.output_dirs),
+        pairs(&act.platform),
+        inputs.join(",")
+    );
+    let script = r#"
+import hashlib, json, sys
+from buildgrid._protos.build.bazel.remote.execution.v2 import remote_execution_pb2 as re
+d = json.load(sys.stdin)
+def digest(msg):
+    b = msg.SerializeToString(deterministic=True)
+    return re.Digest(hash=hashlib.sha256(b).hexdigest(), size_bytes=len(b))
+cmd = re.Command(arguments=d["argv"])
+for k, v in sorted(d["env"]):
+    cmd.environment_variables.add(name=k, value=v)
+cmd.output_files.extend(sorted(d["files"]))
+cmd.output_directories.extend(sorted(d["dirs"]))
+cmd.output_paths.extend(sorted(d["files"] + d["dirs"]))
+if d["platform"]:
+    for k, v in sorted(d["platform"]):
+        cmd.platform.properties.add(name=k, value=v)
+tree = {}
+for path, h, size, ex in d["inputs"]:
+    node = tree
+    parts = path.split("/")
+    for p in parts[:-1]:
+        node = node.setdefault(p, {})
+    node[parts[-1]] = (h, size, ex)
+def encode(node):
+    dm = re.Directory()
+    for name in sorted(node):
+        v = node[name]
+        if isinstance(v, dict):
+            dm.directories.add(name=name, digest=encode(v))
+        else:
+            dm.files.add(name=name, digest=re.Digest(hash=v[0], size_bytes=v[1]), is_executable=v[2])
+    return digest(dm)
+action = re.Action(command_digest=digest(cmd), input_root_digest=encode(tree))
+a = digest(action)
+print(a.hash, a.size_bytes)
+"#;
+    let mut child = Command::new(&python)
+        .arg("-c")
+        .arg(script)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .spawn()
+        .unwrap();
+    child
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(json.as_bytes())
+        .unwrap();
+    let out = child.wait_with_output().unwrap();
+    assert!(out.status.success());
+    let text = String::from_utf8(out.stdout).unwrap();
+    let mut it = text.split_whitespace();
+    let expected = Digest {
+        hash: it.next().unwrap().to_string(),
+        size_bytes: it.next().unwrap().parse().unwrap(),
+    };
+    assert_eq!(act.action_digest().unwrap(), expected);
+}
+
+#[test]
+fn result_whose_blob_vanished_is_a_miss() {
+    let Some(server) = BuildGrid::start() else {
+        return;
+    };
+    let built = tempfile::tempdir().unwrap();
+    let act = action("vanished");
+    let outputs = make_outputs(built.path(), &act);
+    let client = server.client();
+    client.upload(&act, &outputs, b"", b"").unwrap();
+    assert!(client.lookup(&act).unwrap().is_some());
+    let bit = Digest::of_file(&outputs[0].on_disk).unwrap();
+    std::fs::remove_file(server.blob_path(&bit)).unwrap();
+    assert!(
+        client.lookup(&act).unwrap().is_none(),
+        "a result referencing a blob the CAS lost must be a miss"
+    );
+}
+
+#[test]
+fn blob_corrupted_on_the_server_is_detected() {
+    let Some(server) = BuildGrid::start() else {
+        return;
+    };
+    let built = tempfile::tempdir().unwrap();
+    let act = ActionDescription {
+        output_dirs: vec![],
+        output_files: vec!["out/small.bin".into(), "out/large.bin".into()],
+        ..action("corrupt")
+    };
+    std::fs::create_dir_all(built.path().join("out")).unwrap();
+    let small = built.path().join("out/small.bin");
+    std::fs::write(&small, b"good small content").unwrap();
+    // Larger than BuildGrid's batch limit: travels through ByteStream.
+    let large = built.path().join("out/large.bin");
+    common::write_random_file(&large, 6 << 20, 3);
+    let outputs: Vec<LocalOutput> = [("out/small.bin", &small), ("out/large.bin", &large)]
+        .iter()
+        .map(|(p, d)| LocalOutput {
+            path: p.to_string(),
+            on_disk: d.to_path_buf(),
+            is_dir: false,
+        })
+        .collect();
+    let client = server.client();
+    client.upload(&act, &outputs, b"", b"").unwrap();
+    let hit = client.lookup(&act).unwrap().unwrap();
+    let restore = tempfile::tempdir().unwrap();
+    for f in &hit.files {
+        // Same size, different bytes: only hashing can notice.
+        let stored = server.blob_path(&f.digest);
+        let mut bytes = std::fs::read(&stored).unwrap();
+        let mid = bytes.len() / 2;
+        bytes[mid] ^= 0xff;
+        std::fs::write(&stored, &bytes).unwrap();
+        let dest = restore.path().join(&f.path);
+        let err = client.fetch(&f.digest, &dest).unwrap_err();
+        assert!(is_corrupt(&err), "{}: {err:#}", f.path);
+        assert!(
+            format!("{err:#}").contains(&f.digest.hash),
+            "the error names the blob: {err:#}"
+        );
+        assert!(!dest.exists(), "nothing half-written is left at {}", f.path);
+    }
+    assert!(walk(restore.path()).is_empty(), "{:?}", walk(restore.path()));
+    // The client stays usable after a corrupt blob: it is the data, not the server.
+    assert!(client.is_available());
+}
+
+#[test]
+fn killed_server_fails_fast_and_the_client_gives_up() {
+    let Some(mut server) = BuildGrid::start() else {
+        return;
+    };
+    let built = tempfile::tempdir().unwrap();
+    let big = built.path().join("big.bin");
+    common::write_random_file(&big, 64 << 20, 9);
+    let act = ActionDescription {
+        output_dirs: vec![],
+        output_files: vec!["big.bin".into()],
+        ..action("killed")
+    };
+    let client = server.client();
+    // The upload hashes the file before it streams it: time that, so the kill lands while
+    // ByteStream.Write is running.
+    let t = Instant::now();
+    Digest::of_file(&big).unwrap();
+    let hashing = t.elapsed();
+    // Kill the server while a 64 MiB upload is streaming.
+    let uploader = {
+        let client = client.clone();
+        let act = act.clone();
+        std::thread::spawn(move || {
+            let t = Instant::now();
+            let r = client.upload(
+                &act,
+                &[LocalOutput {
+                    path: "big.bin".into(),
+                    on_disk: big,
+                    is_dir: false,
+                }],
+                b"",
+                b"",
+            );
+            (r, t.elapsed())
+        })
+    };
+    std::thread::sleep(hashing + Duration::from_millis(150));
+    server.kill();
+    let (result, took) = uploader.join().unwrap();
+    eprintln!("upload interrupted by the kill: {:?} after {took:?}", result.as_ref().err().map(|e| format!("{e:#}")));
+    // Either the upload finished before the kill, or it failed with a clear error quickly.
+    if let Err(e) = &result {
+        assert!(is_unavailable(e), "{e:#}");
+        assert!(took < Duration::from_secs(15), "upload hung for {took:?}");
+    }
+    let t = Instant::now();
+    let mut errors = Vec::new();
+    for _ in 0..3 {
+        if let Err(e) = client.lookup(&act) {
+            errors.push(e);
+        }
+    }
+    assert_eq!(errors.len(), 3, "a dead server cannot answer");
+    assert!(errors.iter().all(is_unavailable), "{errors:?}");
+    assert!(
+        t.elapsed() < Duration::from_secs(10),
+        "three failed lookups took {:?}",
+        t.elapsed()
+    );
+    assert!(!client.is_available(), "the client gave up on the server");
+    let msg = format!("{:#}", errors[0]);
+    eprintln!("lookup against the killed server: {msg}");
+    assert!(msg.contains("127.0.0.1"), "the error names the server: {msg}");
+    // From now on every call fails immediately instead of paying the retries again.
+    let t = Instant::now();
+    let e = client.lookup(&act).unwrap_err();
+    assert!(is_unavailable(&e));
+    assert!(t.elapsed() < Duration::from_millis(50), "{:?}", t.elapsed());
+}
+
+fn section(pairs: &[(&str, &str)]) -> BTreeMap<String, String> {
+    pairs
+        .iter()
+        .map(|(k, v)| (k.to_string(), v.to_string()))
+        .collect()
+}
+
+fn connect_error(section: &BTreeMap<String, String>) -> anyhow::Error {
+    match forge_reapi::from_buckconfig(section, ClientOptions::default()) {
+        Ok(_) => panic!("connecting with {section:?} must fail"),
+        Err(e) => e,
+    }
+}
+
+#[test]
+fn bad_configuration_is_reported_with_its_key() {
+    let Some(server) = BuildGrid::start_with_instance("main") else {
+        return;
+    };
+    let addr = server.address();
+
+    let e = connect_error(&section(&[("address", "https://127.0.0.1:1")]));
+    let msg = format!("{e:#}");
+    assert!(msg.contains("[buck2_re_client] address") && msg.contains("omit"), "{msg}");
+
+    let e = connect_error(&section(&[("address", "grpc://127.0.0.1:notaport"), ("tls", "false")]));
+    assert!(format!("{e:#}").contains("[buck2_re_client] address"), "{e:#}");
+
+    // TLS (buck2's default) against this plaintext server.
+    let e = connect_error(&section(&[("address", &addr), ("instance_name", "main")]));
+    let msg = format!("{e:#}");
+    assert!(!is_unavailable(&e), "{msg}");
+    assert!(msg.contains("[buck2_re_client] tls"), "{msg}");
+    eprintln!("tls mismatch: {msg}");
+
+    let e = connect_error(&section(&[
+        ("address", &addr),
+        ("tls", "false"),
+        ("instance_name", "nosuch"),
+    ]));
+    let msg = format!("{e:#}");
+    assert!(msg.contains("[buck2_re_client] instance_name = `nosuch`"), "{msg}");
+    eprintln!("unknown instance: {msg}");
+
+    // The right settings work.
+    let ok = forge_reapi::from_buckconfig(
+        &section(&[("address", &addr), ("tls", "false"), ("instance_name", "main")]),
+        ClientOptions::default(),
+    )
+    .unwrap();
+    assert!(ok.is_some());
+
+    // A server that is simply not there is "unavailable" (build locally), not a config error.
+    let closed = {
+        let l = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        l.local_addr().unwrap().port()
+    };
+    let e = connect_error(&section(&[
+        ("address", &format!("127.0.0.1:{closed}")),
+        ("tls", "false"),
+    ]));
+    assert!(is_unavailable(&e), "{e:#}");
+}

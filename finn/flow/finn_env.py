@@ -1,0 +1,71 @@
+"""The one place that makes finn-plus 1.6.1 importable without torch and AMD tools.
+
+Import this module before anything from ``finn``. Each workaround below is needed
+by the light install (tools/bootstrap/python/finn/install.sh) and is harmless where
+torch or Vivado exist:
+
+1. torch stub: finn/custom_op/fpgadataflow/layernorm.py imports torch at module
+   level, and every HW op import loads it. Only LayerNorm's Python execution would
+   use it. The stub defines ``Tensor`` because scipy checks ``torch.Tensor`` once
+   torch is in ``sys.modules``; any other attribute raises AttributeError.
+2. settings: ``finn.util.settings.get_settings()`` raises unless FINN_BUILD_DIR is
+   set (the ``finn`` CLI would set it).
+3. XSI: ``finn.builder.build_dataflow_steps`` does ``from finn.xsi import SimEngine``,
+   which resolves lazily through a compiled Vivado binding. Binding placeholders on
+   the module first keeps the import from looking for Vivado; simulation steps
+   still fail clearly if they are reached.
+4. end of build: ``exit_buildflow`` reads the Vivado version from the last path
+   component of XILINX_VIVADO (the directory need not exist).
+"""
+
+import importlib.util
+import os
+import sys
+import tempfile
+import types
+
+
+def _install_torch_stub():
+    if "torch" in sys.modules or importlib.util.find_spec("torch") is not None:
+        return
+
+    def _missing(name):
+        raise AttributeError(f"torch is not installed (light FINN environment): torch.{name}")
+
+    torch = types.ModuleType("torch")
+    torch.Tensor = type("Tensor", (), {})
+    torch.__getattr__ = _missing
+    nn = types.ModuleType("torch.nn")
+    nn.__getattr__ = _missing
+    functional = types.ModuleType("torch.nn.functional")
+    functional.__getattr__ = _missing
+    torch.nn = nn
+    nn.functional = functional
+    sys.modules.update({"torch": torch, "torch.nn": nn, "torch.nn.functional": functional})
+
+
+def _bind_xsi_placeholders():
+    if os.environ.get("XILINX_VIVADO_REAL"):
+        return
+    import finn.xsi as xsi
+
+    def _no_xsi(*_args, **_kwargs):
+        raise RuntimeError("RTL simulation needs Vivado XSI, which this environment does not have")
+
+    for name in ("SimEngine", "locate_glbl", "compile_sim_obj", "get_simkernel_so", "load_sim_obj",
+                 "reset_rtlsim", "close_rtlsim", "rtlsim_multi_io"):
+        setattr(xsi, name, _no_xsi)
+
+
+def setup(build_dir=None):
+    """Apply all workarounds; returns FINN_BUILD_DIR."""
+    _install_torch_stub()
+    if build_dir is None:
+        build_dir = os.environ.get("FINN_BUILD_DIR") or tempfile.mkdtemp(prefix="finn_build_")
+    os.makedirs(build_dir, exist_ok=True)
+    os.environ["FINN_BUILD_DIR"] = os.path.abspath(build_dir)
+    os.environ.setdefault("XILINX_VIVADO", "/opt/Xilinx/Vivado/2024.2")
+    # The partitioner's locale handling fails on C.UTF-8 without en_US (finn.md §9.3).
+    os.environ["LC_ALL"] = "C"
+    _bind_xsi_placeholders()
+    return os.environ["FINN_BUILD_DIR"]

@@ -1,0 +1,258 @@
+//! Placement units and their folding candidates.
+//!
+//! A unit is what the MIP places: usually one layer, but a depthwise sliding-window
+//! generator is fused with the VVAU/Pool it feeds, because FINN requires the
+//! generator's SIMD to equal the consumer's PE (SetFolding does the same).
+
+use std::collections::HashMap;
+
+use anyhow::Result;
+
+use crate::cost::{self, Cost, Fold, Kind};
+use crate::estimates::Estimates;
+use crate::resources::{Res, NUM_RES};
+
+#[derive(Clone, Debug)]
+pub struct Candidate {
+    /// (layer index, folding) for every member of the unit.
+    pub folds: Vec<(usize, Fold)>,
+    pub cycles: u64,
+    pub res: Res,
+    /// Per member layer: output stream width with this folding.
+    pub out_stream_bits: Vec<u64>,
+}
+
+#[derive(Clone, Debug)]
+pub struct Unit {
+    pub layers: Vec<usize>,
+    pub candidates: Vec<Candidate>,
+    /// Index of the candidate that equals the exported folding.
+    pub current: usize,
+}
+
+/// A dataflow edge between units, with the bits one frame moves across it.
+#[derive(Clone, Debug)]
+pub struct UnitEdge {
+    pub from: usize,
+    pub to: usize,
+    pub from_layer: usize,
+    pub to_layer: usize,
+    pub bits_per_frame: u64,
+}
+
+pub fn divisors(n: i64) -> Vec<i64> {
+    (1..=n.max(1)).filter(|d| n % d == 0).collect()
+}
+
+fn successors(est: &Estimates) -> Vec<Vec<usize>> {
+    let idx = est.index();
+    let mut succ = vec![Vec::new(); est.layers.len()];
+    for (i, l) in est.layers.iter().enumerate() {
+        for p in &l.preds {
+            succ[idx[p.as_str()]].push(i);
+        }
+    }
+    succ
+}
+
+/// Group layers into units (depthwise SWG + consumer fused) and list unit edges.
+pub fn units(est: &Estimates) -> (Vec<Vec<usize>>, Vec<UnitEdge>, Vec<usize>) {
+    let succ = successors(est);
+    let mut unit_of = vec![usize::MAX; est.layers.len()];
+    let mut groups: Vec<Vec<usize>> = Vec::new();
+    for (i, l) in est.layers.iter().enumerate() {
+        if unit_of[i] != usize::MAX {
+            continue;
+        }
+        let mut members = vec![i];
+        let fuse = cost::kind(&l.op_type) == Kind::Swg
+            && l.attrs.get("depthwise").and_then(|v| v.as_i64()) == Some(1)
+            && succ[i].len() == 1
+            && {
+                let c = &est.layers[succ[i][0]];
+                matches!(cost::kind(&c.op_type), Kind::Vvau { .. }) || c.op_type.starts_with("Pool")
+            };
+        if fuse {
+            members.push(succ[i][0]);
+        }
+        for &m in &members {
+            unit_of[m] = groups.len();
+        }
+        groups.push(members);
+    }
+    let idx = est.index();
+    let mut edges = Vec::new();
+    for (i, l) in est.layers.iter().enumerate() {
+        for p in &l.preds {
+            let j = idx[p.as_str()];
+            if unit_of[i] != unit_of[j] {
+                edges.push(UnitEdge {
+                    from: unit_of[j],
+                    to: unit_of[i],
+                    from_layer: j,
+                    to_layer: i,
+                    bits_per_frame: est.layers[j].out_bits_per_frame,
+                });
+            }
+        }
+    }
+    (groups, edges, unit_of)
+}
+
+/// Foldings FINN accepts for one layer on its own.
+fn layer_folds(est: &Estimates, i: usize) -> Result<Vec<Fold>> {
+    let l = &est.layers[i];
+    let cur = cost::current_fold(l);
+    let f = |pe, simd, pw| Fold { pe, simd, parallel_window: pw };
+    Ok(match cost::kind(&l.op_type) {
+        Kind::Mvau { .. } => {
+            let mut v = Vec::new();
+            for pe in divisors(l.int("MH")?) {
+                for simd in divisors(l.int("MW")?) {
+                    v.push(f(pe, simd, false));
+                }
+            }
+            v
+        }
+        Kind::Swg => {
+            let c = l.int("IFMChannels")?;
+            let mut v: Vec<Fold> = divisors(c).into_iter().map(|s| f(1, s, false)).collect();
+            // A non-depthwise window can emit whole windows per cycle only at full SIMD.
+            v.push(f(1, c, true));
+            v
+        }
+        Kind::Linear { par_attr } => {
+            let ch = cost::linear_channels(l)?;
+            divisors(ch)
+                .into_iter()
+                .map(|p| if par_attr == "SIMD" { f(cur.pe, p, false) } else { f(p, cur.simd, false) })
+                .collect()
+        }
+        Kind::Vvau { .. } | Kind::Other => vec![cur],
+    })
+}
+
+/// Foldings of a fused (depthwise SWG, VVAU/Pool) pair: the SWG's SIMD follows the
+/// consumer's PE, and VVAU SIMD > 1 needs the SWG's parallel window.
+fn pair_folds(est: &Estimates, swg: usize, consumer: usize) -> Result<Vec<Vec<(usize, Fold)>>> {
+    let c = &est.layers[consumer];
+    let mut v = Vec::new();
+    let (chans, kk) = if c.op_type.starts_with("Pool") {
+        (c.int("Channels")?, 1)
+    } else {
+        let k = c.ints("Kernel")?;
+        (c.int("Channels")?, k[0] * k[1])
+    };
+    for pe in divisors(chans) {
+        for simd in divisors(kk) {
+            let pw = simd > 1;
+            v.push(vec![
+                (swg, Fold { pe: 1, simd: pe, parallel_window: pw }),
+                (consumer, Fold { pe, simd, parallel_window: false }),
+            ]);
+        }
+    }
+    Ok(v)
+}
+
+fn price(est: &Estimates, folds: Vec<(usize, Fold)>, part: &str) -> Result<Candidate> {
+    let mut cycles = 0;
+    let mut res = Res::default();
+    let mut widths = Vec::new();
+    for &(i, f) in &folds {
+        let c: Cost = cost::estimate(&est.layers[i], f, part)?;
+        cycles = cycles.max(c.cycles);
+        res = res.add(&c.res);
+        widths.push(c.out_stream_bits);
+    }
+    Ok(Candidate { folds, cycles, res, out_stream_bits: widths })
+}
+
+/// The exported folding with FINN's own reported figures (no re-estimation).
+fn reported(est: &Estimates, layers: &[usize]) -> Candidate {
+    let mut res = Res::default();
+    let mut cycles = 0;
+    for &i in layers {
+        res = res.add(&est.layers[i].res);
+        cycles = cycles.max(est.layers[i].cycles);
+    }
+    Candidate {
+        folds: layers.iter().map(|&i| (i, cost::current_fold(&est.layers[i]))).collect(),
+        cycles,
+        res,
+        out_stream_bits: layers.iter().map(|&i| est.layers[i].out_stream_bits).collect(),
+    }
+}
+
+/// Keep candidates no other candidate beats on cycles and every resource at once,
+/// then at most `max_keep` of them spread over the cycle range.
+fn pareto(mut c: Vec<Candidate>, max_keep: usize) -> Vec<Candidate> {
+    c.sort_by(|a, b| a.cycles.cmp(&b.cycles).then(a.res.lut.total_cmp(&b.res.lut)));
+    let mut keep: Vec<Candidate> = Vec::new();
+    for cand in c {
+        let dominated = keep.iter().any(|k| k.cycles <= cand.cycles && k.res.dominated_by_or_eq(&cand.res));
+        if !dominated {
+            keep.push(cand);
+        }
+    }
+    if keep.len() <= max_keep {
+        return keep;
+    }
+    // Among equal-ish cycle counts keep the cheapest; sample geometrically in cycles.
+    let weight = |r: &Res| (0..NUM_RES).map(|i| r.get(i)).sum::<f64>();
+    let mut by_cycles: HashMap<u64, Candidate> = HashMap::new();
+    for k in keep {
+        let e = by_cycles.entry(k.cycles).or_insert_with(|| k.clone());
+        if weight(&k.res) < weight(&e.res) {
+            *e = k;
+        }
+    }
+    let mut v: Vec<Candidate> = by_cycles.into_values().collect();
+    v.sort_by_key(|k| k.cycles);
+    if v.len() <= max_keep {
+        return v;
+    }
+    let n = v.len();
+    (0..max_keep).map(|j| v[j * (n - 1) / (max_keep - 1)].clone()).collect()
+}
+
+/// Build units; with `choose_folding` every unit gets its legal foldings priced by
+/// FINN's formulas, otherwise the single exported folding with FINN's figures.
+pub fn build(est: &Estimates, choose_folding: bool, part: &str, max_cands: usize) -> Result<(Vec<Unit>, Vec<UnitEdge>, Vec<usize>)> {
+    let (groups, edges, unit_of) = units(est);
+    let mut out = Vec::new();
+    for layers in groups {
+        let base = reported(est, &layers);
+        if !choose_folding {
+            out.push(Unit { layers, candidates: vec![base], current: 0 });
+            continue;
+        }
+        let combos: Vec<Vec<(usize, Fold)>> = if layers.len() == 2 {
+            pair_folds(est, layers[0], layers[1])?
+        } else {
+            layer_folds(est, layers[0])?.into_iter().map(|f| vec![(layers[0], f)]).collect()
+        };
+        let mut cands = Vec::new();
+        for folds in combos {
+            // A folding FINN's model rejects (e.g. a 1D window) is simply not offered.
+            if let Ok(c) = price(est, folds, part) {
+                cands.push(c);
+            }
+        }
+        let mut cands = pareto(cands, max_cands);
+        let current = cands.iter().position(|c| c.folds == base.folds);
+        let current = match current {
+            Some(i) => i,
+            None => {
+                // Keep the exported folding available so the result is never worse.
+                match price(est, base.folds.clone(), part) {
+                    Ok(c) => cands.push(c),
+                    Err(_) => cands.push(base.clone()),
+                }
+                cands.len() - 1
+            }
+        };
+        out.push(Unit { layers, candidates: cands, current });
+    }
+    Ok((out, edges, unit_of))
+}

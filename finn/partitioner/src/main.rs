@@ -1,0 +1,82 @@
+//! `finn-partition`: partition a FINN dataflow graph across FPGAs.
+
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+
+use anyhow::{Context, Result};
+use clap::Parser;
+use finn_partitioner::{devices, estimates, partition, plan, topology, Objective, Options};
+
+#[derive(Parser)]
+#[command(about = "Partition a FINN dataflow graph across FPGAs with a MIP (CBC)")]
+struct Cli {
+    /// Estimates JSON from finn/flow/export_estimates.py.
+    #[arg(long)]
+    estimates: PathBuf,
+    /// Devices JSON ({"devices": [{"name", "kind": "U280", "clk_mhz", ...}]}).
+    #[arg(long)]
+    devices: PathBuf,
+    /// Topology JSON ({"kind": "chain" | "ring" | "switch" | "links", ...}).
+    #[arg(long)]
+    topology: PathBuf,
+    #[arg(long, value_enum, default_value = "balanced")]
+    objective: Objective,
+    /// Plan JSON to write.
+    #[arg(long)]
+    out: PathBuf,
+    /// Directory for one folding config per device (<device>.json).
+    #[arg(long)]
+    folding_dir: Option<PathBuf>,
+    #[arg(long, default_value_t = 60.0)]
+    time_limit: f64,
+    /// Also budget FF (FINN's analytic estimates have none, so off by default).
+    #[arg(long)]
+    with_ff: bool,
+}
+
+fn write_atomic(path: &Path, text: &str) -> Result<()> {
+    if let Some(dir) = path.parent() {
+        std::fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))?;
+    }
+    let tmp = path.with_extension("tmp");
+    std::fs::write(&tmp, text).with_context(|| format!("writing {}", tmp.display()))?;
+    std::fs::rename(&tmp, path).with_context(|| format!("renaming to {}", path.display()))
+}
+
+fn run(cli: &Cli) -> Result<()> {
+    let est = estimates::Estimates::load(&cli.estimates)?;
+    let devs = devices::load(&cli.devices)?;
+    let topo = topology::load(&cli.topology)?;
+    let mut opts = Options { objective: cli.objective, time_limit_s: cli.time_limit, ..Options::default() };
+    opts.considered[1] = cli.with_ff;
+    let plan = partition(&est, &devs, &topo, &opts).with_context(|| format!("partitioning {}", cli.estimates.display()))?;
+    if let Some(dir) = &cli.folding_dir {
+        for d in &plan.devices {
+            let cfg = plan::folding_config(&plan, &d.name);
+            write_atomic(&dir.join(format!("{}.json", d.name)), &serde_json::to_string_pretty(&cfg)?)?;
+        }
+    }
+    write_atomic(&cli.out, &serde_json::to_string_pretty(&plan)?)?;
+    eprintln!(
+        "{} devices, {:.1} FPS, {} cut(s), solved in {:.2} s ({})",
+        plan.devices.len(),
+        plan.fps,
+        plan.cuts.len(),
+        plan.solver.seconds,
+        if plan.solver.optimal { "optimal".to_string() } else { format!("gap {:.2}%", plan.solver.gap * 100.0) }
+    );
+    println!("{}", cli.out.display());
+    Ok(())
+}
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    match run(&cli) {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("error: {e:#}");
+            // buck2's convention: 3 = user error
+            ExitCode::from(3)
+        }
+    }
+}

@@ -1,0 +1,416 @@
+//! The mixed-integer program: place every unit (with one of its foldings) on one
+//! device so that each device holds a contiguous piece of the dataflow graph, every
+//! cross-device stream runs over a link of the topology, and every device stays
+//! within its resource bounds.
+
+use std::time::Instant;
+
+use anyhow::{bail, Result};
+use good_lp::solvers::coin_cbc::coin_cbc;
+use good_lp::{
+    constraint, variable, Expression, ProblemVariables, ResolutionError, Solution, SolutionStatus, SolverModel,
+    Variable, WithTimeLimit,
+};
+use serde::Serialize;
+
+use crate::devices::Device;
+use crate::folding::{Unit, UnitEdge};
+use crate::resources::{NUM_RES, RES_NAMES};
+use crate::topology::Layout;
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, clap::ValueEnum)]
+#[serde(rename_all = "snake_case")]
+pub enum Objective {
+    /// Minimise the highest utilisation of any resource on any device.
+    Balanced,
+    /// Minimise the bits per frame that cross devices.
+    MinCut,
+    /// Maximise end-to-end frames per second, choosing each layer's folding.
+    Throughput,
+}
+
+pub struct Problem<'a> {
+    pub units: &'a [Unit],
+    pub edges: &'a [UnitEdge],
+    pub devices: &'a [Device],
+    pub layout: &'a Layout,
+    pub objective: Objective,
+    /// Resources that are budgeted (FINN has no FF estimate, so FF is off by default).
+    pub considered: [bool; NUM_RES],
+    pub time_limit_s: f64,
+    pub layer_names: &'a [String],
+}
+
+#[derive(Clone, Debug)]
+pub struct Placement {
+    /// Per unit: (device index, candidate index).
+    pub assign: Vec<(usize, usize)>,
+    pub objective: f64,
+    pub best_bound: f64,
+    pub optimal: bool,
+    pub solve_seconds: f64,
+}
+
+/// Why no placement exists, in the user's terms.
+#[derive(Debug)]
+pub struct Infeasible {
+    pub message: String,
+}
+
+impl std::fmt::Display for Infeasible {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.message)
+    }
+}
+impl std::error::Error for Infeasible {}
+
+struct Vars {
+    /// y[u][c][d]
+    y: Vec<Vec<Vec<Variable>>>,
+}
+
+impl Vars {
+    fn x(&self, u: usize, d: usize) -> Expression {
+        self.y[u].iter().map(|cd| cd[d]).sum()
+    }
+}
+
+fn is_path(p: &Problem) -> bool {
+    let n = p.units.len();
+    let mut outdeg = vec![0; n];
+    let mut indeg = vec![0; n];
+    for e in p.edges {
+        outdeg[e.from] += 1;
+        indeg[e.to] += 1;
+    }
+    outdeg.iter().all(|&d| d <= 1) && indeg.iter().all(|&d| d <= 1)
+}
+
+/// Solve for every device order of the layout (one for chains, one per start for
+/// rings of unequal devices) and keep the best.
+pub fn solve(p: &Problem) -> Result<Placement> {
+    let start = Instant::now();
+    let result = match p.layout {
+        Layout::Ordered(orders) => {
+            let mut best: Option<Placement> = None;
+            let mut last_err = None;
+            for order in orders {
+                match solve_once(p, Some(order), false) {
+                    Ok(pl) => {
+                        if best.as_ref().is_none_or(|b| pl.objective < b.objective) {
+                            best = Some(pl);
+                        }
+                    }
+                    Err(e) => last_err = Some(e),
+                }
+            }
+            match (best, last_err) {
+                (Some(b), _) => Ok(b),
+                (None, Some(e)) => Err(e),
+                (None, None) => bail!("the topology has no device order"),
+            }
+        }
+        Layout::General { .. } => solve_once(p, None, false),
+    };
+    match result {
+        Ok(mut pl) => {
+            pl.solve_seconds = start.elapsed().as_secs_f64();
+            Ok(pl)
+        }
+        Err(e) if e.downcast_ref::<ResolutionError>().is_some_and(|r| matches!(r, ResolutionError::Infeasible)) => {
+            Err(diagnose(p).into())
+        }
+        Err(e) => Err(e),
+    }
+}
+
+/// Build and solve one MIP. With `relax`, resource bounds get slack variables whose
+/// sum is minimised: used to find which bound makes the problem infeasible.
+fn solve_once(p: &Problem, order: Option<&Vec<usize>>, relax: bool) -> Result<Placement> {
+    let nd = p.devices.len();
+    let mut vars = ProblemVariables::new();
+    let y: Vec<Vec<Vec<Variable>>> = p
+        .units
+        .iter()
+        .map(|u| u.candidates.iter().map(|_| (0..nd).map(|_| vars.add(variable().binary())).collect()).collect())
+        .collect();
+    let v = Vars { y };
+    let mut cons = Vec::new();
+
+    for u in 0..p.units.len() {
+        let all: Expression = (0..nd).map(|d| v.x(u, d)).sum();
+        cons.push(constraint!(all == 1));
+    }
+
+    // Resource bounds per device.
+    let t = vars.add(variable().min(0.0));
+    let mut slack_sum = Expression::from(0.0);
+    for (d, dev) in p.devices.iter().enumerate() {
+        for r in 0..NUM_RES {
+            if !p.considered[r] {
+                continue;
+            }
+            let mut use_expr = Expression::from(0.0);
+            for (u, unit) in p.units.iter().enumerate() {
+                for (c, cand) in unit.candidates.iter().enumerate() {
+                    let a = cand.res.get(r);
+                    if a != 0.0 {
+                        use_expr += a * v.y[u][c][d];
+                    }
+                }
+            }
+            let total = dev.total.get(r).max(1.0);
+            if relax {
+                let s = vars.add(variable().min(0.0));
+                slack_sum += s * (1.0 / total);
+                cons.push(constraint!(use_expr.clone() - s <= dev.cap.get(r)));
+                let s2 = vars.add(variable().min(0.0));
+                slack_sum += s2 * (1.0 / total);
+                if dev.floor.get(r) > 0.0 {
+                    cons.push(constraint!(use_expr.clone() + s2 >= dev.floor.get(r)));
+                }
+            } else {
+                cons.push(constraint!(use_expr.clone() <= dev.cap.get(r)));
+                if dev.floor.get(r) > 0.0 {
+                    cons.push(constraint!(use_expr.clone() >= dev.floor.get(r)));
+                }
+            }
+            if p.objective == Objective::Balanced {
+                cons.push(constraint!(use_expr * (1.0 / total) <= t));
+            }
+        }
+    }
+
+    // Contiguity and links.
+    let mut cut_bits = Expression::from(0.0);
+    match order {
+        Some(order) => {
+            let pos = |u: usize| -> Expression { order.iter().enumerate().map(|(k, &d)| (k as f64) * v.x(u, d)).sum() };
+            // The network's input enters on the first device of the order.
+            cons.push(constraint!(v.x(0, order[0]) == 1));
+            for e in p.edges {
+                let step = pos(e.to) - pos(e.from);
+                cons.push(constraint!(step.clone() >= 0));
+                cons.push(constraint!(step.clone() <= 1));
+                cut_bits += (e.bits_per_frame as f64) * step;
+            }
+            if !is_path(p) {
+                // A link carries one stream per direction: at most one edge per cut.
+                for k in 0..nd.saturating_sub(1) {
+                    let z = |u: usize| -> Expression { order[..=k].iter().map(|&d| v.x(u, d)).sum() };
+                    let crossing: Expression = p.edges.iter().map(|e| z(e.from) - z(e.to)).sum();
+                    cons.push(constraint!(crossing <= 1));
+                }
+            }
+        }
+        None => {
+            let Layout::General { mult, dynamic } = p.layout else { unreachable!() };
+            let mut used = vec![vec![None; nd]; nd];
+            for a in 0..nd {
+                for b in 0..nd {
+                    if a != b && mult[a][b] > 0 {
+                        used[a][b] = Some(vars.add(variable().binary()));
+                    }
+                }
+            }
+            cons.push(constraint!(v.x(0, 0) == 1));
+            let mut streams: Vec<Vec<Expression>> = vec![vec![Expression::from(0.0); nd]; nd];
+            for e in p.edges {
+                for a in 0..nd {
+                    for b in 0..nd {
+                        if a == b {
+                            continue;
+                        }
+                        match used[a][b] {
+                            None => cons.push(constraint!(v.x(e.from, a) + v.x(e.to, b) <= 1)),
+                            Some(ub) => {
+                                let c = vars.add(variable().min(0.0).max(1.0));
+                                cons.push(constraint!(c >= v.x(e.from, a) + v.x(e.to, b) - 1));
+                                cons.push(constraint!(ub >= c));
+                                streams[a][b] += c;
+                                cut_bits += (e.bits_per_frame as f64) * c;
+                            }
+                        }
+                    }
+                }
+            }
+            // Device order variables keep the device-level graph acyclic, which is
+            // what makes each device's share of the dataflow graph contiguous.
+            let ord: Vec<Variable> = (0..nd).map(|_| vars.add(variable().min(0.0).max(nd as f64))).collect();
+            let big = nd as f64 + 1.0;
+            for a in 0..nd {
+                for b in 0..nd {
+                    if let Some(ub) = used[a][b] {
+                        cons.push(constraint!(streams[a][b].clone() <= mult[a][b] as f64));
+                        cons.push(constraint!(ord[b] >= ord[a] + 1.0 - big * (1.0 - ub)));
+                    }
+                }
+            }
+            if *dynamic {
+                // Switch: each device connects to at most `ports` partners.
+                let mut link_vars: Vec<Vec<Option<Variable>>> = vec![vec![None; nd]; nd];
+                for a in 0..nd {
+                    for b in (a + 1)..nd {
+                        if let (Some(ab), Some(ba)) = (used[a][b], used[b][a]) {
+                            let lk = vars.add(variable().binary());
+                            cons.push(constraint!(lk >= ab));
+                            cons.push(constraint!(lk >= ba));
+                            link_vars[a][b] = Some(lk);
+                            link_vars[b][a] = Some(lk);
+                        }
+                    }
+                }
+                for (a, dev) in p.devices.iter().enumerate() {
+                    let n_links: Expression = link_vars[a].iter().flatten().map(|&l| Expression::from(l)).sum();
+                    cons.push(constraint!(n_links <= dev.ports as f64));
+                }
+            }
+        }
+    }
+
+    // Throughput: every unit's cycles at its device's clock bound the frame period.
+    let tau = vars.add(variable().min(0.0));
+    if p.objective == Objective::Throughput {
+        for (u, unit) in p.units.iter().enumerate() {
+            let mut per: Expression = Expression::from(0.0);
+            for (c, cand) in unit.candidates.iter().enumerate() {
+                for (d, dev) in p.devices.iter().enumerate() {
+                    per += (cand.cycles as f64 / dev.clk_mhz) * v.y[u][c][d];
+                }
+            }
+            cons.push(constraint!(per <= tau));
+        }
+    }
+
+    let total_bits: f64 = p.edges.iter().map(|e| e.bits_per_frame as f64).sum::<f64>().max(1.0);
+    let objective: Expression = if relax {
+        slack_sum
+    } else {
+        match p.objective {
+            // Ties are broken towards fewer bits crossing devices.
+            Objective::Balanced => t + cut_bits * (1e-3 / total_bits),
+            Objective::MinCut => cut_bits * (1.0 / total_bits),
+            Objective::Throughput => tau + cut_bits * (1e-3 / total_bits),
+        }
+    };
+
+    let mut model = vars.minimise(objective.clone()).using(coin_cbc);
+    model.set_parameter("log", "0");
+    model.set_parameter("slogLevel", "0");
+    // The tie-breaks above are small: stop only at a proven optimum.
+    model.set_parameter("allowableGap", "1e-9");
+    model.set_parameter("ratioGap", "0");
+    let mut model = model.with_time_limit(p.time_limit_s);
+    for c in cons {
+        model.add_constraint(c);
+    }
+    let sol = model.solve()?;
+    let optimal = matches!(sol.status(), SolutionStatus::Optimal);
+    let raw = sol.model();
+    let (obj, bound) = (raw.obj_value(), raw.best_possible_value());
+    let mut assign = Vec::with_capacity(p.units.len());
+    for (u, unit) in p.units.iter().enumerate() {
+        let mut found = None;
+        for c in 0..unit.candidates.len() {
+            for d in 0..nd {
+                if sol.value(v.y[u][c][d]).round() >= 1.0 {
+                    found = Some((d, c));
+                }
+            }
+        }
+        match found {
+            Some(f) => assign.push(f),
+            None => bail!("the solver stopped (time limit {} s) before finding a placement", p.time_limit_s),
+        }
+    }
+    Ok(Placement { assign, objective: obj, best_bound: bound, optimal, solve_seconds: 0.0 })
+}
+
+/// Explain an infeasible problem: first a unit too big for any device, then the
+/// resource whose total exceeds all budgets, else the bound a relaxed solve violates.
+fn diagnose(p: &Problem) -> Infeasible {
+    for r in 0..NUM_RES {
+        if !p.considered[r] {
+            continue;
+        }
+        for unit in p.units {
+            let need = unit.candidates.iter().map(|c| c.res.get(r)).fold(f64::INFINITY, f64::min);
+            if p.devices.iter().all(|d| need > d.cap.get(r)) {
+                let best = p.devices.iter().max_by(|a, b| a.cap.get(r).total_cmp(&b.cap.get(r))).unwrap();
+                return Infeasible {
+                    message: format!(
+                        "infeasible: {} needs {need:.0} {} but device {} allows at most {:.0} (its largest budget); \
+                         raise max_util or use a larger device",
+                        unit_name(p, unit),
+                        RES_NAMES[r],
+                        best.name,
+                        best.cap.get(r)
+                    ),
+                };
+            }
+        }
+        let need: f64 = p
+            .units
+            .iter()
+            .map(|u| u.candidates.iter().map(|c| c.res.get(r)).fold(f64::INFINITY, f64::min))
+            .sum();
+        let have: f64 = p.devices.iter().map(|d| d.cap.get(r)).sum();
+        if need > have {
+            return Infeasible {
+                message: format!(
+                    "infeasible: the network needs at least {need:.0} {} but all {} devices together allow {have:.0}; \
+                     add devices or raise max_util",
+                    RES_NAMES[r],
+                    p.devices.len()
+                ),
+            };
+        }
+    }
+    let order = match p.layout {
+        Layout::Ordered(o) => o.first(),
+        Layout::General { .. } => None,
+    };
+    match solve_once(p, order, true) {
+        Ok(pl) => {
+            let mut worst: Option<(f64, usize, usize, f64, f64)> = None;
+            for (d, dev) in p.devices.iter().enumerate() {
+                for r in 0..NUM_RES {
+                    if !p.considered[r] {
+                        continue;
+                    }
+                    let used: f64 = pl
+                        .assign
+                        .iter()
+                        .enumerate()
+                        .filter(|(_, &(dd, _))| dd == d)
+                        .map(|(u, &(_, c))| p.units[u].candidates[c].res.get(r))
+                        .sum();
+                    let over = (used - dev.cap.get(r)).max(dev.floor.get(r) - used) / dev.total.get(r).max(1.0);
+                    if over > 1e-9 && worst.is_none_or(|w| over > w.0) {
+                        worst = Some((over, d, r, used, if used > dev.cap.get(r) { dev.cap.get(r) } else { dev.floor.get(r) }));
+                    }
+                }
+            }
+            match worst {
+                Some((_, d, r, used, bound)) => Infeasible {
+                    message: format!(
+                        "infeasible: the binding resource is {} on device {}: the best contiguous placement needs {used:.0} \
+                         against a bound of {bound:.0}; relax that device's {} bounds, add devices or change the topology",
+                        RES_NAMES[r], p.devices[d].name, RES_NAMES[r]
+                    ),
+                },
+                None => Infeasible {
+                    message: "infeasible: no placement satisfies the topology's links and ports".into(),
+                },
+            }
+        }
+        Err(_) => Infeasible {
+            message: "infeasible: no contiguous placement fits the topology's links and port limits".into(),
+        },
+    }
+}
+
+fn unit_name(p: &Problem, unit: &Unit) -> String {
+    let names: Vec<&str> = unit.layers.iter().map(|&i| p.layer_names[i].as_str()).collect();
+    format!("layer {}", names.join(" + "))
+}

@@ -1,0 +1,280 @@
+//! The result: which layer runs where with which folding, what crosses each cut, and
+//! what every device uses and achieves; plus the per-device folding configs.
+
+use std::collections::BTreeMap;
+
+use serde::Serialize;
+use serde_json::{json, Value};
+
+use crate::cost::{self, Fold, Kind};
+use crate::devices::Device;
+use crate::estimates::Estimates;
+use crate::folding::{Unit, UnitEdge};
+use crate::mip::{Objective, Placement};
+use crate::resources::{Res, NUM_RES, RES_NAMES};
+
+/// One hop over an AuroraFlow link (the paper's measured minimum, 64 B).
+pub const LINK_HOP_US: f64 = 0.51;
+
+#[derive(Debug, Serialize)]
+pub struct Plan {
+    pub model: String,
+    pub objective: Objective,
+    pub topology: Value,
+    pub solver: SolverReport,
+    pub fps: f64,
+    pub latency_ms: f64,
+    pub bottleneck: String,
+    pub devices: Vec<DevicePlan>,
+    pub cuts: Vec<Cut>,
+    pub layers: Vec<LayerPlan>,
+}
+
+#[derive(Debug, Serialize)]
+pub struct SolverReport {
+    pub solver: &'static str,
+    pub seconds: f64,
+    pub optimal: bool,
+    pub objective: f64,
+    pub best_bound: f64,
+    pub gap: f64,
+    pub units: usize,
+    pub candidates: usize,
+}
+
+#[derive(Debug, Serialize)]
+pub struct DevicePlan {
+    pub name: String,
+    pub clk_mhz: f64,
+    pub layers: Vec<String>,
+    pub resources: Res,
+    pub reserved_link_kernels: Res,
+    /// Fraction of the device's total, dataflow layers plus reserved link kernels.
+    pub utilization: BTreeMap<&'static str, f64>,
+    pub max_cycles: u64,
+    pub fps: f64,
+}
+
+#[derive(Debug, Serialize)]
+pub struct Cut {
+    pub from_layer: String,
+    pub to_layer: String,
+    pub from_device: String,
+    pub to_device: String,
+    pub stream_bits: u64,
+    pub bits_per_frame: u64,
+    pub gbps: f64,
+}
+
+#[derive(Debug, Serialize)]
+pub struct LayerPlan {
+    pub name: String,
+    pub op_type: String,
+    pub device: String,
+    pub folding: BTreeMap<&'static str, i64>,
+    pub cycles: u64,
+    pub res: Res,
+    /// "finn_report": FINN's figures for this folding; "formula": FINN's formulas
+    /// evaluated here; "finn_report_fixed": FINN has no formula for this op, so its
+    /// reported resources for the exported folding are kept.
+    pub res_from: &'static str,
+}
+
+/// The node attributes a folding sets, as FINN's folding config spells them.
+pub fn folding_attrs(op_type: &str, f: Fold) -> BTreeMap<&'static str, i64> {
+    let mut m = BTreeMap::new();
+    match cost::kind(op_type) {
+        Kind::Mvau { .. } | Kind::Vvau { .. } => {
+            m.insert("PE", f.pe);
+            m.insert("SIMD", f.simd);
+        }
+        Kind::Swg => {
+            m.insert("SIMD", f.simd);
+            m.insert("parallel_window", f.parallel_window as i64);
+        }
+        Kind::Linear { par_attr: "SIMD" } => {
+            m.insert("SIMD", f.simd);
+        }
+        Kind::Linear { .. } => {
+            m.insert("PE", f.pe);
+        }
+        Kind::Other => {}
+    }
+    m
+}
+
+/// For the throughput objective: the solver only bounds the slowest unit, so give
+/// every other unit the cheapest folding that is no slower than the frame period and
+/// uses no more of any resource than the solver's pick.
+pub fn trim_foldings(units: &[Unit], devices: &[Device], pl: &mut Placement) {
+    let period = pl
+        .assign
+        .iter()
+        .enumerate()
+        .map(|(u, &(d, c))| units[u].candidates[c].cycles as f64 / devices[d].clk_mhz)
+        .fold(0.0, f64::max);
+    for (u, a) in pl.assign.iter_mut().enumerate() {
+        let (d, c) = *a;
+        let chosen = &units[u].candidates[c];
+        let dev = &devices[d];
+        let weight = |r: &Res| (0..NUM_RES).map(|i| r.get(i) / dev.total.get(i).max(1.0)).sum::<f64>();
+        // Cheapest first; among equally cheap, the least parallel (narrowest streams).
+        let mut best = c;
+        for (k, cand) in units[u].candidates.iter().enumerate() {
+            let b = &units[u].candidates[best];
+            let better = weight(&cand.res) < weight(&b.res)
+                || (weight(&cand.res) == weight(&b.res) && cand.cycles > b.cycles);
+            if cand.cycles as f64 / dev.clk_mhz <= period * (1.0 + 1e-9) && cand.res.dominated_by_or_eq(&chosen.res) && better {
+                best = k;
+            }
+        }
+        a.1 = best;
+    }
+}
+
+pub struct Inputs<'a> {
+    pub est: &'a Estimates,
+    pub units: &'a [Unit],
+    pub edges: &'a [UnitEdge],
+    pub unit_of: &'a [usize],
+    pub devices: &'a [Device],
+    pub topology: Value,
+    pub objective: Objective,
+    pub fpga_part: &'a str,
+}
+
+pub fn build(inp: &Inputs, pl: &Placement) -> Plan {
+    let nl = inp.est.layers.len();
+    let mut layer_dev = vec![0usize; nl];
+    let mut layer_fold = vec![Fold { pe: 1, simd: 1, parallel_window: false }; nl];
+    let mut layer_cycles = vec![0u64; nl];
+    let mut layer_res = vec![Res::default(); nl];
+    let mut layer_width = vec![0u64; nl];
+    let mut layer_src = vec!["finn_report"; nl];
+    for (u, &(d, c)) in pl.assign.iter().enumerate() {
+        let cand = &inp.units[u].candidates[c];
+        for (k, &(i, f)) in cand.folds.iter().enumerate() {
+            layer_dev[i] = d;
+            layer_fold[i] = f;
+            layer_width[i] = cand.out_stream_bits[k];
+            let l = &inp.est.layers[i];
+            // Per-layer figures: FINN's own for the exported folding, ours otherwise.
+            if f == cost::current_fold(l) {
+                layer_cycles[i] = l.cycles;
+                layer_res[i] = l.res;
+            } else if let Ok(cst) = cost::estimate(l, f, inp.fpga_part) {
+                layer_cycles[i] = cst.cycles;
+                layer_res[i] = cst.res;
+                layer_src[i] = if cst.modelled { "formula" } else { "finn_report_fixed" };
+            }
+        }
+    }
+    let mut devices = Vec::new();
+    for (d, dev) in inp.devices.iter().enumerate() {
+        let mine: Vec<usize> = (0..nl).filter(|&i| layer_dev[i] == d).collect();
+        let res = mine.iter().fold(Res::default(), |a, &i| a.add(&layer_res[i]));
+        let max_cycles = mine.iter().map(|&i| layer_cycles[i]).max().unwrap_or(0);
+        let mut util = BTreeMap::new();
+        for (r, name) in RES_NAMES.iter().enumerate() {
+            let used = if mine.is_empty() { 0.0 } else { res.get(r) + dev.reserved.get(r) };
+            util.insert(*name, used / dev.total.get(r).max(1.0));
+        }
+        devices.push(DevicePlan {
+            name: dev.name.clone(),
+            clk_mhz: dev.clk_mhz,
+            layers: mine.iter().map(|&i| inp.est.layers[i].name.clone()).collect(),
+            resources: res,
+            reserved_link_kernels: if mine.is_empty() { Res::default() } else { dev.reserved },
+            utilization: util,
+            max_cycles,
+            fps: if max_cycles > 0 { dev.clk_mhz * 1e6 / max_cycles as f64 } else { 0.0 },
+        });
+    }
+    let (mut fps, mut bottleneck) = (f64::INFINITY, String::new());
+    for i in 0..nl {
+        let f = inp.devices[layer_dev[i]].clk_mhz * 1e6 / layer_cycles[i].max(1) as f64;
+        if f < fps {
+            fps = f;
+            bottleneck = inp.est.layers[i].name.clone();
+        }
+    }
+    let idx = inp.est.index();
+    let mut cuts = Vec::new();
+    for (i, l) in inp.est.layers.iter().enumerate() {
+        for p in &l.preds {
+            let j = idx[p.as_str()];
+            if layer_dev[i] != layer_dev[j] {
+                cuts.push(Cut {
+                    from_layer: p.clone(),
+                    to_layer: l.name.clone(),
+                    from_device: inp.devices[layer_dev[j]].name.clone(),
+                    to_device: inp.devices[layer_dev[i]].name.clone(),
+                    stream_bits: layer_width[j],
+                    bits_per_frame: inp.est.layers[j].out_bits_per_frame,
+                    gbps: inp.est.layers[j].out_bits_per_frame as f64 * fps / 1e9,
+                });
+            }
+        }
+    }
+    // FINN's latency model: the sum of cycles along the longest path (no overlap),
+    // here at each layer's own clock, plus one link hop per device crossing.
+    let mut longest = vec![0.0f64; nl];
+    for (i, l) in inp.est.layers.iter().enumerate() {
+        let own = layer_cycles[i] as f64 / inp.devices[layer_dev[i]].clk_mhz;
+        let before = l
+            .preds
+            .iter()
+            .map(|p| {
+                let j = idx[p.as_str()];
+                longest[j] + if layer_dev[j] != layer_dev[i] { LINK_HOP_US } else { 0.0 }
+            })
+            .fold(0.0, f64::max);
+        longest[i] = before + own;
+    }
+    let latency_us = longest.iter().cloned().fold(0.0, f64::max);
+    let n_cands = inp.units.iter().map(|u| u.candidates.len()).sum();
+    let gap = if pl.objective.abs() > 1e-12 { ((pl.objective - pl.best_bound) / pl.objective.abs()).max(0.0) } else { 0.0 };
+    Plan {
+        model: inp.est.model.clone(),
+        objective: inp.objective,
+        topology: inp.topology.clone(),
+        solver: SolverReport {
+            solver: "CBC (good_lp coin_cbc)",
+            seconds: pl.solve_seconds,
+            optimal: pl.optimal,
+            objective: pl.objective,
+            best_bound: pl.best_bound,
+            gap,
+            units: inp.units.len(),
+            candidates: n_cands,
+        },
+        fps,
+        latency_ms: latency_us / 1000.0,
+        bottleneck,
+        devices,
+        cuts,
+        layers: (0..nl)
+            .map(|i| LayerPlan {
+                name: inp.est.layers[i].name.clone(),
+                op_type: inp.est.layers[i].op_type.clone(),
+                device: inp.devices[layer_dev[i]].name.clone(),
+                folding: folding_attrs(&inp.est.layers[i].op_type, layer_fold[i]),
+                cycles: layer_cycles[i],
+                res: layer_res[i],
+                res_from: layer_src[i],
+            })
+            .collect(),
+    }
+}
+
+/// FINN folding config (qonnx ApplyConfig format) for the layers of one device.
+pub fn folding_config(plan: &Plan, device: &str) -> Value {
+    let mut m = serde_json::Map::new();
+    m.insert("Defaults".into(), json!({}));
+    for l in plan.layers.iter().filter(|l| l.device == device) {
+        if !l.folding.is_empty() {
+            m.insert(l.name.clone(), json!(l.folding));
+        }
+    }
+    Value::Object(m)
+}

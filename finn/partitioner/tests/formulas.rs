@@ -1,0 +1,41 @@
+//! The Rust estimate formulas against FINN's own estimate reports (exported by
+//! finn/flow/export_estimates.py from finn-plus 1.6.1): same folding, same figures.
+
+use std::path::PathBuf;
+
+use finn_partitioner::cost::{self, current_fold};
+use finn_partitioner::estimates::Estimates;
+use finn_partitioner::resources::{NUM_RES, RES_NAMES};
+
+fn data(name: &str) -> Estimates {
+    let p = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/data").join(name);
+    Estimates::load(&p).unwrap()
+}
+
+/// Every modelled layer reproduces FINN's cycles and resources exactly; returns how
+/// many layers were checked with their resources.
+fn check(est: &Estimates) -> usize {
+    let mut modelled = 0;
+    for l in &est.layers {
+        let c = cost::estimate(l, current_fold(l), "xcu280-fsvh2892-2L-e").unwrap();
+        assert_eq!(c.cycles, l.cycles, "cycles of {} ({})", l.name, l.op_type);
+        if c.modelled {
+            modelled += 1;
+            for r in 0..NUM_RES {
+                assert_eq!(c.res.get(r), l.res.get(r), "{} of {} ({})", RES_NAMES[r], l.name, l.op_type);
+            }
+        }
+        assert_eq!(c.out_stream_bits, l.out_stream_bits, "output stream width of {}", l.name);
+    }
+    modelled
+}
+
+#[test]
+fn tiny_network_matches_finn_report() {
+    assert!(check(&data("tiny_estimates.json")) >= 15);
+}
+
+#[test]
+fn mobilenet_auto_folding_matches_finn_report() {
+    assert!(check(&data("mobilenet_v1_estimates.json")) >= 43);
+}

@@ -1,0 +1,285 @@
+//! Partitioning behaviour: contiguity, budgets, topologies, ports, objectives, and
+//! optimality against an exhaustive search on small graphs.
+
+use std::path::PathBuf;
+
+use finn_partitioner::devices::{self, Device, DeviceSpec};
+use finn_partitioner::estimates::Estimates;
+use finn_partitioner::plan::Plan;
+use finn_partitioner::resources::Res;
+use finn_partitioner::topology::{Link, Topology};
+use finn_partitioner::{partition, Objective, Options};
+use serde_json::json;
+
+fn mobilenet() -> Estimates {
+    let p = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/data/mobilenet_v1_estimates.json");
+    Estimates::load(&p).unwrap()
+}
+
+fn u280s(n: usize, max_util: f64) -> Vec<Device> {
+    (0..n)
+        .map(|i| {
+            DeviceSpec {
+                name: format!("fpga{i}"),
+                kind: Some("U280".into()),
+                total: None,
+                clk_mhz: 250.0,
+                ports: None,
+                max_util: Some(Res { lut: max_util, ff: max_util, bram18: max_util, uram: max_util, dsp: max_util }),
+                min_util: None,
+                reserve_link_kernels: None,
+            }
+            .resolve()
+            .unwrap()
+        })
+        .collect()
+}
+
+fn opts(objective: Objective) -> Options {
+    Options { objective, ..Options::default() }
+}
+
+fn device_index(plan: &Plan, name: &str) -> usize {
+    plan.devices.iter().position(|d| d.name == name).unwrap()
+}
+
+/// Along every dataflow edge the device index never decreases and steps by at most
+/// one (chain contiguity).
+fn assert_chain_contiguous(est: &Estimates, plan: &Plan) {
+    let dev: std::collections::HashMap<&str, usize> =
+        plan.layers.iter().map(|l| (l.name.as_str(), device_index(plan, &l.device))).collect();
+    for l in &est.layers {
+        for p in &l.preds {
+            let (a, b) = (dev[p.as_str()], dev[l.name.as_str()]);
+            assert!(b == a || b == a + 1, "edge {p} -> {} goes from device {a} to {b}", l.name);
+        }
+    }
+}
+
+#[test]
+fn balanced_chain_on_two_u280s_is_contiguous_and_within_budget() {
+    let est = mobilenet();
+    let plan = partition(&est, &u280s(2, 0.8), &Topology::Chain, &opts(Objective::Balanced)).unwrap();
+    assert_chain_contiguous(&est, &plan);
+    assert_eq!(plan.cuts.len(), 1);
+    for d in &plan.devices {
+        assert!(!d.layers.is_empty());
+        for (r, u) in &d.utilization {
+            assert!(*u <= 0.8 + 1e-9, "{r} on {} at {u}", d.name);
+        }
+    }
+    assert!(plan.solver.optimal);
+}
+
+#[test]
+fn ring_topology_is_accepted_where_finn_plus_raises() {
+    let est = mobilenet();
+    for n in [2, 3] {
+        let plan = partition(&est, &u280s(n, 0.3), &Topology::Ring, &opts(Objective::Balanced)).unwrap();
+        assert_chain_contiguous(&est, &plan);
+    }
+}
+
+#[test]
+fn a_budget_no_partition_meets_names_resource_and_device() {
+    let est = mobilenet();
+    let err = partition(&est, &u280s(2, 0.05), &Topology::Chain, &opts(Objective::Balanced)).unwrap_err();
+    let msg = format!("{err:#}");
+    assert!(msg.contains("infeasible"), "{msg}");
+    assert!(msg.contains("BRAM_18K") || msg.contains("DSP"), "{msg}");
+    assert!(msg.contains("fpga") || msg.contains("devices"), "{msg}");
+}
+
+#[test]
+fn one_layer_too_big_for_every_device_is_named() {
+    let est = mobilenet();
+    let err = partition(&est, &u280s(4, 0.02), &Topology::Chain, &opts(Objective::Balanced)).unwrap_err();
+    let msg = format!("{err:#}");
+    assert!(msg.contains("layer ") && msg.contains("fpga"), "{msg}");
+}
+
+#[test]
+fn more_links_than_ports_is_an_error() {
+    let devs = u280s(3, 0.8);
+    let links = vec![
+        Link { a: "fpga0".into(), a_port: 0, b: "fpga1".into(), b_port: 0 },
+        Link { a: "fpga0".into(), a_port: 1, b: "fpga2".into(), b_port: 0 },
+        Link { a: "fpga0".into(), a_port: 2, b: "fpga2".into(), b_port: 1 },
+    ];
+    let err = Topology::Links { links }.layout(&devs).unwrap_err();
+    let msg = format!("{err:#}");
+    assert!(msg.contains("fpga0") && msg.contains("port"), "{msg}");
+}
+
+#[test]
+fn chain_needing_two_ports_on_a_one_port_device_is_an_error() {
+    let mut devs = u280s(3, 0.8);
+    devs[1].ports = 1;
+    let msg = format!("{:#}", Topology::Chain.layout(&devs).unwrap_err());
+    assert!(msg.contains("fpga1") && msg.contains("2 links"), "{msg}");
+}
+
+#[test]
+fn switch_port_limit_binds() {
+    // Budgets force at least two devices. With one port per device a switch can
+    // connect only one pair, so a split over three devices is impossible.
+    let est = mobilenet();
+    let mut devs = u280s(3, 0.3);
+    for d in &mut devs {
+        d.ports = 1;
+    }
+    let plan = partition(&est, &devs, &Topology::Switch, &opts(Objective::Balanced)).unwrap();
+    let used = plan.devices.iter().filter(|d| !d.layers.is_empty()).count();
+    assert_eq!(used, 2, "one port per device allows exactly one link");
+    let mut two_ports = u280s(3, 0.3);
+    for d in &mut two_ports {
+        d.ports = 2;
+    }
+    let plan3 = partition(&est, &two_ports, &Topology::Switch, &opts(Objective::Balanced)).unwrap();
+    let used3 = plan3.devices.iter().filter(|d| !d.layers.is_empty()).count();
+    assert_eq!(used3, 3, "with two ports the balanced plan spreads over all three");
+    // A budget that needs three devices fails with one port each.
+    let mut tight = u280s(3, 0.2);
+    for d in &mut tight {
+        d.ports = 1;
+    }
+    assert!(partition(&est, &tight, &Topology::Switch, &opts(Objective::Balanced)).is_err());
+}
+
+#[test]
+fn throughput_grows_with_cards_under_tight_budgets() {
+    let est = mobilenet();
+    let mut last = 0.0;
+    let mut fps = Vec::new();
+    for n in [1, 2, 3, 4] {
+        let plan = partition(&est, &u280s(n, 0.12), &Topology::Chain, &opts(Objective::Throughput)).unwrap();
+        assert_chain_contiguous(&est, &plan);
+        assert!(plan.fps >= last - 1e-6, "{n} cards: {} FPS after {last}", plan.fps);
+        last = plan.fps;
+        fps.push(plan.fps);
+    }
+    assert!(fps[1] > fps[0] * 1.2, "{fps:?}");
+    // The exported folding runs at FINN's figure; unfolding must beat it.
+    let finn_fps = 250e6 / 113127.0;
+    assert!(fps[1] > finn_fps, "{fps:?}");
+}
+
+// ---------------------------------------------------------------------------
+// Exhaustive reference on small chains.
+
+fn chain_estimates(res: &[(f64, f64)], bits: &[u64]) -> Estimates {
+    let layers: Vec<_> = res
+        .iter()
+        .enumerate()
+        .map(|(i, &(lut, dsp))| {
+            json!({
+                "name": format!("L{i}"), "op_type": "Other",
+                "preds": if i == 0 { vec![] } else { vec![format!("L{}", i - 1)] },
+                "out_bits_per_frame": bits[i], "cycles": 1000 + i as u64,
+                "res": {"LUT": lut, "DSP": dsp},
+            })
+        })
+        .collect();
+    serde_json::from_value(json!({"clk_ns": 4.0, "layers": layers})).unwrap()
+}
+
+fn small_devices(n: usize, lut: f64, dsp: f64) -> Vec<Device> {
+    let specs: Vec<DeviceSpec> = (0..n)
+        .map(|i| DeviceSpec {
+            name: format!("d{i}"),
+            kind: None,
+            total: Some(Res { lut, ff: 1.0, bram18: 1.0, uram: 1.0, dsp }),
+            clk_mhz: 200.0,
+            ports: Some(2),
+            max_util: Some(Res { lut: 1.0, ff: 1.0, bram18: 1.0, uram: 1.0, dsp: 1.0 }),
+            min_util: None,
+            reserve_link_kernels: Some(false),
+        })
+        .collect();
+    devices::resolve_all(&specs).unwrap()
+}
+
+/// All ways to cut a chain of `n` layers into at most `d` contiguous pieces, the
+/// first piece on device 0.
+fn splits(n: usize, d: usize) -> Vec<Vec<usize>> {
+    let mut out = Vec::new();
+    fn rec(i: usize, n: usize, d: usize, cur: &mut Vec<usize>, out: &mut Vec<Vec<usize>>) {
+        if i == n {
+            out.push(cur.clone());
+            return;
+        }
+        let last = *cur.last().unwrap();
+        for dev in [last, last + 1] {
+            if dev < d {
+                cur.push(dev);
+                rec(i + 1, n, d, cur, out);
+                cur.pop();
+            }
+        }
+    }
+    rec(1, n, d, &mut vec![0], &mut out);
+    out
+}
+
+#[test]
+fn balanced_and_min_cut_match_exhaustive_search() {
+    let res = [(30.0, 2.0), (10.0, 9.0), (25.0, 1.0), (5.0, 5.0), (40.0, 3.0), (15.0, 8.0), (20.0, 2.0), (12.0, 6.0)];
+    let bits = [800, 300, 900, 100, 700, 200, 600, 50];
+    let est = chain_estimates(&res, &bits);
+    let devs = small_devices(3, 100.0, 20.0);
+    let mut best_bal = f64::INFINITY;
+    let mut best_cut = u64::MAX;
+    for s in splits(res.len(), 3) {
+        let mut use_ = [[0.0f64; 2]; 3];
+        for (i, &d) in s.iter().enumerate() {
+            use_[d][0] += res[i].0;
+            use_[d][1] += res[i].1;
+        }
+        if use_.iter().any(|u| u[0] > 100.0 || u[1] > 20.0) {
+            continue;
+        }
+        let bal = use_.iter().map(|u| (u[0] / 100.0).max(u[1] / 20.0)).fold(0.0, f64::max);
+        best_bal = best_bal.min(bal);
+        let cut: u64 = (1..s.len()).filter(|&i| s[i] != s[i - 1]).map(|i| bits[i - 1]).sum();
+        best_cut = best_cut.min(cut);
+    }
+    let plan = partition(&est, &devs, &Topology::Chain, &opts(Objective::Balanced)).unwrap();
+    let got_bal = plan
+        .devices
+        .iter()
+        .map(|d| (d.resources.lut / 100.0).max(d.resources.dsp / 20.0))
+        .fold(0.0, f64::max);
+    assert!((got_bal - best_bal).abs() < 1e-9, "MIP {got_bal} vs exhaustive {best_bal}");
+    let plan = partition(&est, &devs, &Topology::Chain, &opts(Objective::MinCut)).unwrap();
+    let got_cut: u64 = plan.cuts.iter().map(|c| c.bits_per_frame).sum();
+    assert_eq!(got_cut, best_cut);
+}
+
+#[test]
+fn branches_stay_contiguous_and_one_stream_per_link() {
+    // a -> b -> d, a -> c -> d (a residual block), then e.
+    let mk = |name: &str, preds: &[&str], lut: f64| {
+        json!({"name": name, "op_type": "Other", "preds": preds, "out_bits_per_frame": 64,
+               "cycles": 100, "res": {"LUT": lut}})
+    };
+    let est: Estimates = serde_json::from_value(json!({"clk_ns": 4.0, "layers": [
+        mk("a", &[], 40.0), mk("b", &["a"], 40.0), mk("c", &["a"], 40.0),
+        mk("d", &["b", "c"], 40.0), mk("e", &["d"], 40.0)
+    ]}))
+    .unwrap();
+    let mut devs = small_devices(3, 100.0, 100.0);
+    for d in &mut devs {
+        d.cap.dsp = 1e9;
+    }
+    let plan = partition(&est, &devs, &Topology::Chain, &opts(Objective::Balanced)).unwrap();
+    assert_chain_contiguous(&est, &plan);
+    // Between consecutive devices only one stream may cross.
+    for k in 0..2 {
+        let n = plan
+            .cuts
+            .iter()
+            .filter(|c| device_index(&plan, &c.from_device) <= k && device_index(&plan, &c.to_device) > k)
+            .count();
+        assert!(n <= 1, "{n} streams cross cut {k}");
+    }
+}

@@ -1,0 +1,511 @@
+`timescale 1ps / 1ps
+// AuroraFlow link kernel: user AXI-Stream on ap_clk <-> Aurora 64B/66B core on
+// its 402.83 MHz user clock, with clock-crossing FIFOs, optional 64<->32 B
+// width conversion, NFC flow control driven by the RX FIFO thresholds, a
+// status/counter monitor and the AXI4-Lite register map of the public
+// AuroraFlow kernel (so existing host code works). Thresholds are in FIFO
+// words (FIFO_WIDTH bytes each), as in the public kernel.
+module aurora_flow #(
+    parameter int USE_FRAMING        = 0,
+    parameter int FIFO_WIDTH         = 64,                  // bytes: 32 or 64
+    parameter int RX_FIFO_SIZE       = 65536,               // bytes
+    parameter int RX_FIFO_PROG_FULL  = RX_FIFO_SIZE / FIFO_WIDTH / 2,
+    parameter int RX_FIFO_PROG_EMPTY = RX_FIFO_SIZE / FIFO_WIDTH / 8,
+    parameter int TX_FIFO_SIZE       = 8192,
+    parameter int TX_FIFO_PROG_FULL  = TX_FIFO_SIZE / FIFO_WIDTH / 4 * 3,
+    parameter int TX_FIFO_PROG_EMPTY = TX_FIFO_SIZE / FIFO_WIDTH / 4,
+    parameter int INS_LOSS_NYQ       = 8,                   // dB, reported in CONFIGURATION
+    parameter int RX_EQ_MODE         = 1,                   // AUTO=0, LPM=1, DFE=2
+    parameter int DRAIN_AXI_ON_RESET = 0,                   // 1: accept+drop tx_axis in CORE_RESET
+    parameter int IP_RESET_CYCLES    = 134217727,           // init_clk cycles the core is held in reset
+    // behavioural core only (AURORA_SIM)
+    parameter int SIM_LAT_TX         = 27,
+    parameter int SIM_LAT_RX         = 27,
+    parameter int SIM_CC_PERIOD      = 10000,
+    localparam int DW                = FIFO_WIDTH * 8
+) (
+    input  logic          ap_clk,
+    input  logic          ap_rst_n,
+    input  logic          init_clk,
+    // user stream into the link
+    input  logic [DW-1:0] tx_axis_tdata,
+    input  logic          tx_axis_tvalid,
+    output logic          tx_axis_tready,
+    input  logic          tx_axis_tlast,                    // framing only
+    input  logic [FIFO_WIDTH-1:0] tx_axis_tkeep,            // framing only, contiguous from byte 0
+    // user stream out of the link
+    output logic [DW-1:0] rx_axis_tdata,
+    output logic          rx_axis_tvalid,
+    input  logic          rx_axis_tready,
+    output logic          rx_axis_tlast,
+    output logic [FIFO_WIDTH-1:0] rx_axis_tkeep,
+    // control
+    input  logic [11:0]   s_axi_control_awaddr,
+    input  logic          s_axi_control_awvalid,
+    output logic          s_axi_control_awready,
+    input  logic [31:0]   s_axi_control_wdata,
+    input  logic [3:0]    s_axi_control_wstrb,
+    input  logic          s_axi_control_wvalid,
+    output logic          s_axi_control_wready,
+    output logic [1:0]    s_axi_control_bresp,
+    output logic          s_axi_control_bvalid,
+    input  logic          s_axi_control_bready,
+    input  logic [11:0]   s_axi_control_araddr,
+    input  logic          s_axi_control_arvalid,
+    output logic          s_axi_control_arready,
+    output logic [31:0]   s_axi_control_rdata,
+    output logic [1:0]    s_axi_control_rresp,
+    output logic          s_axi_control_rvalid,
+    input  logic          s_axi_control_rready,
+`ifdef AURORA_SIM
+    input  logic            gt_refclk,                      // 402.83 MHz user clock in simulation
+    output logic [298:0]    ch_tx,                          // channel word (aurora_sim_ip)
+    input  logic [298:0]    ch_rx
+`else
+    input  logic          gt_refclk_p,
+    input  logic          gt_refclk_n,
+    input  logic [3:0]    gt_rxp_in,
+    input  logic [3:0]    gt_rxn_in,
+    output logic [3:0]    gt_txp_out,
+    output logic [3:0]    gt_txn_out
+`endif
+);
+  localparam bit FRAMING = (USE_FRAMING != 0);
+  localparam int RX_DEPTH = RX_FIFO_SIZE / FIFO_WIDTH;
+  localparam int TX_DEPTH = TX_FIFO_SIZE / FIFO_WIDTH;
+  localparam int RX_AW = $clog2(RX_DEPTH);
+  localparam int TX_AW = $clog2(TX_DEPTH);
+  localparam int SBW = FRAMING ? 7 : 0;  // sideband in the FIFOs: {last, valid bytes - 1}
+  localparam int FW = DW + SBW;
+  localparam bit UPSIZE = (FIFO_WIDTH == 64);
+
+  // ---------------- elaboration-time parameter checks ----------------
+  // Lint, simulation and synthesis stop on these; each message names the parameter.
+`ifndef __ICARUS__
+  if (FIFO_WIDTH != 32 && FIFO_WIDTH != 64) begin : g_err_width
+    $error("aurora_flow: FIFO_WIDTH must be 32 or 64 (bytes)");
+  end
+  if (USE_FRAMING != 0 && USE_FRAMING != 1) begin : g_err_framing
+    $error("aurora_flow: USE_FRAMING must be 0 (streaming) or 1 (framing)");
+  end
+  if ((1 << $clog2(RX_FIFO_SIZE)) != RX_FIFO_SIZE) begin : g_err_rx_size
+    $error("aurora_flow: RX_FIFO_SIZE must be a power of two (bytes)");
+  end
+  if ((1 << $clog2(TX_FIFO_SIZE)) != TX_FIFO_SIZE) begin : g_err_tx_size
+    $error("aurora_flow: TX_FIFO_SIZE must be a power of two (bytes)");
+  end
+  if (RX_DEPTH < 16 || RX_DEPTH > 16384) begin : g_err_rx_depth
+    $error("aurora_flow: RX_FIFO_SIZE / FIFO_WIDTH must be between 16 and 16384 words");
+  end
+  if (TX_DEPTH < 16 || TX_DEPTH > 16384) begin : g_err_tx_depth
+    $error("aurora_flow: TX_FIFO_SIZE / FIFO_WIDTH must be between 16 and 16384 words");
+  end
+  if (RX_FIFO_PROG_EMPTY >= RX_FIFO_PROG_FULL) begin : g_err_rx_thresh
+    $error("aurora_flow: RX_FIFO_PROG_EMPTY must be below RX_FIFO_PROG_FULL");
+  end
+  if (RX_FIFO_PROG_FULL >= RX_DEPTH || RX_FIFO_PROG_EMPTY < 1) begin : g_err_rx_range
+    $error("aurora_flow: RX_FIFO_PROG_FULL must be below the RX FIFO depth, RX_FIFO_PROG_EMPTY at least 1");
+  end
+  if (TX_FIFO_PROG_EMPTY >= TX_FIFO_PROG_FULL || TX_FIFO_PROG_FULL >= TX_DEPTH) begin : g_err_tx_thresh
+    $error("aurora_flow: TX_FIFO_PROG_EMPTY < TX_FIFO_PROG_FULL < TX FIFO depth is required");
+  end
+  if (RX_EQ_MODE < 0 || RX_EQ_MODE > 2 || INS_LOSS_NYQ < 0 || INS_LOSS_NYQ > 31) begin : g_err_gt
+    $error("aurora_flow: RX_EQ_MODE must be 0..2 and INS_LOSS_NYQ 0..31");
+  end
+`endif
+
+  // ---------------- resets ----------------
+  logic core_reset, counter_reset;
+  logic ap_rst_sync_n, ap_core_rst_n, user_rst_n, user_core_rst_n, core_arst_n;
+  logic user_clk;
+  assign core_arst_n = ap_rst_n && !core_reset;
+
+  af_reset_sync u_rst_ap (.clk(ap_clk), .arst_n(ap_rst_n), .rst_n(ap_rst_sync_n));
+  af_reset_sync u_rst_ap_core (.clk(ap_clk), .arst_n(core_arst_n), .rst_n(ap_core_rst_n));
+  af_reset_sync u_rst_user (.clk(user_clk), .arst_n(ap_rst_n), .rst_n(user_rst_n));
+  af_reset_sync u_rst_user_core (.clk(user_clk), .arst_n(core_arst_n), .rst_n(user_core_rst_n));
+
+  logic reset_pb, pma_init;
+  af_ip_reset #(.RESET_CYCLES(IP_RESET_CYCLES)) u_ip_reset (
+      .init_clk(init_clk),
+      .arst_n  (core_arst_n),
+      .reset_pb(reset_pb),
+      .pma_init(pma_init)
+  );
+
+  logic counter_reset_u;
+  af_sync u_cnt_rst_sync (
+      .clk  (user_clk),
+      .rst_n(user_rst_n),
+      .d    (counter_reset),
+      .q    (counter_reset_u)
+  );
+
+  // ---------------- Aurora core ----------------
+  logic [255:0] ip_tx_tdata, ip_rx_tdata;
+  logic ip_tx_tvalid, ip_tx_tready, ip_tx_tlast, ip_rx_tvalid, ip_rx_tlast;
+  logic [4:0] ip_tx_nb, ip_rx_nb;
+  logic nfc_tvalid, nfc_tready, crc_valid, crc_pass_fail_n;
+  logic [15:0] nfc_tdata;
+  logic [12:0] status;
+  logic channel_up;
+  assign channel_up = status[12];
+
+  aurora_ip_if #(
+      .FRAMING      (FRAMING),
+      .SIM_LAT_TX   (SIM_LAT_TX),
+      .SIM_LAT_RX   (SIM_LAT_RX),
+      .SIM_CC_PERIOD(SIM_CC_PERIOD)
+  ) u_ip (
+      .init_clk       (init_clk),
+      .reset_pb       (reset_pb),
+      .pma_init       (pma_init),
+      .user_clk       (user_clk),
+`ifdef AURORA_SIM
+      .gt_refclk      (gt_refclk),
+      .ch_tx          (ch_tx),
+      .ch_rx          (ch_rx),
+`else
+      .gt_refclk_p    (gt_refclk_p),
+      .gt_refclk_n    (gt_refclk_n),
+      .gt_rxp_in      (gt_rxp_in),
+      .gt_rxn_in      (gt_rxn_in),
+      .gt_txp_out     (gt_txp_out),
+      .gt_txn_out     (gt_txn_out),
+`endif
+      .tx_tdata       (ip_tx_tdata),
+      .tx_tvalid      (ip_tx_tvalid),
+      .tx_tready      (ip_tx_tready),
+      .tx_tlast       (ip_tx_tlast),
+      .tx_nbytes_m1   (ip_tx_nb),
+      .rx_tdata       (ip_rx_tdata),
+      .rx_tvalid      (ip_rx_tvalid),
+      .rx_tlast       (ip_rx_tlast),
+      .rx_nbytes_m1   (ip_rx_nb),
+      .nfc_tvalid     (nfc_tvalid),
+      .nfc_tdata      (nfc_tdata),
+      .nfc_tready     (nfc_tready),
+      .crc_valid      (crc_valid),
+      .crc_pass_fail_n(crc_pass_fail_n),
+      .status         (status)
+  );
+
+  // ---------------- TX: tx_axis -> FIFO -> (64->32 B) -> core ----------------
+  logic [FW-1:0] txf_in, txf_out;
+  logic txf_in_ready, txf_out_valid, txf_out_ready;
+  logic [TX_AW:0] txf_wr_level;
+  /* verilator lint_off UNUSEDSIGNAL */
+  logic [TX_AW:0] txf_rd_level;  // link-side view, not needed: TX flags are kernel-side
+  /* verilator lint_on UNUSEDSIGNAL */
+  logic [5:0] tx_in_nb_m1;
+  logic txf_last;
+  logic [5:0] txf_nb;
+
+  // valid bytes - 1 of a contiguous keep
+  always_comb begin
+    tx_in_nb_m1 = '0;
+    for (int b = 1; b < FIFO_WIDTH; b++) if (tx_axis_tkeep[b]) tx_in_nb_m1 = 6'(b);
+  end
+
+  if (FRAMING) begin : g_tx_sb
+    assign txf_in = {tx_axis_tlast, tx_in_nb_m1, tx_axis_tdata};
+    assign txf_last = txf_out[DW+6];
+    assign txf_nb = txf_out[DW+:6];
+  end else begin : g_tx_nosb
+    /* verilator lint_off UNUSEDSIGNAL */
+    logic unused_tx;
+    /* verilator lint_on UNUSEDSIGNAL */
+    assign unused_tx = ^{tx_axis_tlast, tx_in_nb_m1};
+    assign txf_in = tx_axis_tdata;
+    assign txf_last = 1'b0;
+    assign txf_nb = 6'(FIFO_WIDTH - 1);
+  end
+
+  logic in_core_reset;
+  assign in_core_reset = !ap_core_rst_n;
+  assign tx_axis_tready = (in_core_reset && DRAIN_AXI_ON_RESET != 0) ? 1'b1 : txf_in_ready;
+
+  af_async_fifo #(
+      .WIDTH(FW),
+      .DEPTH(TX_DEPTH)
+  ) u_tx_fifo (
+      .wr_clk  (ap_clk),
+      .wr_rst_n(ap_core_rst_n),
+      .s_data  (txf_in),
+      .s_valid (tx_axis_tvalid),
+      .s_ready (txf_in_ready),
+      .wr_level(txf_wr_level),
+      .rd_clk  (user_clk),
+      .rd_rst_n(user_core_rst_n),
+      .m_data  (txf_out),
+      .m_valid (txf_out_valid),
+      .m_ready (txf_out_ready),
+      .rd_level(txf_rd_level)
+  );
+
+  if (UPSIZE) begin : g_tx_down
+    af_axis_downsize #(.FRAMING(FRAMING)) u_down (
+        .clk        (user_clk),
+        .rst_n      (user_core_rst_n),
+        .s_valid    (txf_out_valid),
+        .s_ready    (txf_out_ready),
+        .s_data     (txf_out[DW-1:0]),
+        .s_last     (txf_last),
+        .s_nbytes_m1(txf_nb),
+        .m_valid    (ip_tx_tvalid),
+        .m_ready    (ip_tx_tready),
+        .m_data     (ip_tx_tdata),
+        .m_last     (ip_tx_tlast),
+        .m_nbytes_m1(ip_tx_nb)
+    );
+  end else begin : g_tx_direct
+    /* verilator lint_off UNUSEDSIGNAL */
+    logic unused_nb;
+    /* verilator lint_on UNUSEDSIGNAL */
+    assign unused_nb = txf_nb[5];
+    assign ip_tx_tvalid = txf_out_valid;
+    assign txf_out_ready = ip_tx_tready;
+    assign ip_tx_tdata = txf_out[255:0];
+    assign ip_tx_tlast = txf_last;
+    assign ip_tx_nb = txf_nb[4:0];
+  end
+
+  // ---------------- RX: core -> (32->64 B) -> FIFO -> rx_axis ----------------
+  logic rxw_valid, rxw_last;
+  logic [DW-1:0] rxw_data;
+  logic [5:0] rxw_nb;
+  logic [FW-1:0] rxf_in, rxf_out;
+  logic rxf_in_ready, rx_drop;
+  logic [RX_AW:0] rxf_wr_level, rxf_rd_level;
+
+  if (UPSIZE) begin : g_rx_up
+    af_axis_upsize #(.FRAMING(FRAMING)) u_up (
+        .clk        (user_clk),
+        .rst_n      (user_core_rst_n),
+        .flush      (!channel_up),
+        .s_valid    (ip_rx_tvalid),
+        .s_data     (ip_rx_tdata),
+        .s_last     (ip_rx_tlast),
+        .s_nbytes_m1(ip_rx_nb),
+        .m_valid    (rxw_valid),
+        .m_data     (rxw_data),
+        .m_last     (rxw_last),
+        .m_nbytes_m1(rxw_nb)
+    );
+  end else begin : g_rx_direct
+    assign rxw_valid = ip_rx_tvalid;
+    assign rxw_data = ip_rx_tdata;
+    assign rxw_last = ip_rx_tlast;
+    assign rxw_nb = {1'b0, ip_rx_nb};
+  end
+
+  if (FRAMING) begin : g_rx_sb
+    assign rxf_in = {rxw_last, rxw_nb, rxw_data};
+    assign rx_axis_tlast = rxf_out[DW+6];
+    assign rx_axis_tkeep[0] = 1'b1;
+    for (genvar b = 1; b < FIFO_WIDTH; b++) begin : g_keep
+      assign rx_axis_tkeep[b] = !rxf_out[DW+6] || (6'(b) <= rxf_out[DW+:6]);
+    end
+  end else begin : g_rx_nosb
+    /* verilator lint_off UNUSEDSIGNAL */
+    logic unused_rx;
+    /* verilator lint_on UNUSEDSIGNAL */
+    assign unused_rx = ^{rxw_last, rxw_nb};
+    assign rxf_in = rxw_data;
+    assign rx_axis_tlast = 1'b0;
+    assign rx_axis_tkeep = '1;
+  end
+
+  // the core cannot be stalled: a word that finds the FIFO full is lost
+  assign rx_drop = rxw_valid && !rxf_in_ready;
+
+  af_async_fifo #(
+      .WIDTH(FW),
+      .DEPTH(RX_DEPTH)
+  ) u_rx_fifo (
+      .wr_clk  (user_clk),
+      .wr_rst_n(user_core_rst_n),
+      .s_data  (rxf_in),
+      .s_valid (rxw_valid),
+      .s_ready (rxf_in_ready),
+      .wr_level(rxf_wr_level),
+      .rd_clk  (ap_clk),
+      .rd_rst_n(ap_core_rst_n),
+      .m_data  (rxf_out),
+      .m_valid (rx_axis_tvalid),
+      .m_ready (rx_axis_tready),
+      .rd_level(rxf_rd_level)
+  );
+  assign rx_axis_tdata = rxf_out[DW-1:0];
+
+  // ---------------- flow control ----------------
+  logic [31:0] xoff_count, xon_count, max_inflight;
+  af_nfc u_nfc (
+      .clk          (user_clk),
+      .rst_n        (user_core_rst_n),
+      .cnt_rst_n    (user_rst_n),
+      .counter_reset(counter_reset_u),
+      .channel_up   (channel_up),
+      .rx_prog_full (rxf_wr_level >= (RX_AW + 1)'(RX_FIFO_PROG_FULL)),
+      .rx_prog_empty(rxf_wr_level <= (RX_AW + 1)'(RX_FIFO_PROG_EMPTY)),
+      .rx_beat      (ip_rx_tvalid),
+      .nfc_tvalid   (nfc_tvalid),
+      .nfc_tdata    (nfc_tdata),
+      .nfc_tready   (nfc_tready),
+      .xoff_count   (xoff_count),
+      .xon_count    (xon_count),
+      .max_inflight (max_inflight)
+  );
+
+  // ---------------- monitor (link clock) ----------------
+  logic [31:0] status_not_ok, pll_not_locked, mmcm_not_locked, hard_err, soft_err;
+  logic [31:0] channel_down, rx_overflow, frames_received, frames_with_errors;
+  logic [127:0] gt_not_ready, line_down;
+  af_link_monitor u_monitor (
+      .clk               (user_clk),
+      .rst_n             (user_rst_n),
+      .counter_reset     (counter_reset_u),
+      .status            (status),
+      .rx_drop           (rx_drop),
+      .crc_valid         (crc_valid),
+      .crc_pass_fail_n   (crc_pass_fail_n),
+      .status_not_ok     (status_not_ok),
+      .gt_not_ready      (gt_not_ready),
+      .line_down         (line_down),
+      .pll_not_locked    (pll_not_locked),
+      .mmcm_not_locked   (mmcm_not_locked),
+      .hard_err          (hard_err),
+      .soft_err          (soft_err),
+      .channel_down      (channel_down),
+      .rx_overflow       (rx_overflow),
+      .frames_received   (frames_received),
+      .frames_with_errors(frames_with_errors)
+  );
+
+  localparam int BW = 13 + 32 * 20;
+  logic [BW-1:0] link_bundle_u, link_bundle;
+  assign link_bundle_u = {
+    status, status_not_ok, rx_overflow, xoff_count, xon_count, max_inflight,
+    gt_not_ready, line_down, pll_not_locked, mmcm_not_locked, hard_err, soft_err,
+    channel_down, frames_received, frames_with_errors
+  };
+  af_cdc_bundle #(.WIDTH(BW)) u_to_ap (
+      .src_clk  (user_clk),
+      .src_rst_n(user_rst_n),
+      .src_data (link_bundle_u),
+      .dst_clk  (ap_clk),
+      .dst_rst_n(ap_rst_sync_n),
+      .dst_data (link_bundle)
+  );
+
+  // ---------------- kernel-clock counters ----------------
+  logic [31:0] tx_count, rx_count, tx_overflow;
+  logic tx_almost_full, tx_almost_full_d;
+  assign tx_almost_full = txf_wr_level >= (TX_AW + 1)'(TX_DEPTH - 1);
+  always_ff @(posedge ap_clk or negedge ap_rst_sync_n) begin
+    if (!ap_rst_sync_n) begin
+      tx_count <= '0;
+      rx_count <= '0;
+      tx_overflow <= '0;
+      tx_almost_full_d <= 1'b0;
+    end else begin
+      tx_almost_full_d <= tx_almost_full;
+      if (counter_reset) begin
+        tx_count <= '0;
+        rx_count <= '0;
+        tx_overflow <= '0;
+      end else begin
+        if (tx_axis_tvalid && tx_axis_tready) tx_count <= tx_count + 1'b1;
+        if (rx_axis_tvalid && rx_axis_tready) rx_count <= rx_count + 1'b1;
+        if (tx_almost_full && !tx_almost_full_d) tx_overflow <= tx_overflow + 1'b1;
+      end
+    end
+  end
+
+  // FIFO_STATUS: TX flags from the kernel-side (write) level, RX flags from
+  // the kernel-side (read) level
+  logic [7:0] fifo_status;
+  assign fifo_status = {
+    rxf_rd_level >= (RX_AW + 1)'(RX_DEPTH - 1),
+    rxf_rd_level >= (RX_AW + 1)'(RX_FIFO_PROG_FULL),
+    rxf_rd_level <= (RX_AW + 1)'(1),
+    rxf_rd_level <= (RX_AW + 1)'(RX_FIFO_PROG_EMPTY),
+    tx_almost_full,
+    txf_wr_level >= (TX_AW + 1)'(TX_FIFO_PROG_FULL),
+    txf_wr_level <= (TX_AW + 1)'(1),
+    txf_wr_level <= (TX_AW + 1)'(TX_FIFO_PROG_EMPTY)
+  };
+
+  localparam logic [31:0] CONFIGURATION = {
+    10'b0,
+    5'(INS_LOSS_NYQ),
+    2'(RX_EQ_MODE),
+    4'(RX_AW),
+    9'(FIFO_WIDTH),
+    FRAMING,
+    FRAMING
+  };
+  localparam logic [31:0] FIFO_THRESHOLDS = {16'(RX_FIFO_PROG_FULL), 16'(RX_FIFO_PROG_EMPTY)};
+
+  // unpack the bundle (same order as packed above)
+  logic [12:0] a_status;
+  logic [31:0] a_not_ok, a_rx_ovf, a_xoff, a_xon, a_infl, a_pll, a_mmcm, a_hard, a_soft, a_chan;
+  logic [31:0] a_frames, a_frame_err;
+  logic [127:0] a_gt, a_line;
+  assign {a_status, a_not_ok, a_rx_ovf, a_xoff, a_xon, a_infl, a_gt, a_line, a_pll, a_mmcm,
+          a_hard, a_soft, a_chan, a_frames, a_frame_err} = link_bundle;
+
+  localparam int NWORDS = 29;
+  logic [32*NWORDS-1:0] rd_words;
+  // word k is returned for address 0x010 + 4k
+  assign rd_words = {
+    FRAMING ? a_frame_err : 32'd0,  // 0x080 FRAMES_WITH_ERRORS
+    FRAMING ? a_frames : 32'd0,  // 0x07c FRAMES_RECEIVED
+    a_chan,  // 0x078 CHANNEL_DOWN_COUNT
+    a_soft,  // 0x074 SOFT_ERR_COUNT
+    a_hard,  // 0x070 HARD_ERR_COUNT
+    a_mmcm,  // 0x06c MMCM_NOT_LOCKED_COUNT
+    a_pll,  // 0x068 PLL_NOT_LOCKED_COUNT
+    a_line[127:96], a_line[95:64], a_line[63:32], a_line[31:0],  // 0x064..0x058 LINE_DOWN_3..0
+    a_gt[127:96], a_gt[95:64], a_gt[63:32], a_gt[31:0],  // 0x054..0x048 GT_NOT_READY_3..0
+    rx_count,  // 0x044 RX_COUNT
+    tx_count,  // 0x040 TX_COUNT
+    a_infl,  // 0x03c NFC_LATENCY_COUNT
+    a_xon,  // 0x038 NFC_EMPTY_TRIGGER_COUNT
+    a_xoff,  // 0x034 NFC_FULL_TRIGGER_COUNT
+    tx_overflow,  // 0x030 FIFO_TX_OVERFLOW_COUNT
+    a_rx_ovf,  // 0x02c FIFO_RX_OVERFLOW_COUNT
+    24'd0, fifo_status,  // 0x028 FIFO_STATUS
+    a_not_ok,  // 0x024 STATUS_NOT_OK_COUNT
+    19'd0, a_status,  // 0x020 CORE_STATUS
+    FIFO_THRESHOLDS,  // 0x01c
+    CONFIGURATION,  // 0x018
+    31'd0, counter_reset,  // 0x014
+    31'd0, core_reset  // 0x010
+  };
+
+  af_axil_regs #(.NWORDS(NWORDS)) u_regs (
+      .clk          (ap_clk),
+      .rst_n        (ap_rst_sync_n),
+      .s_axi_awaddr (s_axi_control_awaddr),
+      .s_axi_awvalid(s_axi_control_awvalid),
+      .s_axi_awready(s_axi_control_awready),
+      .s_axi_wdata  (s_axi_control_wdata),
+      .s_axi_wstrb  (s_axi_control_wstrb),
+      .s_axi_wvalid (s_axi_control_wvalid),
+      .s_axi_wready (s_axi_control_wready),
+      .s_axi_bresp  (s_axi_control_bresp),
+      .s_axi_bvalid (s_axi_control_bvalid),
+      .s_axi_bready (s_axi_control_bready),
+      .s_axi_araddr (s_axi_control_araddr),
+      .s_axi_arvalid(s_axi_control_arvalid),
+      .s_axi_arready(s_axi_control_arready),
+      .s_axi_rdata  (s_axi_control_rdata),
+      .s_axi_rresp  (s_axi_control_rresp),
+      .s_axi_rvalid (s_axi_control_rvalid),
+      .s_axi_rready (s_axi_control_rready),
+      .rd_words     (rd_words),
+      .core_reset   (core_reset),
+      .counter_reset(counter_reset)
+  );
+endmodule

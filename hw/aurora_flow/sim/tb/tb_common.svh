@@ -1,0 +1,185 @@
+// Shared testbench harness, included inside each testbench module. It
+// provides: the three clocks, one AuroraFlow kernel looped back through a
+// simulated channel (its TX lanes wired to its own RX lanes, like a QSFP
+// loopback through the optical switch), AXI4-Lite tasks, the data pattern and
+// failure reporting with seed and cycle.
+//
+// Parameters expected in the including module: FIFO_WIDTH, USE_FRAMING,
+// RX_FIFO_SIZE, CH_DELAY. Plusargs: +seed=N, +ap_mhz=N.
+
+localparam int DW = FIFO_WIDTH * 8;
+localparam int NWORD = DW / 32;
+localparam real USER_CLK_MHZ = 402.8320312;  // 25.78125 Gbps / 64
+
+int unsigned seed = 1;
+int unsigned ap_mhz = 250;
+longint unsigned user_cycles = 0;
+logic ap_clk = 1'b0, user_clk = 1'b0, init_clk = 1'b0;
+logic ap_rst_n = 1'b0;
+realtime ap_half, user_half;
+
+initial begin
+  void'($value$plusargs("seed=%d", seed));
+  void'($value$plusargs("ap_mhz=%d", ap_mhz));
+  ap_half = 500.0ns / real'(ap_mhz);
+  user_half = 1000.0ns / USER_CLK_MHZ / 2.0;
+end
+initial forever #(ap_half) ap_clk = !ap_clk;
+initial forever #(user_half) user_clk = !user_clk;
+initial forever #(5ns) init_clk = !init_clk;
+always @(posedge user_clk) user_cycles <= user_cycles + 1;
+
+task automatic fail(input string msg);
+  $display("FAIL seed=%0d user_cycle=%0d time=%0t: %s", seed, user_cycles, $time, msg);
+  $fatal(1, "testbench failed (replay with +seed=%0d)", seed);
+endtask
+
+// ---------------- kernel + channel ----------------
+logic [DW-1:0] tx_tdata = '0, rx_tdata;
+logic tx_tvalid = 1'b0, tx_tready, tx_tlast = 1'b0;
+logic [FIFO_WIDTH-1:0] tx_tkeep = '1, rx_tkeep;
+logic rx_tvalid, rx_tready = 1'b0, rx_tlast;
+logic [11:0] awaddr = '0, araddr = '0;
+logic awvalid = 1'b0, wvalid = 1'b0, bready = 1'b0, arvalid = 1'b0, rready = 1'b0;
+logic awready, wready, bvalid, arready, rvalid;
+logic [31:0] wdata = '0, rdata;
+logic [1:0] bresp, rresp;
+logic [298:0] ch_a2a_in, ch_a2a_out;
+logic link_ok = 1'b1, inject_error = 1'b0;
+logic [7:0] error_bit = 8'd0;
+logic [31:0] errors_injected;
+
+aurora_flow #(
+    .USE_FRAMING    (USE_FRAMING),
+    .FIFO_WIDTH     (FIFO_WIDTH),
+    .RX_FIFO_SIZE   (RX_FIFO_SIZE),
+    .IP_RESET_CYCLES(300)
+) dut (
+    .ap_clk(ap_clk),
+    .ap_rst_n(ap_rst_n),
+    .init_clk(init_clk),
+    .tx_axis_tdata(tx_tdata),
+    .tx_axis_tvalid(tx_tvalid),
+    .tx_axis_tready(tx_tready),
+    .tx_axis_tlast(tx_tlast),
+    .tx_axis_tkeep(tx_tkeep),
+    .rx_axis_tdata(rx_tdata),
+    .rx_axis_tvalid(rx_tvalid),
+    .rx_axis_tready(rx_tready),
+    .rx_axis_tlast(rx_tlast),
+    .rx_axis_tkeep(rx_tkeep),
+    .s_axi_control_awaddr(awaddr),
+    .s_axi_control_awvalid(awvalid),
+    .s_axi_control_awready(awready),
+    .s_axi_control_wdata(wdata),
+    .s_axi_control_wstrb(4'hf),
+    .s_axi_control_wvalid(wvalid),
+    .s_axi_control_wready(wready),
+    .s_axi_control_bresp(bresp),
+    .s_axi_control_bvalid(bvalid),
+    .s_axi_control_bready(bready),
+    .s_axi_control_araddr(araddr),
+    .s_axi_control_arvalid(arvalid),
+    .s_axi_control_arready(arready),
+    .s_axi_control_rdata(rdata),
+    .s_axi_control_rresp(rresp),
+    .s_axi_control_rvalid(rvalid),
+    .s_axi_control_rready(rready),
+    .gt_refclk(user_clk),
+    .ch_tx(ch_a2a_in),
+    .ch_rx(ch_a2a_out)
+);
+
+aurora_sim_channel #(.DELAY(CH_DELAY)) channel (
+    .clk(user_clk),
+    .link_ok(link_ok),
+    .inject_error(inject_error),
+    .error_bit(error_bit),
+    .ch_in(ch_a2a_in),
+    .ch_out(ch_a2a_out),
+    .errors_injected(errors_injected)
+);
+
+// ---------------- register map (reference: public AuroraFlow) ----------------
+localparam logic [11:0] CORE_RESET = 12'h010, COUNTER_RESET = 12'h014;
+localparam logic [11:0] CONFIGURATION = 12'h018, FIFO_THRESHOLDS = 12'h01c;
+localparam logic [11:0] CORE_STATUS = 12'h020, STATUS_NOT_OK_COUNT = 12'h024;
+localparam logic [11:0] FIFO_STATUS = 12'h028, FIFO_RX_OVERFLOW_COUNT = 12'h02c;
+localparam logic [11:0] FIFO_TX_OVERFLOW_COUNT = 12'h030, NFC_FULL_TRIGGER_COUNT = 12'h034;
+localparam logic [11:0] NFC_EMPTY_TRIGGER_COUNT = 12'h038, NFC_LATENCY_COUNT = 12'h03c;
+localparam logic [11:0] TX_COUNT = 12'h040, RX_COUNT = 12'h044;
+localparam logic [11:0] GT_NOT_READY_0 = 12'h048, LINE_DOWN_0 = 12'h058;
+localparam logic [11:0] PLL_NOT_LOCKED_COUNT = 12'h068, MMCM_NOT_LOCKED_COUNT = 12'h06c;
+localparam logic [11:0] HARD_ERR_COUNT = 12'h070, SOFT_ERR_COUNT = 12'h074;
+localparam logic [11:0] CHANNEL_DOWN_COUNT = 12'h078, FRAMES_RECEIVED = 12'h07c;
+localparam logic [11:0] FRAMES_WITH_ERRORS = 12'h080;
+localparam logic [31:0] CORE_STATUS_OK = 32'h11ff;
+
+// AXI4-Lite master: inputs change after the falling edge (Verilator and
+// Icarus agree on that ordering)
+task automatic axil_write(input logic [11:0] addr, input logic [31:0] data);
+  @(negedge ap_clk);
+  awaddr = addr; awvalid = 1'b1; wdata = data; wvalid = 1'b1; bready = 1'b1;
+  do @(posedge ap_clk); while (!(awready && wready));
+  @(negedge ap_clk);
+  awvalid = 1'b0; wvalid = 1'b0;
+  while (!bvalid) @(negedge ap_clk);
+  if (bresp != 2'b00) fail("AXI4-Lite write response not OKAY");
+  @(posedge ap_clk);
+  @(negedge ap_clk);
+  bready = 1'b0;
+endtask
+
+task automatic axil_read(input logic [11:0] addr, output logic [31:0] data);
+  @(negedge ap_clk);
+  araddr = addr; arvalid = 1'b1; rready = 1'b1;
+  do @(posedge ap_clk); while (!arready);
+  @(negedge ap_clk);
+  arvalid = 1'b0;
+  while (!rvalid) @(negedge ap_clk);
+  data = rdata;
+  if (rresp != 2'b00) fail("AXI4-Lite read response not OKAY");
+  @(posedge ap_clk);
+  @(negedge ap_clk);
+  rready = 1'b0;
+endtask
+
+// counters cross from the link clock with a handshake: let a fresh snapshot arrive
+task automatic settle();
+  repeat (40) @(posedge ap_clk);
+endtask
+
+task automatic expect_reg(input logic [11:0] addr, input logic [31:0] want, input string what);
+  logic [31:0] got;
+  axil_read(addr, got);
+  if (got !== want)
+    fail($sformatf("register 0x%03h (%s) = %0d (0x%08h), expected %0d (0x%08h)", addr, what, got,
+                   got, want, want));
+endtask
+
+// ---------------- data pattern ----------------
+// word 0 carries the beat index; the other words are a hash of index and seed,
+// so a lost, duplicated, reordered or corrupted beat is detected
+function automatic logic [DW-1:0] pattern(input longint unsigned k);
+  logic [DW-1:0] d;
+  d[31:0] = 32'(k);
+  for (int j = 1; j < NWORD; j++) d[32*j+:32] = 32'(k) * 32'h9E3779B1 ^ 32'(j) * 32'h85EBCA77 ^ seed;
+  return d;
+endfunction
+
+task automatic reset_and_wait_link();
+  ap_rst_n = 1'b0;
+  repeat (20) @(posedge ap_clk);
+  @(negedge ap_clk);
+  ap_rst_n = 1'b1;
+  wait_link_up(200000);
+endtask
+
+task automatic wait_link_up(input int max_cycles);
+  int n = 0;
+  while (dut.status !== 13'h11ff) begin
+    @(posedge user_clk);
+    n++;
+    if (n > max_cycles) fail("link did not come up");
+  end
+endtask

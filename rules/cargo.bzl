@@ -1,0 +1,145 @@
+# Rust through the build graph: the Cargo workspace as a set of declared inputs, binaries of
+# workspace crates, and each crate's tests.
+#
+# cargo compiles inside the action with a target directory shared by all cargo actions
+# (`CargoToolchainInfo.target_dir`), so a rebuild after an edit is as incremental as plain
+# cargo. That directory is state outside the action graph: the graph decides WHEN cargo runs
+# (any workspace source, Cargo.lock or the toolchain version changed), cargo decides WHAT to
+# recompile. The declared outputs are copies taken out of it, so they are cacheable.
+
+load("@toolchains//:cargo.bzl", "CargoToolchainInfo")
+
+CargoWorkspaceInfo = provider(
+    doc = "A Cargo workspace as action inputs. `srcs`: list[Artifact], the root manifest, " +
+          "Cargo.lock and every member's manifest and sources (cargo loads all members " +
+          "even to build one).",
+    fields = ["srcs"],
+)
+
+def _cargo_workspace_impl(ctx: AnalysisContext) -> list[Provider]:
+    srcs = [ctx.attrs.manifest, ctx.attrs.lockfile]
+    for member in ctx.attrs.members:
+        srcs.extend(member[DefaultInfo].default_outputs)
+    return [
+        DefaultInfo(other_outputs = srcs),
+        CargoWorkspaceInfo(srcs = srcs),
+    ]
+
+cargo_workspace = rule(
+    impl = _cargo_workspace_impl,
+    attrs = {
+        "lockfile": attrs.source(),
+        "manifest": attrs.source(),
+        "members": attrs.list(attrs.dep(), default = []),
+    },
+    doc = "The Cargo workspace: root `manifest`, `lockfile`, and one sources target per " +
+          "member crate (each crate's BUCK exports its files, since glob() stops at packages).",
+)
+
+def _cargo_binary_impl(ctx: AnalysisContext) -> list[Provider]:
+    toolchain = ctx.attrs._cargo_toolchain[CargoToolchainInfo]
+    binary = ctx.attrs.bin or ctx.label.name
+    out = ctx.actions.declare_output(binary)
+    ctx.actions.run(
+        cmd_args(
+            toolchain.action,
+            "build",
+            "--cargo",
+            toolchain.cargo,
+            "--profile",
+            toolchain.profile,
+            "--target-dir",
+            toolchain.target_dir,
+            "--package",
+            ctx.attrs.package,
+            "--bin",
+            binary,
+            "--out",
+            out.as_output(),
+            hidden = ctx.attrs.workspace[CargoWorkspaceInfo].srcs + [toolchain.version],
+        ),
+        category = "cargo_build",
+        # The shared target directory lives on this machine only.
+        local_only = True,
+        allow_cache_upload = True,
+    )
+    return [
+        DefaultInfo(default_output = out),
+        RunInfo(args = cmd_args(out)),
+    ]
+
+cargo_binary = rule(
+    impl = _cargo_binary_impl,
+    attrs = {
+        "bin": attrs.option(attrs.string(), default = None),
+        "package": attrs.string(),
+        "workspace": attrs.dep(providers = [CargoWorkspaceInfo], default = "root//:cargo_workspace"),
+        "_cargo_toolchain": attrs.default_only(attrs.toolchain_dep(
+            providers = [CargoToolchainInfo],
+            default = "toolchains//:cargo",
+        )),
+    },
+    doc = "Binary `bin` (default: the target name) of workspace crate `package`, built by " +
+          "`cargo build --locked`. Runnable with `run`.",
+)
+
+def _cargo_test_impl(ctx: AnalysisContext) -> list[Provider]:
+    toolchain = ctx.attrs._cargo_toolchain[CargoToolchainInfo]
+    tests = ctx.actions.declare_output("tests", dir = True)
+    ctx.actions.run(
+        cmd_args(
+            toolchain.action,
+            "test-build",
+            "--cargo",
+            toolchain.cargo,
+            "--profile",
+            toolchain.profile,
+            "--target-dir",
+            toolchain.target_dir,
+            "--package",
+            ctx.attrs.package,
+            "--out-dir",
+            tests.as_output(),
+            hidden = ctx.attrs.workspace[CargoWorkspaceInfo].srcs + [toolchain.version],
+        ),
+        category = "cargo_test_build",
+        local_only = True,
+        allow_cache_upload = True,
+    )
+    crate_dir = ctx.label.package or "."
+    command = cmd_args(
+        toolchain.test_runner,
+        tests,
+        crate_dir,
+        ctx.attrs.args,
+        hidden = ctx.attrs.workspace[CargoWorkspaceInfo].srcs + ctx.attrs.data,
+    )
+    return [
+        DefaultInfo(default_output = tests),
+        ExternalRunnerTestInfo(
+            type = "cargo",
+            command = [command],
+            env = ctx.attrs.env,
+            labels = ctx.attrs.labels,
+        ),
+    ]
+
+cargo_test = rule(
+    impl = _cargo_test_impl,
+    attrs = {
+        "args": attrs.list(attrs.string(), default = []),
+        "data": attrs.list(attrs.source(), default = []),
+        "env": attrs.dict(attrs.string(), attrs.string(), default = {}),
+        "labels": attrs.list(attrs.string(), default = []),
+        "package": attrs.string(),
+        "workspace": attrs.dep(providers = [CargoWorkspaceInfo], default = "root//:cargo_workspace"),
+        "_cargo_toolchain": attrs.default_only(attrs.toolchain_dep(
+            providers = [CargoToolchainInfo],
+            default = "toolchains//:cargo",
+        )),
+    },
+    doc = "The unit and integration tests of workspace crate `package`: built by " +
+          "`cargo test --no-run` in an action, run from the crate's directory; fails if any " +
+          "test executable fails. `args` go to every test executable, `data` are extra files " +
+          "the tests read.",
+)

@@ -1,0 +1,66 @@
+# Generic rules around shell scripts and plain files: a file group, a runnable script and a
+# script test. Every file a script reads must be declared (`resources`/`data`): forge runs
+# actions in a sandbox that holds only declared inputs.
+
+def _filegroup_impl(ctx: AnalysisContext) -> list[Provider]:
+    return [DefaultInfo(default_outputs = ctx.attrs.srcs)]
+
+filegroup = rule(
+    impl = _filegroup_impl,
+    attrs = {
+        "srcs": attrs.list(attrs.source(), default = []),
+    },
+    doc = "Exports a list of files (sources or other targets' outputs) as one target.",
+)
+
+def _sh_binary_impl(ctx: AnalysisContext) -> list[Provider]:
+    run = cmd_args(
+        ctx.attrs.interpreter,
+        ctx.attrs.main,
+        hidden = ctx.attrs.resources,
+    )
+    return [
+        DefaultInfo(default_output = ctx.attrs.main, other_outputs = ctx.attrs.resources),
+        RunInfo(args = run),
+    ]
+
+sh_binary = rule(
+    impl = _sh_binary_impl,
+    attrs = {
+        "interpreter": attrs.string(default = "bash"),
+        "main": attrs.source(),
+        "resources": attrs.list(attrs.source(), default = []),
+    },
+    doc = "A script run by `interpreter`; `resources` are files it reads at run time.",
+)
+
+def _sh_test_impl(ctx: AnalysisContext) -> list[Provider]:
+    command = cmd_args(
+        ctx.attrs.interpreter,
+        ctx.attrs.test,
+        ctx.attrs.args,
+        hidden = ctx.attrs.data,
+    )
+    return [
+        DefaultInfo(default_output = ctx.attrs.test, other_outputs = ctx.attrs.data),
+        ExternalRunnerTestInfo(
+            type = "sh",
+            command = [command],
+            env = ctx.attrs.env,
+            labels = ctx.attrs.labels,
+        ),
+    ]
+
+sh_test = rule(
+    impl = _sh_test_impl,
+    attrs = {
+        "args": attrs.list(attrs.string(), default = []),
+        "data": attrs.list(attrs.source(), default = []),
+        "env": attrs.dict(attrs.string(), attrs.string(), default = {}),
+        "interpreter": attrs.string(default = "bash"),
+        "labels": attrs.list(attrs.string(), default = []),
+        "test": attrs.source(),
+    },
+    doc = "Runs `interpreter test args...` from the project root; exit 0 = pass. " +
+          "`data` are the files the test reads (sources or targets, built first).",
+)

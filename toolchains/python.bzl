@@ -1,0 +1,40 @@
+# Python toolchains: the system interpreter, or one of the virtual environments that
+# `./forge` creates under `.venv/<name>` from `tools/bootstrap/python/<name>/`.
+
+load(":system.bzl", "probe_tool_version")
+
+PythonToolchainInfo = provider(
+    doc = "`interpreter`: str, the python command (project-relative for a venv, which " +
+          "`[forge] sandbox_passthrough` makes visible to actions); `venv`: str, the venv " +
+          "directory or \"\"; `version`: Artifact, `python --version` output, an input of " +
+          "every action that runs python.",
+    fields = ["interpreter", "venv", "version"],
+)
+
+def _python_toolchain_impl(ctx: AnalysisContext) -> list[Provider]:
+    if ctx.attrs.venv:
+        interpreter = ctx.attrs.venv + "/bin/python"
+        commands = [[interpreter, "--version"], [interpreter, "-m", "pip", "freeze", "--all"]]
+    else:
+        interpreter = ctx.attrs.interpreter
+        commands = [[interpreter, "--version"]]
+    version = probe_tool_version(ctx, ctx.attrs._probe, commands)
+    return [
+        DefaultInfo(default_output = version),
+        PythonToolchainInfo(interpreter = interpreter, venv = ctx.attrs.venv, version = version),
+    ]
+
+python_toolchain = rule(
+    impl = _python_toolchain_impl,
+    attrs = {
+        "interpreter": attrs.string(default = "python3"),
+        "venv": attrs.string(default = ""),
+        "_probe": attrs.default_only(attrs.exec_dep(
+            providers = [RunInfo],
+            default = "root//rules/tools/toolchain:probe_version",
+        )),
+    },
+    is_toolchain_rule = True,
+    doc = "`venv = \".venv/<name>\"` uses the environment `./forge` builds from " +
+          "tools/bootstrap/python/<name>/; otherwise `interpreter` from PATH.",
+)

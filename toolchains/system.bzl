@@ -1,0 +1,44 @@
+# A generic toolchain for one command found on PATH (iverilog, yosys, xclbinutil, ...): the
+# command's name and an artifact holding its version output, which rules put into the inputs
+# of every action that runs the tool, so a tool upgrade re-runs those actions.
+
+SystemToolInfo = provider(
+    doc = "A command on PATH. `tool`: str, the command; `version`: Artifact, its version " +
+          "output (add it to `hidden` of each action that runs the tool).",
+    fields = ["tool", "version"],
+)
+
+def probe_tool_version(ctx: AnalysisContext, probe: Dependency, commands: list) -> Artifact:
+    """Declares `version.txt`, written by running each command (a list of strings)."""
+    out = ctx.actions.declare_output("version.txt")
+    args = cmd_args(probe[RunInfo], out.as_output())
+    for command in commands:
+        args.add("--")
+        args.add(command)
+    ctx.actions.run(
+        args,
+        category = "probe_tool_version",
+        local_only = True,
+    )
+    return out
+
+def _system_tool_toolchain_impl(ctx: AnalysisContext) -> list[Provider]:
+    version = probe_tool_version(ctx, ctx.attrs._probe, [[ctx.attrs.tool] + ctx.attrs.version_args])
+    return [
+        DefaultInfo(default_output = version),
+        SystemToolInfo(tool = ctx.attrs.tool, version = version),
+    ]
+
+system_tool_toolchain = rule(
+    impl = _system_tool_toolchain_impl,
+    attrs = {
+        "tool": attrs.string(),
+        "version_args": attrs.list(attrs.string(), default = ["--version"]),
+        "_probe": attrs.default_only(attrs.exec_dep(
+            providers = [RunInfo],
+            default = "root//rules/tools/toolchain:probe_version",
+        )),
+    },
+    is_toolchain_rule = True,
+    doc = "A command found on PATH, identified by the output of `tool version_args...`.",
+)

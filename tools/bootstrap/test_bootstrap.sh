@@ -1,0 +1,180 @@
+#!/usr/bin/env bash
+# Tests of the `./forge` wrapper's bootstrap steps. apt-get, dpkg-query, sudo, id, cargo and
+# python are stand-ins that record how they were called, so the test checks the exact
+# commands the wrapper would run on a real machine without installing anything.
+set -euo pipefail
+
+repo=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+
+passed=0
+failed=0
+check() {
+    local what=$1
+    shift
+    if "$@"; then
+        passed=$((passed + 1))
+    else
+        failed=$((failed + 1))
+        echo "FAIL: $what" >&2
+    fi
+}
+contains() { grep -qF -- "$2" "$1"; }
+empty() { [ ! -s "$1" ]; }
+
+fakes="$work/bin"
+mkdir -p "$fakes"
+log="$work/calls.log"
+installed="$work/installed"
+touch "$log" "$installed"
+export FAKE_LOG=$log FAKE_INSTALLED=$installed
+
+cat >"$fakes/dpkg-query" <<'EOF'
+#!/usr/bin/env bash
+pkg=${!#}
+if grep -qx "$pkg" "$FAKE_INSTALLED"; then printf 'install ok installed'; else exit 1; fi
+EOF
+cat >"$fakes/apt-get" <<'EOF'
+#!/usr/bin/env bash
+echo "apt-get $* DEBIAN_FRONTEND=${DEBIAN_FRONTEND:-}" >>"$FAKE_LOG"
+if [ "$1" = install ]; then
+    for a in "$@"; do case "$a" in install | -*) ;; *) [ "$a" = broken ] || echo "$a" >>"$FAKE_INSTALLED" ;; esac; done
+fi
+EOF
+cat >"$fakes/sudo" <<'EOF'
+#!/usr/bin/env bash
+echo "sudo $1" >>"$FAKE_LOG"
+exec "$@"
+EOF
+cat >"$fakes/id" <<'EOF'
+#!/usr/bin/env bash
+echo "${FAKE_UID:-0}"
+EOF
+cat >"$fakes/cargo" <<'EOF'
+#!/usr/bin/env bash
+echo "cargo $* CARGO_TARGET_DIR=$CARGO_TARGET_DIR" >>"$FAKE_LOG"
+mkdir -p "$CARGO_TARGET_DIR/release"
+printf '#!/usr/bin/env bash\necho "engine ran: $*"\n' >"$CARGO_TARGET_DIR/release/forge"
+chmod +x "$CARGO_TARGET_DIR/release/forge"
+EOF
+# A python whose `-m venv DIR` makes a venv whose python records pip calls.
+cat >"$fakes/fakepython" <<'EOF'
+#!/usr/bin/env bash
+case "$1" in
+    -c) echo "/fake/python 3.11.${FAKE_PY_MINOR:-7}" ;;
+    -m)
+        [ "$2" = venv ] || exit 2
+        echo "venv $3" >>"$FAKE_LOG"
+        mkdir -p "$3/bin"
+        printf '#!/usr/bin/env bash\necho "venv-python $*" >>"$FAKE_LOG"\n' >"$3/bin/python"
+        chmod +x "$3/bin/python"
+        ;;
+esac
+EOF
+chmod +x "$fakes"/*
+export PATH="$fakes:$PATH"
+export FORGE_PYTHON=fakepython
+
+# shellcheck source=tools/bootstrap/bootstrap.sh
+source "$repo/tools/bootstrap/bootstrap.sh"
+
+proj="$work/proj"
+mkdir -p "$proj/tools/bootstrap" "$proj/engine/core/src"
+cp "$repo/forge" "$proj/forge"
+cp "$repo/tools/bootstrap/bootstrap.sh" "$proj/tools/bootstrap/"
+echo '[workspace]' >"$proj/Cargo.toml"
+printf '[forge]\n  sandbox_passthrough = .venv buck-out/forge/cargo-target /abs/elsewhere\n' >"$proj/.buckconfig"
+touch "$proj/Cargo.lock" "$proj/engine/core/src/lib.rs"
+out="$work/out"
+
+# --- apt -------------------------------------------------------------------------------
+printf '# comment line\nhave  # already there\nneed1  # wanted\n\nneed2\n' >"$proj/tools/bootstrap/apt.txt"
+echo have >"$installed"
+forge_bootstrap_apt "$proj" 2>"$out"
+check "apt: announces the missing packages" contains "$out" "forge: installing Debian packages from tools/bootstrap/apt.txt: need1 need2"
+check "apt: updates the package lists first" test "$(head -n1 "$log" | cut -d" " -f1-3)" = "apt-get update -qq"
+check "apt: installs exactly the missing ones, non-interactively" \
+    contains "$log" "apt-get install -y --no-install-recommends need1 need2 DEBIAN_FRONTEND=noninteractive"
+: >"$log"
+forge_bootstrap_apt "$proj" 2>"$out"
+check "apt: silent when everything is installed" empty "$out"
+check "apt: no apt-get call when everything is installed" empty "$log"
+
+echo need3 >>"$proj/tools/bootstrap/apt.txt"
+FAKE_UID=1000 forge_bootstrap_apt "$proj" 2>"$out"
+check "apt: uses sudo when not root" contains "$log" "sudo apt-get"
+: >"$log"
+
+echo broken >>"$proj/tools/bootstrap/apt.txt"
+status=0
+forge_bootstrap_apt "$proj" 2>"$out" || status=$?
+check "apt: a package apt did not install fails the step" test "$status" -ne 0
+check "apt: the failure names the step and the package" contains "$out" "bootstrap step 'apt' failed: still not installed after apt-get: broken"
+sed -i '/^broken$/d' "$proj/tools/bootstrap/apt.txt"
+: >"$log"
+
+# --- python ----------------------------------------------------------------------------
+spec="$proj/tools/bootstrap/python/demo"
+mkdir -p "$spec"
+echo 'six==1.17.0' >"$spec/requirements.txt"
+forge_bootstrap_python "$proj" 2>"$out"
+check "python: announces the new venv" contains "$out" "forge: creating Python environment .venv/demo from tools/bootstrap/python/demo"
+check "python: creates the venv" contains "$log" "venv $proj/.venv/demo"
+check "python: installs the requirements" contains "$log" "venv-python -m pip install --disable-pip-version-check --no-input -r $spec/requirements.txt"
+check "python: writes the stamp" test -f "$proj/.venv/demo/.forge-stamp"
+: >"$log"
+forge_bootstrap_python "$proj" 2>"$out"
+check "python: silent when the spec is unchanged" empty "$out"
+check "python: nothing run when the spec is unchanged" empty "$log"
+
+echo 'attrs==26.1.0' >>"$spec/requirements.txt"
+forge_bootstrap_python "$proj" 2>"$out"
+check "python: a changed spec updates the venv in place" contains "$out" "updating Python environment .venv/demo"
+check "python: the update does not recreate the venv" bash -c "! grep -q '^venv ' '$log'"
+: >"$log"
+
+FAKE_PY_MINOR=8 forge_bootstrap_python "$proj" 2>"$out"
+check "python: a new interpreter recreates the venv" contains "$log" "venv $proj/.venv/demo"
+: >"$log"
+
+# shellcheck disable=SC2016 # expanded by the generated script
+printf '#!/usr/bin/env bash\necho "install.sh VENV=$VENV" >>"$FAKE_LOG"\nexit 7\n' >"$spec/install.sh"
+status=0
+forge_bootstrap_python "$proj" 2>"$out" || status=$?
+check "python: install.sh runs with VENV set" contains "$log" "install.sh VENV=$proj/.venv/demo"
+check "python: install.sh replaces the plain pip install" bash -c "! grep -q 'pip install' '$log'"
+check "python: a failing install.sh fails the step" test "$status" -ne 0
+check "python: the failure names the step and the script" contains "$out" "bootstrap step 'python' failed: tools/bootstrap/python/demo/install.sh exited 7"
+check "python: a failed venv keeps no stamp" test ! -e "$proj/.venv/demo/.forge-stamp"
+rm -rf "$spec" "$proj/.venv"
+: >"$log"
+
+# --- engine and the wrapper ------------------------------------------------------------
+"$proj/forge" build //some:target >"$out" 2>"$work/err"
+check "engine: built when missing" contains "$log" "cargo build --release -p forge CARGO_TARGET_DIR=$proj/target"
+check "engine: the build is announced" contains "$work/err" "forge: building the engine (cargo build --release -p forge)"
+check "wrapper: runs the engine with the arguments" contains "$out" "engine ran: build //some:target"
+check "crates: fetched for the offline sandbox" contains "$log" "cargo fetch --quiet"
+check "passthrough: relative paths exist before any action" test -d "$proj/buck-out/forge/cargo-target" -a -d "$proj/.venv"
+: >"$log"
+"$proj/forge" test //... >"$out" 2>"$work/err"
+check "wrapper: silent when nothing is to do" empty "$work/err"
+check "engine: not rebuilt when fresh" empty "$log"
+
+touch -d '2000-01-01' "$proj/target/release/forge"
+"$proj/forge" targets //... >"$out" 2>"$work/err"
+check "engine: rebuilt when a source is newer" contains "$log" "cargo build --release -p forge"
+check "crates: not fetched again while Cargo.lock is unchanged" bash -c "! grep -q 'cargo fetch' '$log'"
+: >"$log"
+touch "$proj/Cargo.lock"
+"$proj/forge" targets //... >"$out" 2>"$work/err"
+check "crates: fetched again after Cargo.lock changed" contains "$log" "cargo fetch --quiet"
+: >"$log"
+
+echo ghost >>"$proj/tools/bootstrap/apt.txt"
+FORGE_SKIP_BOOTSTRAP=1 "$proj/forge" build //x >"$out" 2>"$work/err"
+check "wrapper: FORGE_SKIP_BOOTSTRAP=1 skips the packages" bash -c "! grep -q apt-get '$log'"
+
+echo "bootstrap: $passed passed, $failed failed" >&2
+[ "$failed" -eq 0 ]
