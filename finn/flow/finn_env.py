@@ -16,9 +16,12 @@ torch or Vivado exist:
    still fail clearly if they are reached.
 4. end of build: ``exit_buildflow`` reads the Vivado version from the last path
    component of XILINX_VIVADO (the directory need not exist).
+5. locale: FINN+'s partitioner restores LC_CTYPE from ``locale.getlocale()``, which
+   fails for C.UTF-8 without an en_US locale installed (finn.md §9.3).
 """
 
 import importlib.util
+import locale
 import os
 import sys
 import tempfile
@@ -65,7 +68,9 @@ def setup(build_dir=None):
     os.makedirs(build_dir, exist_ok=True)
     os.environ["FINN_BUILD_DIR"] = os.path.abspath(build_dir)
     os.environ.setdefault("XILINX_VIVADO", "/opt/Xilinx/Vivado/2024.2")
-    # The partitioner's locale handling fails on C.UTF-8 without en_US (finn.md §9.3).
+    # FINN+'s partitioner saves and restores LC_CTYPE, which fails when Python maps
+    # C.UTF-8 to an en_US locale that is not installed; under "C" it round-trips.
     os.environ["LC_ALL"] = "C"
+    locale.setlocale(locale.LC_CTYPE, "C")
     _bind_xsi_placeholders()
     return os.environ["FINN_BUILD_DIR"]

@@ -19,7 +19,7 @@ pub struct ActionRecord {
     /// `owner|category|identifier`: stable across builds while the rule is unchanged.
     pub identity: String,
     pub key: String,
-    /// `local`, `cache`, `remote`, `in-process` or `up-to-date`.
+    /// `local`, `cache`, `remote`, `in-process`, `up-to-date` or `failed`.
     pub executor: String,
     pub duration_ms: u64,
     /// (path, digest) of every input.
@@ -138,7 +138,7 @@ pub fn write(layout: &Layout, mut log: BuildLog) -> Result<()> {
         .unwrap_or_default();
     let mut history_changed = false;
     for rec in &mut log.actions {
-        if rec.executor == "local" {
+        if rec.executor == "local" || rec.executor == "failed" {
             rec.changes = explain(history.get(&rec.identity), rec);
         }
         if history.get(&rec.identity).map(|h| &h.key) != Some(&rec.key) {
@@ -174,10 +174,17 @@ pub fn render_what_ran(log: &BuildLog) -> String {
     for a in &log.actions {
         *counts.entry(a.executor.as_str()).or_default() += 1;
     }
-    let summary: Vec<String> = ["local", "cache", "remote", "in-process", "up-to-date"]
-        .iter()
-        .map(|e| format!("{e} {}", counts.get(e).copied().unwrap_or(0)))
-        .collect();
+    let summary: Vec<String> = [
+        "local",
+        "cache",
+        "remote",
+        "in-process",
+        "up-to-date",
+        "failed",
+    ]
+    .iter()
+    .map(|e| format!("{e} {}", counts.get(e).copied().unwrap_or(0)))
+    .collect();
     let mut out = format!(
         "build {} ({}, {} sandbox): {} actions: {}\n",
         log.build_id,

@@ -150,7 +150,11 @@ impl<'a> Build<'a> {
             digests: DigestCache::load(layout.digest_cache()),
             cas: Cas::new(layout.cas_dir()),
             ac: ActionCache::new(layout.ac_dir()),
-            remote: RemoteState::new(opts.remote.clone(), opts.remote_mode),
+            remote: RemoteState::new(
+                opts.remote.clone(),
+                opts.remote_mode,
+                opts.default_allow_cache_upload,
+            ),
             progress,
             sandbox_counter: AtomicUsize::new(0),
             forest_notice: AtomicBool::new(false),
@@ -228,6 +232,7 @@ impl<'a> Build<'a> {
                         job_tx.send(id).expect("workers outlive the scheduler");
                     }
                 }
+                self.progress.tick();
                 if running.is_empty() {
                     break;
                 }
@@ -299,14 +304,19 @@ impl<'a> Build<'a> {
         let start = Instant::now();
         let keyed = key_action(action, &self.layout.root, &self.digests)
             .map_err(|e| failure(action, &format!("{e:#}")))?;
-        let outcome = self.process_keyed(action, &keyed).map_err(|e| {
-            match e.downcast::<ActionFailure>() {
-                Ok(f) => f,
-                Err(e) => failure(action, &format!("{e:#}")),
+        match self.process_keyed(action, &keyed) {
+            Ok(outcome) => {
+                self.record(action, &keyed, outcome.name(), start.elapsed());
+                Ok(outcome)
             }
-        })?;
-        self.record(action, &keyed, outcome, start.elapsed());
-        Ok(outcome)
+            Err(e) => {
+                self.record(action, &keyed, "failed", start.elapsed());
+                Err(match e.downcast::<ActionFailure>() {
+                    Ok(f) => f,
+                    Err(e) => failure(action, &format!("{e:#}")),
+                })
+            }
+        }
     }
 
     fn process_keyed(&self, action: &Action, keyed: &KeyedAction) -> Result<Outcome> {
@@ -335,21 +345,20 @@ impl<'a> Build<'a> {
                     self.ac.put(&keyed.key, &hit)?;
                     return Ok(Outcome::Remote);
                 }
+                self.remote.error(
+                    &self.progress,
+                    "download",
+                    action,
+                    &anyhow!("a blob does not match its digest; it was discarded"),
+                );
             }
         }
         match &action.kind {
             ActionKind::Run { .. } => {
                 let (stdout, stderr) = self.run_local(action, keyed)?;
                 if let Some(desc) = &desc {
-                    self.remote.upload(
-                        action,
-                        desc,
-                        self.layout,
-                        &stdout,
-                        &stderr,
-                        self.opts.default_allow_cache_upload,
-                        &self.progress,
-                    );
+                    self.remote
+                        .upload(action, desc, self.layout, &stdout, &stderr, &self.progress);
                 }
                 Ok(Outcome::Local)
             }
@@ -584,7 +593,7 @@ impl<'a> Build<'a> {
         }
     }
 
-    fn record(&self, action: &Action, keyed: &KeyedAction, outcome: Outcome, took: Duration) {
+    fn record(&self, action: &Action, keyed: &KeyedAction, executor: &str, took: Duration) {
         let (argv, env) = match &action.kind {
             ActionKind::Run { argv, env, .. } => (argv.clone(), env.clone()),
             _ => (Vec::new(), Vec::new()),
@@ -598,7 +607,7 @@ impl<'a> Build<'a> {
                 action.identifier.as_deref().unwrap_or("")
             ),
             key: keyed.key.clone(),
-            executor: outcome.name().to_string(),
+            executor: executor.to_string(),
             duration_ms: took.as_millis() as u64,
             inputs: keyed
                 .inputs

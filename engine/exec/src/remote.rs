@@ -25,15 +25,22 @@ const MAX_ERRORS_PER_BUILD: usize = 3;
 pub struct RemoteState {
     client: Option<Arc<dyn RemoteCache>>,
     mode: RemoteMode,
+    /// `[buck2] default_allow_cache_upload`, for actions that leave it unset.
+    default_allow: bool,
     pub errors: AtomicUsize,
     warned: AtomicBool,
 }
 
 impl RemoteState {
-    pub fn new(client: Option<Arc<dyn RemoteCache>>, mode: RemoteMode) -> RemoteState {
+    pub fn new(
+        client: Option<Arc<dyn RemoteCache>>,
+        mode: RemoteMode,
+        default_allow: bool,
+    ) -> RemoteState {
         RemoteState {
             client,
             mode,
+            default_allow,
             errors: AtomicUsize::new(0),
             warned: AtomicBool::new(false),
         }
@@ -48,7 +55,7 @@ impl RemoteState {
         self.client.as_ref()
     }
 
-    fn error(&self, progress: &Progress, what: &str, action: &Action, err: &anyhow::Error) {
+    pub fn error(&self, progress: &Progress, what: &str, action: &Action, err: &anyhow::Error) {
         self.errors.fetch_add(1, Ordering::Relaxed);
         if !self.warned.swap(true, Ordering::Relaxed) {
             progress.println(&format!(
@@ -96,7 +103,6 @@ impl RemoteState {
         layout: &Layout,
         stdout: &[u8],
         stderr: &[u8],
-        default_allow: bool,
         progress: &Progress,
     ) {
         if self.mode != RemoteMode::ReadWrite {
@@ -105,7 +111,7 @@ impl RemoteState {
         let allowed = match &action.kind {
             forge_core::ActionKind::Run {
                 allow_cache_upload, ..
-            } => allow_cache_upload.unwrap_or(default_allow),
+            } => allow_cache_upload.unwrap_or(self.default_allow),
             _ => false,
         };
         let Some(client) = self.client().filter(|_| allowed) else {

@@ -218,6 +218,13 @@ impl<'a> Sandbox<'a> {
             fs::create_dir_all(self.dir.join(parent_of(&o.path)))?;
         }
         fs::create_dir_all(self.dir.join(self.scratch))?;
+        for p in self.relative_passthrough() {
+            // A shared cache dir under buck-out (e.g. a cargo target dir) may not exist yet;
+            // without it the action would find a read-only path instead.
+            if p.starts_with("buck-out/") && !self.root.join(p).exists() {
+                fs::create_dir_all(self.root.join(p))?;
+            }
+        }
         let passthrough: Vec<String> = self
             .relative_passthrough()
             .filter(|p| self.root.join(p).exists())

@@ -53,6 +53,14 @@ fn runs_only_needed_actions_in_parallel() {
         report.local, 2,
         "only the two wanted actions run (lazy, O3)"
     );
+    assert_eq!(
+        report.summary_lines(),
+        [
+            "Cache hits: 0%",
+            "Commands: 2 (cached: 0, remote: 0, local: 2)"
+        ],
+        "buck2's summary lines (O1)"
+    );
     assert!(
         !root.join(&unused).exists(),
         "an unwanted action must not run"
@@ -179,6 +187,11 @@ fn failing_action_is_reported_like_buck2_and_stops_scheduling() {
     assert!(
         text.contains("Full log: buck-out/forge/log/actions/"),
         "{text}"
+    );
+    let log = what_ran(root).unwrap();
+    assert!(
+        log.contains("failed") && log.contains("root//:broken"),
+        "{log}"
     );
     let failed = err.downcast_ref::<BuildFailed>().unwrap();
     assert_eq!(failed.failures[0].owner, label("", "broken"));
@@ -500,6 +513,10 @@ fn second_build_runs_zero_actions_and_restores_from_cache() {
         "no-op rebuild runs zero actions: {second:?}"
     );
     assert_eq!(second.up_to_date, 5);
+    assert!(
+        second.summary_lines().is_empty(),
+        "no Commands line when nothing ran (O1)"
+    );
     // Outputs deleted by hand come back from the local cache, not by running again.
     fs::remove_dir_all(root.join(&paths[1])).unwrap();
     fs::remove_file(root.join(&paths[0])).unwrap();
@@ -594,4 +611,83 @@ fn corrupt_cas_file_is_detected_and_rebuilt() {
 fn forge_exec_test_sha(bytes: &[u8]) -> String {
     use sha2::Digest;
     hex::encode(sha2::Sha256::digest(bytes))
+}
+
+#[test]
+fn passthrough_paths_are_visible_without_being_declared() {
+    let ws = tempfile::tempdir().unwrap();
+    let root = ws.path();
+    write_file(root, "venv/bin/tool", "tool-v1\n");
+    for mode in sandbox_modes() {
+        let o = out("", "pt", "o.txt");
+        let mut g = GraphBuilder::default();
+        g.run(
+            RunSpec::new(
+                label("", "pt"),
+                "c",
+                &[
+                    "/bin/sh",
+                    "-c",
+                    "cat venv/bin/tool > $1 && echo built >> buck-out/forge/shared-target/stamp",
+                    "--",
+                    &o,
+                ],
+            )
+            .output(&o),
+        );
+        let mut opts = options(root, mode);
+        opts.sandbox_passthrough = vec!["venv".into(), "buck-out/forge/shared-target".into()];
+        let exec = forge_exec::Executor::new(opts).unwrap();
+        exec.build(&g.graph, &[ArtifactRef::Build(o.clone())])
+            .unwrap();
+        assert_eq!(read(root, &o), "tool-v1\n", "{mode:?}");
+        assert!(
+            read(root, "buck-out/forge/shared-target/stamp").contains("built"),
+            "{mode:?}: writes to a passthrough dir persist"
+        );
+        fs::remove_file(root.join(&o)).unwrap();
+        fs::remove_dir_all(root.join("buck-out/forge/cache")).unwrap();
+    }
+}
+
+#[test]
+fn unchanged_files_are_not_rehashed_but_any_stat_change_is_seen() {
+    let ws = tempfile::tempdir().unwrap();
+    let root = ws.path();
+    let touch_old = || {
+        let s = std::process::Command::new("touch")
+            .args(["-d", "2020-01-01 00:00:00", "pkg/in.txt"])
+            .current_dir(root)
+            .status()
+            .unwrap();
+        assert!(s.success());
+    };
+    write_file(root, "pkg/in.txt", "aaaa\n");
+    touch_old();
+    let o = out("pkg", "u", "o.txt");
+    let mut g = GraphBuilder::default();
+    g.run(
+        RunSpec::new(
+            label("pkg", "u"),
+            "up",
+            &["/bin/sh", "-c", "tr a-z A-Z < pkg/in.txt > $1", "--", &o],
+        )
+        .source("pkg/in.txt")
+        .output(&o),
+    );
+    let exec = executor(root, SandboxMode::Auto);
+    let wanted = [ArtifactRef::Build(o.clone())];
+    assert_eq!(exec.build(&g.graph, &wanted).unwrap().local, 1);
+    // Same size, same inode, same mtime: the digest cache answers without reading the file,
+    // so this (deliberately undetectable) edit goes unnoticed...
+    write_file(root, "pkg/in.txt", "bbbb\n");
+    touch_old();
+    assert_eq!(exec.build(&g.graph, &wanted).unwrap().up_to_date, 1);
+    // ...while any real modification time change is seen.
+    std::process::Command::new("touch")
+        .arg(root.join("pkg/in.txt"))
+        .status()
+        .unwrap();
+    assert_eq!(exec.build(&g.graph, &wanted).unwrap().local, 1);
+    assert_eq!(read(root, &o), "BBBB\n");
 }

@@ -180,7 +180,10 @@ fn child_entry() {
     };
     let ws = PathBuf::from(std::env::var("FORGE_EXEC_WS").unwrap());
     let mut opts = options(&ws, SandboxMode::Auto);
-    opts.console = ConsoleMode::Plain;
+    opts.console = match std::env::var("FORGE_EXEC_CONSOLE").as_deref() {
+        Ok("fancy") => ConsoleMode::Fancy,
+        _ => ConsoleMode::Plain,
+    };
     match mode.as_str() {
         "tests" => {
             opts.test_timeout = Some(Duration::from_millis(800));

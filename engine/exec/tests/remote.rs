@@ -249,3 +249,27 @@ fn results_uploaded_by_one_workspace_are_served_to_another() {
     let report = exec.build(&g.graph, &wanted(&paths)).unwrap();
     assert_eq!(report.commands(), 0, "{report:?}");
 }
+
+#[test]
+fn a_corrupt_remote_blob_is_a_miss_not_a_wrong_output() {
+    let remote = Arc::new(MemoryRemote::default());
+    let first = tempfile::tempdir().unwrap();
+    write_file(first.path(), "r/src.txt", "s\n");
+    let (g, paths) = graph();
+    with_remote(first.path(), remote.clone(), RemoteMode::ReadWrite)
+        .build(&g.graph, &wanted(&paths))
+        .unwrap();
+    // Damage every stored blob on the "server"; a careless client would hand it back as is.
+    for bytes in remote.blobs.lock().unwrap().values_mut() {
+        bytes.push(b'!');
+    }
+    let second = tempfile::tempdir().unwrap();
+    write_file(second.path(), "r/src.txt", "s\n");
+    let report = with_remote(second.path(), remote, RemoteMode::Read)
+        .build(&g.graph, &wanted(&paths))
+        .unwrap();
+    assert_eq!(report.remote, 0, "{report:?}");
+    assert_eq!(report.local, 3, "{report:?}");
+    assert!(report.remote_errors >= 1, "{report:?}");
+    assert_eq!(read(second.path(), &paths[0]), "s\ns\n");
+}

@@ -1,5 +1,248 @@
 //! The `forge` command line (clap): build, run, test, targets, uquery, clean, log.
 
+mod build;
+mod query;
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use anyhow::{Context, Result};
+use clap::{Args, Parser, Subcommand, ValueEnum};
+
+use crate::interpreter::{Loader, Workspace};
+
+/// buck2's exit code for every user error (parse, analysis, action failure, bad pattern).
+pub const EXIT_USER_ERROR: i32 = 3;
+/// buck2's exit code when a test failed.
+pub const EXIT_TEST_FAILURE: i32 = 32;
+
+#[derive(Parser, Debug)]
+#[command(
+    name = "forge",
+    about = "Builds Buck2 workspaces: the same BUCK and .bzl files, buck2's semantics"
+)]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Args, Debug, Clone)]
+pub(crate) struct Common {
+    /// Override a buckconfig value: `-c section.key=value` (`section.key=` unsets it).
+    #[arg(short = 'c', long = "config", value_name = "SECTION.KEY=VALUE")]
+    config: Vec<String>,
+    /// Parallel jobs (default: number of cores).
+    #[arg(short = 'j', long = "num-threads")]
+    jobs: Option<usize>,
+    /// Remote cache use (when `[buck2_re_client]` configures one).
+    #[arg(long = "remote-cache", value_enum, default_value_t = RemoteCacheArg::Readwrite)]
+    remote_cache: RemoteCacheArg,
+    /// Progress display.
+    #[arg(long = "console", value_enum, default_value_t = ConsoleArg::Auto)]
+    console: ConsoleArg,
+}
+
+#[derive(ValueEnum, Clone, Copy, Debug, PartialEq)]
+pub(crate) enum RemoteCacheArg {
+    Off,
+    Read,
+    Readwrite,
+}
+
+#[derive(ValueEnum, Clone, Copy, Debug, PartialEq)]
+pub(crate) enum ConsoleArg {
+    Auto,
+    Simple,
+    Super,
+    None,
+}
+
+#[derive(ValueEnum, Clone, Copy, Debug, PartialEq)]
+pub(crate) enum OutputFormat {
+    List,
+    Dot,
+    Json,
+}
+
+#[derive(Subcommand, Debug)]
+enum Command {
+    /// Build the targets matching the patterns.
+    Build {
+        #[arg(required = true)]
+        patterns: Vec<String>,
+        /// Print `<label> <path>` of each target's default output on stdout.
+        #[arg(long = "show-output")]
+        show_output: bool,
+        #[command(flatten)]
+        common: Common,
+    },
+    /// Build a target's RunInfo and run it with the given arguments.
+    Run {
+        target: String,
+        #[command(flatten)]
+        common: Common,
+        /// Arguments passed to the program (after `--`).
+        #[arg(last = true)]
+        args: Vec<String>,
+    },
+    /// Build and run the tests (ExternalRunnerTestInfo) of the matching targets.
+    Test {
+        #[arg(required = true)]
+        patterns: Vec<String>,
+        #[command(flatten)]
+        common: Common,
+    },
+    /// List the targets matching the patterns.
+    Targets {
+        #[arg(required = true)]
+        patterns: Vec<String>,
+        #[command(flatten)]
+        common: Common,
+    },
+    /// Query the unconfigured target graph: deps(), rdeps(), set operations.
+    Uquery {
+        query: String,
+        #[arg(long = "output-format", value_enum, default_value_t = OutputFormat::List)]
+        output_format: OutputFormat,
+        #[command(flatten)]
+        common: Common,
+    },
+    /// Delete forge's outputs and caches (buck-out/forge).
+    Clean {
+        #[command(flatten)]
+        common: Common,
+    },
+    /// Inspect the last build.
+    Log {
+        #[command(subcommand)]
+        what: LogCommand,
+    },
+}
+
+#[derive(Subcommand, Debug)]
+enum LogCommand {
+    /// Each action of the last build, how it ran, and which input changed on a cache miss.
+    WhatRan,
+}
+
+/// The workspace and loader of one invocation, plus where the user stands.
+pub(crate) struct Session {
+    pub loader: Arc<Loader>,
+    /// The invocation directory.
+    pub cwd: PathBuf,
+    /// `cwd` relative to the project root (`""` at the root).
+    pub cwd_package: String,
+    pub common: Common,
+}
+
+impl Session {
+    fn open(common: &Common) -> Result<Session> {
+        let cwd = std::env::current_dir().context("Reading the current directory")?;
+        let ws = Workspace::discover(&cwd, &common.config)?;
+        let canon = cwd.canonicalize().unwrap_or(cwd.clone());
+        let root = ws.root.canonicalize().unwrap_or(ws.root.clone());
+        let cwd_package = canon
+            .strip_prefix(&root)
+            .map(|p| p.to_string_lossy().into_owned())
+            .unwrap_or_default();
+        let loader = Arc::new(Loader::new(Arc::new(ws))?);
+        Ok(Session {
+            loader,
+            cwd,
+            cwd_package,
+            common: common.clone(),
+        })
+    }
+
+    pub fn root(&self) -> &Path {
+        &self.loader.workspace().root
+    }
+}
+
+/// Prints an error the way buck2 does (the chain of causes) on stderr.
+pub(crate) fn report(e: &anyhow::Error) {
+    eprintln!("{}", render_error(e));
+}
+
+/// `msg`, then `Caused by:` and the numbered causes (anyhow's layout, never a backtrace).
+pub(crate) fn render_error(e: &anyhow::Error) -> String {
+    let mut out = e.to_string();
+    let causes: Vec<String> = e.chain().skip(1).map(|c| c.to_string()).collect();
+    if !causes.is_empty() {
+        out.push_str("\n\nCaused by:");
+        let numbered = causes.len() > 1;
+        for (i, c) in causes.iter().enumerate() {
+            let mut lines = c.lines();
+            let first = lines.next().unwrap_or("");
+            if numbered {
+                out.push_str(&format!("\n    {i}: {first}"));
+            } else {
+                out.push_str(&format!("\n    {first}"));
+            }
+            for l in lines {
+                out.push_str(&format!("\n       {l}"));
+            }
+        }
+    }
+    out
+}
+
 pub fn main() -> i32 {
-    unimplemented!()
+    let cli = match Cli::try_parse() {
+        Ok(c) => c,
+        Err(e) => {
+            let code = if e.use_stderr() { EXIT_USER_ERROR } else { 0 };
+            let _ = e.print();
+            return code;
+        }
+    };
+    let result = match cli.command {
+        Command::Build {
+            patterns,
+            show_output,
+            common,
+        } => Session::open(&common).map(|s| build::build(&s, &patterns, show_output)),
+        Command::Run {
+            target,
+            common,
+            args,
+        } => Session::open(&common).map(|s| build::run(&s, &target, &args)),
+        Command::Test { patterns, common } => {
+            Session::open(&common).map(|s| build::test(&s, &patterns))
+        }
+        Command::Targets { patterns, common } => {
+            Session::open(&common).and_then(|s| query::targets(&s, &patterns))
+        }
+        Command::Uquery {
+            query,
+            output_format,
+            common,
+        } => Session::open(&common).and_then(|s| query::uquery(&s, &query, output_format)),
+        Command::Clean { common } => Session::open(&common).and_then(|s| clean(&s)),
+        Command::Log {
+            what: LogCommand::WhatRan,
+        } => what_ran(),
+    };
+    match result {
+        Ok(code) => code,
+        Err(e) => {
+            report(&e);
+            EXIT_USER_ERROR
+        }
+    }
+}
+
+fn clean(s: &Session) -> Result<i32> {
+    let dir = s.root().join("buck-out").join("forge");
+    if dir.exists() {
+        std::fs::remove_dir_all(&dir).with_context(|| format!("Removing {}", dir.display()))?;
+    }
+    Ok(0)
+}
+
+fn what_ran() -> Result<i32> {
+    let cwd = std::env::current_dir()?;
+    let root = crate::interpreter::find_root(&cwd)?;
+    print!("{}", forge_exec::what_ran(&root)?);
+    Ok(0)
 }

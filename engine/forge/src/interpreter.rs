@@ -38,6 +38,8 @@ pub struct Workspace {
     pub buildfile_names: Vec<String>,
     /// Cells with a `.buckconfig` of their own; the others read the root's.
     cell_configs: BTreeMap<String, BuckConfig>,
+    /// `[project] ignore`: project-relative paths (globs allowed) that hold no packages.
+    ignore: globset::GlobSet,
 }
 
 fn load_config(dir: &Path, overrides: &[ConfigOverride]) -> Result<BuckConfig> {
@@ -95,12 +97,34 @@ impl Workspace {
             if d.join(".buckconfig").is_file() {
                 cell_configs.insert(
                     name.to_owned(),
-                    load_config(&d, overrides).with_context(|| format!("Config of cell `{name}`"))?,
+                    load_config(&d, overrides)
+                        .with_context(|| format!("Config of cell `{name}`"))?,
                 );
             }
         }
         let buildfile_names = cells::buildfile_names(&config);
-        Ok(Workspace { root: root.to_path_buf(), config, cells, buildfile_names, cell_configs })
+        let mut ignore = globset::GlobSetBuilder::new();
+        for pat in config
+            .get("project", "ignore")?
+            .unwrap_or_default()
+            .split(',')
+            .map(|p| p.trim().trim_end_matches('/'))
+            .filter(|p| !p.is_empty())
+        {
+            let glob = globset::GlobBuilder::new(pat)
+                .literal_separator(true)
+                .build()
+                .with_context(|| format!("[project] ignore: invalid pattern `{pat}`"))?;
+            ignore.add(glob);
+        }
+        Ok(Workspace {
+            root: root.to_path_buf(),
+            config,
+            cells,
+            buildfile_names,
+            cell_configs,
+            ignore: ignore.build()?,
+        })
     }
 
     /// `read_config(section, key)` on the root cell.
@@ -111,6 +135,11 @@ impl Workspace {
     /// All `key = value` pairs of one section of the root cell's config.
     pub fn config_section(&self, section: &str) -> BTreeMap<String, String> {
         self.config.section(section)
+    }
+
+    /// Whether `[project] ignore` excludes this project-relative directory.
+    pub fn is_ignored(&self, project_path: &str) -> bool {
+        self.ignore.is_match(project_path)
     }
 
     pub fn cell_config(&self, cell: &str) -> &BuckConfig {
@@ -132,6 +161,8 @@ pub struct Loader {
     globals: Globals,
     pub(crate) bzl_cache: Mutex<HashMap<String, FrozenModule>>,
     packages: Mutex<HashMap<(String, String), Arc<Package>>>,
+    /// `default_target_platform` of every loaded target that sets it.
+    platforms: Mutex<HashMap<TargetLabel, TargetLabel>>,
 }
 
 impl Loader {
@@ -141,6 +172,7 @@ impl Loader {
             globals: globals::build_globals(),
             bzl_cache: Mutex::new(HashMap::new()),
             packages: Mutex::new(HashMap::new()),
+            platforms: Mutex::new(HashMap::new()),
         })
     }
 
@@ -155,7 +187,11 @@ impl Loader {
 
     /// The build file name present in a package directory, if any.
     fn buildfile_in(&self, dir: &Path) -> Option<String> {
-        self.ws.buildfile_names.iter().find(|n| dir.join(n).is_file()).cloned()
+        self.ws
+            .buildfile_names
+            .iter()
+            .find(|n| dir.join(n).is_file())
+            .cloned()
     }
 
     pub fn load_package(&self, cell: &str, package: &str) -> Result<Arc<Package>> {
@@ -172,7 +208,19 @@ impl Loader {
                 if dir.is_empty() { "." } else { &dir }
             );
         };
-        let (buildfile, targets) = self.eval_buildfile(&cell, package, &name)?;
+        let evaluated = self.eval_buildfile(&cell, package, &name)?;
+        let (buildfile, targets) = (evaluated.buildfile, evaluated.targets);
+        {
+            let mut platforms = self.platforms.lock().unwrap();
+            for (name, platform) in evaluated.platforms {
+                let target = TargetLabel {
+                    cell: cell.clone(),
+                    package: package.to_owned(),
+                    name,
+                };
+                platforms.insert(target, platform);
+            }
+        }
         let pkg = Arc::new(Package {
             cell: cell.clone(),
             path: package.to_owned(),
@@ -199,6 +247,49 @@ impl Loader {
         })
     }
 
+    /// The target platform of a target, as buck2 picks it: its `default_target_platform`,
+    /// else the first `[parser] target_platform_detector_spec` entry
+    /// (`target:cell//pkg/...->cell//pkg:platform`) whose pattern matches; `None` means the
+    /// unspecified platform.
+    pub fn target_platform(&self, label: &TargetLabel) -> Result<Option<TargetLabel>> {
+        self.load_package(&label.cell, &label.package)?;
+        if let Some(p) = self.platforms.lock().unwrap().get(label) {
+            return Ok(Some(p.clone()));
+        }
+        let Some(spec) = self
+            .ws
+            .config
+            .get("parser", "target_platform_detector_spec")?
+        else {
+            return Ok(None);
+        };
+        let root = self.ws.cells.root_cell().to_owned();
+        for entry in spec.split_whitespace() {
+            let bad = || {
+                anyhow!(
+                    "[parser] target_platform_detector_spec: invalid entry `{entry}`, expected \
+                     `target:cell//package/...->cell//package:platform`"
+                )
+            };
+            let rest = entry.strip_prefix("target:").ok_or_else(bad)?;
+            let (matcher, platform) = rest.split_once("->").ok_or_else(bad)?;
+            let matches = match pattern::parse_pattern(matcher, &root, "", &self.ws.cells)? {
+                Pattern::Recursive { cell, package } => {
+                    cell == label.cell
+                        && (package.is_empty()
+                            || label.package == package
+                            || label.package.starts_with(&format!("{package}/")))
+                }
+                _ => return Err(bad()),
+            };
+            if matches {
+                let p = pattern::parse_label(platform, &root, "", &self.ws.cells)?;
+                return Ok(Some(p.target));
+            }
+        }
+        Ok(None)
+    }
+
     /// Packages (cell-relative paths) at or below `package` in `cell`, sorted.
     pub fn packages_under(&self, cell: &str, package: &str) -> Result<Vec<String>> {
         let cell_dir = self.ws.cells.path(cell).unwrap_or("").to_owned();
@@ -206,9 +297,14 @@ impl Loader {
         let nested: Vec<String> = self.ws.cells.nested_cell_dirs(cell);
         let mut out = Vec::new();
         if !start.is_dir() {
-            bail!("Directory `{}` of pattern `{cell}//{package}/...` does not exist", start.display());
+            bail!(
+                "Directory `{}` of pattern `{cell}//{package}/...` does not exist",
+                start.display()
+            );
         }
-        let walker = walkdir::WalkDir::new(&start).sort_by_file_name().into_iter();
+        let walker = walkdir::WalkDir::new(&start)
+            .sort_by_file_name()
+            .into_iter();
         let cell_root = self.ws.root.join(&cell_dir);
         for entry in walker.filter_entry(|e| {
             if e.depth() == 0 {
@@ -221,12 +317,25 @@ impl Loader {
             if name.starts_with('.') || name == "buck-out" {
                 return false;
             }
-            let rel = e.path().strip_prefix(&cell_root).unwrap_or(e.path()).to_string_lossy();
-            !nested.iter().any(|n| *n == rel)
+            let rel = e
+                .path()
+                .strip_prefix(&cell_root)
+                .unwrap_or(e.path())
+                .to_string_lossy();
+            let project = e
+                .path()
+                .strip_prefix(&self.ws.root)
+                .unwrap_or(e.path())
+                .to_string_lossy();
+            !nested.iter().any(|n| *n == rel) && !self.ws.is_ignored(&project)
         }) {
             let entry = entry?;
             if self.buildfile_in(entry.path()).is_some() {
-                let rel = entry.path().strip_prefix(&cell_root)?.to_string_lossy().into_owned();
+                let rel = entry
+                    .path()
+                    .strip_prefix(&cell_root)?
+                    .to_string_lossy()
+                    .into_owned();
                 out.push(rel);
             }
         }
@@ -243,7 +352,7 @@ impl Loader {
     ) -> Result<Vec<ProvidersLabel>> {
         let (cwd_cell, cwd_pkg) = self.ws.cells.owner_of(cwd_package);
         let mut out: Vec<ProvidersLabel> = Vec::new();
-        let mut push = |l: ProvidersLabel, out: &mut Vec<ProvidersLabel>| {
+        let push = |l: ProvidersLabel, out: &mut Vec<ProvidersLabel>| {
             if !out.contains(&l) {
                 out.push(l);
             }
@@ -257,16 +366,36 @@ impl Loader {
                 Pattern::Package { cell, package } => {
                     let pkg = self.load_package(&cell, &package)?;
                     for name in pkg.targets.keys() {
-                        let target = TargetLabel { cell: cell.clone(), package: package.clone(), name: name.clone() };
-                        push(ProvidersLabel { target, sub_target: vec![] }, &mut out);
+                        let target = TargetLabel {
+                            cell: cell.clone(),
+                            package: package.clone(),
+                            name: name.clone(),
+                        };
+                        push(
+                            ProvidersLabel {
+                                target,
+                                sub_target: vec![],
+                            },
+                            &mut out,
+                        );
                     }
                 }
                 Pattern::Recursive { cell, package } => {
                     for pkg_path in self.packages_under(&cell, &package)? {
                         let pkg = self.load_package(&cell, &pkg_path)?;
                         for name in pkg.targets.keys() {
-                            let target = TargetLabel { cell: cell.clone(), package: pkg_path.clone(), name: name.clone() };
-                            push(ProvidersLabel { target, sub_target: vec![] }, &mut out);
+                            let target = TargetLabel {
+                                cell: cell.clone(),
+                                package: pkg_path.clone(),
+                                name: name.clone(),
+                            };
+                            push(
+                                ProvidersLabel {
+                                    target,
+                                    sub_target: vec![],
+                                },
+                                &mut out,
+                            );
                         }
                     }
                 }

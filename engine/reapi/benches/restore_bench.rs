@@ -100,7 +100,10 @@ fn main() {
         SIZE / 1_000_000,
         upload.as_secs_f64()
     );
-    println!("{:<24} {:>10} {:>10} {:>10} {:>8}", "method", "median", "min", "MB/s", "x cp");
+    println!(
+        "{:<24} {:>10} {:>10} {:>10} {:>8}",
+        "method", "median", "min", "MB/s", "x cp"
+    );
     let base = rows[0].median().as_secs_f64();
     for row in &rows {
         let med = row.median().as_secs_f64();

@@ -106,7 +106,10 @@ pub fn check_relative_path(path: &str) -> Result<Vec<&str>> {
         bail!("`{path}` is absolute; paths must be relative to the project root");
     }
     let parts: Vec<&str> = path.split('/').collect();
-    if parts.iter().any(|p| p.is_empty() || *p == "." || *p == "..") {
+    if parts
+        .iter()
+        .any(|p| p.is_empty() || *p == "." || *p == "..")
+    {
         bail!("`{path}` is not a normalised relative path");
     }
     Ok(parts)
@@ -137,8 +140,7 @@ impl DirNode {
                 bail!("`{path}` is listed twice with different contents")
             }
             _ => {
-                node.files
-                    .insert(name.to_string(), (digest.clone(), exec));
+                node.files.insert(name.to_string(), (digest.clone(), exec));
             }
         }
         Ok(())

@@ -110,7 +110,10 @@ impl Inner {
         Ok(())
     }
 
-    async fn batch_update(&self, requests: Vec<re::batch_update_blobs_request::Request>) -> Result<()> {
+    async fn batch_update(
+        &self,
+        requests: Vec<re::batch_update_blobs_request::Request>,
+    ) -> Result<()> {
         let req = re::BatchUpdateBlobsRequest {
             instance_name: self.cfg.instance_name.clone(),
             requests,
@@ -138,7 +141,10 @@ impl Inner {
 
     fn write_resource(&self, upload_id: &uuid::Uuid, d: &Digest) -> String {
         let prefix = instance_prefix(&self.cfg.instance_name);
-        format!("{prefix}uploads/{upload_id}/blobs/{}/{}", d.hash, d.size_bytes)
+        format!(
+            "{prefix}uploads/{upload_id}/blobs/{}/{}",
+            d.hash, d.size_bytes
+        )
     }
 
     fn read_resource(&self, d: &Digest) -> String {
@@ -168,8 +174,7 @@ impl Inner {
                 tx,
             ));
             let mut bs = self.clients.bytestream.clone();
-            let result =
-                tokio::time::timeout(deadline, bs.write(ReceiverStream::new(rx))).await;
+            let result = tokio::time::timeout(deadline, bs.write(ReceiverStream::new(rx))).await;
             producer.abort();
             let status = match result {
                 Ok(Ok(resp)) => {
@@ -185,7 +190,9 @@ impl Inner {
                     ))
                 }
                 Ok(Err(status)) => status,
-                Err(_) => tonic::Status::deadline_exceeded(format!("no completion within {deadline:?}")),
+                Err(_) => {
+                    tonic::Status::deadline_exceeded(format!("no completion within {deadline:?}"))
+                }
             };
             if let Ok(Err(e)) = producer.await.map_err(|_| ()) {
                 // A read error on our side is not the server's fault: report it as is.
@@ -377,7 +384,8 @@ impl Inner {
                         .into());
                     }
                     hasher.update(&msg.data);
-                    sink.write_all(&msg.data).context("writing a downloaded blob")?;
+                    sink.write_all(&msg.data)
+                        .context("writing a downloaded blob")?;
                 }
                 Ok(Ok(None)) => return Ok(None),
                 Ok(Err(status)) => return Ok(Some(status)),
@@ -416,9 +424,6 @@ impl Inner {
                 .flush()
                 .with_context(|| format!("writing {}", dest.display()))?;
         }
-        tmp.as_file()
-            .sync_data()
-            .with_context(|| format!("flushing {}", dest.display()))?;
         tmp.persist(dest)
             .map_err(|e| e.error)
             .with_context(|| format!("renaming the download into {}", dest.display()))?;
@@ -446,7 +451,11 @@ async fn produce_chunks(
     let mut first = true;
     let send = |data: Vec<u8>, pos: i64, finish: bool, first: bool| {
         let tx = tx.clone();
-        let resource = if first { resource.clone() } else { String::new() };
+        let resource = if first {
+            resource.clone()
+        } else {
+            String::new()
+        };
         async move {
             // A closed channel means the call already ended; its status tells why.
             tx.send(WriteRequest {

@@ -69,7 +69,9 @@ impl Inner {
     async fn connect(cfg: ReConfig, opts: ClientOptions) -> Result<Inner> {
         let clients = transport::connect(&cfg, &opts).await?;
         let health = Health::new(cfg.cas.written.clone(), opts.unavailable_after);
-        let configured = cfg.max_total_batch_size.unwrap_or(DEFAULT_MAX_TOTAL_BATCH_SIZE);
+        let configured = cfg
+            .max_total_batch_size
+            .unwrap_or(DEFAULT_MAX_TOTAL_BATCH_SIZE);
         let mut inner = Inner {
             cfg,
             opts,
@@ -88,7 +90,15 @@ impl Inner {
             instance_name: self.cfg.instance_name.clone(),
         };
         let client = self.clients.capabilities.clone();
-        let caps = match unary(&self.health, &self.opts, "GetCapabilities", || {
+        // Startup must not wait minutes for a server that accepts TCP but never answers (a
+        // TLS server sent plaintext can behave so): connect-sized deadline, one retry.
+        let startup = ClientOptions {
+            call_timeout: self.opts.connect_timeout,
+            max_retries: 1,
+            ..self.opts.clone()
+        };
+        let probe = Health::new(self.cfg.cas.written.clone(), u32::MAX);
+        let caps = match unary(&probe, &startup, "GetCapabilities", || {
             let mut c = client.clone();
             let r = req.clone();
             async move { c.get_capabilities(r).await }
@@ -119,8 +129,11 @@ impl Inner {
                     self.cfg.cas.written
                 )
             }
-            Err(RemoteError::Status { code, message, .. }) if code == Code::Internal
-                || code == Code::Unimplemented =>
+            Err(RemoteError::Status { code, message, .. })
+                if matches!(
+                    code,
+                    Code::Internal | Code::Unimplemented | Code::Cancelled | Code::Unknown
+                ) =>
             {
                 // A TLS/plaintext mix-up often surfaces as a protocol error on the first call.
                 return Err(tls_mismatch(
@@ -129,16 +142,29 @@ impl Inner {
                     &format!("GetCapabilities: {code:?}: {message}"),
                 ));
             }
-            Err(e @ RemoteError::Unavailable { .. }) => {
-                let detail = e.to_string().to_ascii_lowercase();
-                if detail.contains("h2 protocol error")
-                    || detail.contains("frame")
-                    || detail.contains("tls")
-                    || detail.contains("http2 error")
-                {
-                    return Err(tls_mismatch(&self.cfg.cas, self.cfg.tls, &e.to_string()));
+            Err(RemoteError::Unavailable { server, detail }) => {
+                // The TCP connection was accepted, so the server is there: a refused or
+                // silent connection is "down", any other transport failure is a protocol
+                // mismatch, which at this point means TLS on one side only.
+                let lower = detail.to_ascii_lowercase();
+                let down = [
+                    "connection refused",
+                    "no answer within",
+                    "timed out",
+                    "unreachable",
+                ];
+                if down.iter().any(|d| lower.contains(d)) {
+                    let detail = if lower.contains("no answer within") {
+                        format!(
+                            "{detail}; if the server speaks {}, check `[{SECTION}] tls`",
+                            if self.cfg.tls { "plaintext" } else { "TLS" }
+                        )
+                    } else {
+                        detail
+                    };
+                    return Err(RemoteError::Unavailable { server, detail }.into());
                 }
-                return Err(e.into());
+                return Err(tls_mismatch(&self.cfg.cas, self.cfg.tls, &detail));
             }
             Err(e) => return Err(e.into()),
         };
@@ -243,11 +269,17 @@ impl Inner {
             }
             dirs.push(d.path.clone());
         }
-        let stdout = match self.std_stream(&result.stdout_raw, result.stdout_digest.as_ref()).await? {
+        let stdout = match self
+            .std_stream(&result.stdout_raw, result.stdout_digest.as_ref())
+            .await?
+        {
             Some(s) => s,
             None => return Ok(None),
         };
-        let stderr = match self.std_stream(&result.stderr_raw, result.stderr_digest.as_ref()).await? {
+        let stderr = match self
+            .std_stream(&result.stderr_raw, result.stderr_digest.as_ref())
+            .await?
+        {
             Some(s) => s,
             None => return Ok(None),
         };
@@ -310,8 +342,7 @@ impl Inner {
             ..Default::default()
         };
         for out in outputs {
-            check_relative_path(&out.path)
-                .with_context(|| format!("output `{}`", out.path))?;
+            check_relative_path(&out.path).with_context(|| format!("output `{}`", out.path))?;
             if out.is_dir {
                 let tree = encode_output_dir(&out.on_disk)?;
                 for f in tree.files {
@@ -328,8 +359,9 @@ impl Inner {
                 });
             } else {
                 use std::os::unix::fs::PermissionsExt;
-                let meta = std::fs::metadata(&out.on_disk)
-                    .with_context(|| format!("output `{}` at {}", out.path, out.on_disk.display()))?;
+                let meta = std::fs::metadata(&out.on_disk).with_context(|| {
+                    format!("output `{}` at {}", out.path, out.on_disk.display())
+                })?;
                 let digest = Digest::of_file(&out.on_disk)?;
                 result.output_files.push(re::OutputFile {
                     path: out.path.clone(),
@@ -340,7 +372,10 @@ impl Inner {
                 blobs.push((digest, BlobSource::File(out.on_disk.clone())));
             }
         }
-        for (data, slot) in [(stdout, &mut result.stdout_digest), (stderr, &mut result.stderr_digest)] {
+        for (data, slot) in [
+            (stdout, &mut result.stdout_digest),
+            (stderr, &mut result.stderr_digest),
+        ] {
             if !data.is_empty() {
                 let d = Digest::of_bytes(data);
                 *slot = Some(d.to_proto());
@@ -348,7 +383,9 @@ impl Inner {
             }
         }
         result.output_files.sort_by(|a, b| a.path.cmp(&b.path));
-        result.output_directories.sort_by(|a, b| a.path.cmp(&b.path));
+        result
+            .output_directories
+            .sort_by(|a, b| a.path.cmp(&b.path));
         self.upload_blobs(blobs)
             .await
             .context("uploading the action's outputs")?;
@@ -372,8 +409,10 @@ impl Inner {
 }
 
 fn is_not_found(e: &anyhow::Error) -> bool {
-    e.chain()
-        .any(|c| c.downcast_ref::<RemoteError>().is_some_and(RemoteError::is_not_found))
+    e.chain().any(|c| {
+        c.downcast_ref::<RemoteError>()
+            .is_some_and(RemoteError::is_not_found)
+    })
 }
 
 /// Files of an output directory's Tree with paths under `base`; `None` when the tree cannot
@@ -404,7 +443,8 @@ fn tree_files(tree: &re::Tree, base: &str) -> Result<Option<Vec<OutputEntry>>> {
             });
         }
         for sub in &dir.directories {
-            if sub.name.is_empty() || sub.name.contains('/') || sub.name == "." || sub.name == ".." {
+            if sub.name.is_empty() || sub.name.contains('/') || sub.name == "." || sub.name == ".."
+            {
                 return Ok(None);
             }
             let d = Digest::from_proto(sub.digest.as_ref())?;

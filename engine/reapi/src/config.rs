@@ -235,13 +235,19 @@ pub fn parse_address(key: &'static str, written: &str, tls: bool) -> Result<Endp
     } else if let Some(rest) = lower.strip_prefix("ipv4:") {
         let rest = &written[written.len() - rest.len()..];
         if rest.contains(',') {
-            bail!("{}: address lists are not supported, give one address", ctx());
+            bail!(
+                "{}: address lists are not supported, give one address",
+                ctx()
+            );
         }
         rest
     } else if let Some(rest) = lower.strip_prefix("ipv6:") {
         let rest = &written[written.len() - rest.len()..];
         if rest.contains(',') {
-            bail!("{}: address lists are not supported, give one address", ctx());
+            bail!(
+                "{}: address lists are not supported, give one address",
+                ctx()
+            );
         }
         rest
     } else if let Some(pos) = lower.find("://") {
@@ -255,8 +261,7 @@ pub fn parse_address(key: &'static str, written: &str, tls: bool) -> Result<Endp
         written
     };
     let authority = authority.trim_end_matches('/');
-    if authority.is_empty() || authority.contains('/') || authority.contains(char::is_whitespace)
-    {
+    if authority.is_empty() || authority.contains('/') || authority.contains(char::is_whitespace) {
         bail!("{}: expected host:port", ctx());
     }
     let (host, port) = split_host_port(authority).with_context(ctx)?;
@@ -377,7 +382,13 @@ mod tests {
             .to_string();
         assert!(err.contains("[buck2_re_client] cas_address"), "{err}");
         assert!(err.contains("omit it"), "{err}");
-        for bad in ["grpc://", "host:port", "a b:1", "ftp://x:1", "grpc://h:1/path"] {
+        for bad in [
+            "grpc://",
+            "host:port",
+            "a b:1",
+            "ftp://x:1",
+            "grpc://h:1/path",
+        ] {
             let err = parse_address("address", bad, false).unwrap_err();
             assert!(
                 format!("{err:#}").contains("[buck2_re_client] address"),
@@ -392,7 +403,10 @@ mod tests {
         let c = ReConfig::parse(&section(&[
             ("address", "h:1"),
             ("tls", "false"),
-            ("http_headers", "x-api-key: $FORGE_REAPI_TEST_KEY, X-Other: ${FORGE_REAPI_TEST_KEY}b"),
+            (
+                "http_headers",
+                "x-api-key: $FORGE_REAPI_TEST_KEY, X-Other: ${FORGE_REAPI_TEST_KEY}b",
+            ),
         ]))
         .unwrap()
         .unwrap();

@@ -61,7 +61,11 @@ pub async fn connect(cfg: &ReConfig, opts: &ClientOptions) -> Result<Clients> {
             })
             .collect::<Result<Vec<_>>>()?,
     ));
-    let tls = if cfg.tls { Some(tls_config(cfg)?) } else { None };
+    let tls = if cfg.tls {
+        Some(tls_config(cfg)?)
+    } else {
+        None
+    };
     let cas_channel = open_channel(&cfg.cas, cfg, opts, tls.clone()).await?;
     let ac_channel = if cfg.action_cache.uri == cfg.cas.uri {
         cas_channel.clone()
@@ -70,9 +74,12 @@ pub async fn connect(cfg: &ReConfig, opts: &ClientOptions) -> Result<Clients> {
     };
     let limit = cfg.max_decoding_message_size.unwrap_or(64 << 20);
     Ok(Clients {
-        cas: ContentAddressableStorageClient::with_interceptor(cas_channel.clone(), headers.clone())
-            .max_decoding_message_size(limit)
-            .max_encoding_message_size(limit),
+        cas: ContentAddressableStorageClient::with_interceptor(
+            cas_channel.clone(),
+            headers.clone(),
+        )
+        .max_decoding_message_size(limit)
+        .max_encoding_message_size(limit),
         bytestream: ByteStreamClient::with_interceptor(cas_channel.clone(), headers.clone())
             .max_decoding_message_size(limit)
             .max_encoding_message_size(limit),
@@ -146,7 +153,12 @@ async fn open_channel(
 /// this stage is almost always TLS on one side only, which is a configuration error.
 fn classify_connect_error(ep: &Endpoint, tls: bool, detail: &str) -> anyhow::Error {
     let lower = detail.to_ascii_lowercase();
-    let down = ["connection refused", "timed out", "no route to host", "unreachable"];
+    let down = [
+        "connection refused",
+        "timed out",
+        "no route to host",
+        "unreachable",
+    ];
     if down.iter().any(|d| lower.contains(d)) {
         return RemoteError::Unavailable {
             server: ep.written.clone(),
@@ -267,10 +279,9 @@ where
                 return Ok(resp.into_inner());
             }
             Ok(Err(status)) => status,
-            Err(_) => Status::deadline_exceeded(format!(
-                "no answer within {:?}",
-                opts.call_timeout
-            )),
+            Err(_) => {
+                Status::deadline_exceeded(format!("no answer within {:?}", opts.call_timeout))
+            }
         };
         if !is_transient(status.code()) {
             // The server is alive and answered: that is not a connectivity failure.
@@ -278,7 +289,7 @@ where
             return Err(RemoteError::Status {
                 what: what.to_string(),
                 code: status.code(),
-                message: status.message().to_string(),
+                message: status_detail(&status),
             });
         }
         if attempt >= opts.max_retries {

@@ -85,14 +85,20 @@ fn upload_then_a_fresh_client_restores_everything() {
     let outputs = make_outputs(built.path(), &act);
     {
         let writer = server.client();
-        assert!(writer.lookup(&act).unwrap().is_none(), "empty cache must miss");
+        assert!(
+            writer.lookup(&act).unwrap().is_none(),
+            "empty cache must miss"
+        );
         writer
             .upload(&act, &outputs, b"placed and routed\n", b"1 warning\n")
             .unwrap();
     }
     // A second client with its own connection and an empty output tree = a clean machine.
     let reader = server.client();
-    let hit = reader.lookup(&act).unwrap().expect("the uploaded action must hit");
+    let hit = reader
+        .lookup(&act)
+        .unwrap()
+        .expect("the uploaded action must hit");
     assert_eq!(hit.stdout, b"placed and routed\n");
     assert_eq!(hit.stderr, b"1 warning\n");
     assert_eq!(hit.dirs, act.output_dirs);
@@ -115,6 +121,40 @@ fn upload_then_a_fresh_client_restores_everything() {
         assert_eq!(std::fs::read(&dest).unwrap(), original, "{}", f.path);
         assert_eq!(f.is_executable, f.path.ends_with("rerun.sh"), "{}", f.path);
     }
+    // A third-party REAPI client (BuildGrid's own `bgd` CLI) reads the same entry.
+    let bgd = common::bgd().unwrap();
+    let remote = format!("http://127.0.0.1:{}", server.port);
+    let out = Command::new(&bgd)
+        .args(["actioncache", "--remote", &remote, "get", "--json"])
+        .arg(act.action_digest().unwrap().to_string())
+        .output()
+        .unwrap();
+    let json = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success(), "{json}");
+    let bit = hit
+        .files
+        .iter()
+        .find(|f| f.path == act.output_files[0])
+        .unwrap();
+    assert!(json.contains(&act.output_files[0]), "{json}");
+    assert!(json.contains(&bit.digest.hash), "{json}");
+    let via_bgd = clean.path().join("via-bgd.bit");
+    let st = Command::new(&bgd)
+        .args(["cas", "--remote", &remote, "download-file"])
+        .arg(bit.digest.to_string())
+        .arg(&via_bgd)
+        .output()
+        .unwrap();
+    assert!(
+        st.status.success(),
+        "{}",
+        String::from_utf8_lossy(&st.stderr)
+    );
+    assert_eq!(
+        std::fs::read(&via_bgd).unwrap(),
+        std::fs::read(built.path().join(&bit.path)).unwrap()
+    );
+    std::fs::remove_file(&via_bgd).unwrap();
     // Anything that changes the key misses: another input's content.
     let mut changed = act.clone();
     changed.inputs[0].digest = Digest::of_bytes(b"module top; wire w; endmodule\n");
@@ -307,7 +347,11 @@ fn blob_corrupted_on_the_server_is_detected() {
         );
         assert!(!dest.exists(), "nothing half-written is left at {}", f.path);
     }
-    assert!(walk(restore.path()).is_empty(), "{:?}", walk(restore.path()));
+    assert!(
+        walk(restore.path()).is_empty(),
+        "{:?}",
+        walk(restore.path())
+    );
     // The client stays usable after a corrupt blob: it is the data, not the server.
     assert!(client.is_available());
 }
@@ -353,7 +397,10 @@ fn killed_server_fails_fast_and_the_client_gives_up() {
     std::thread::sleep(hashing + Duration::from_millis(150));
     server.kill();
     let (result, took) = uploader.join().unwrap();
-    eprintln!("upload interrupted by the kill: {:?} after {took:?}", result.as_ref().err().map(|e| format!("{e:#}")));
+    eprintln!(
+        "upload interrupted by the kill: {:?} after {took:?}",
+        result.as_ref().err().map(|e| format!("{e:#}"))
+    );
     // Either the upload finished before the kill, or it failed with a clear error quickly.
     if let Err(e) = &result {
         assert!(is_unavailable(e), "{e:#}");
@@ -376,7 +423,10 @@ fn killed_server_fails_fast_and_the_client_gives_up() {
     assert!(!client.is_available(), "the client gave up on the server");
     let msg = format!("{:#}", errors[0]);
     eprintln!("lookup against the killed server: {msg}");
-    assert!(msg.contains("127.0.0.1"), "the error names the server: {msg}");
+    assert!(
+        msg.contains("127.0.0.1"),
+        "the error names the server: {msg}"
+    );
     // From now on every call fails immediately instead of paying the retries again.
     let t = Instant::now();
     let e = client.lookup(&act).unwrap_err();
@@ -407,10 +457,19 @@ fn bad_configuration_is_reported_with_its_key() {
 
     let e = connect_error(&section(&[("address", "https://127.0.0.1:1")]));
     let msg = format!("{e:#}");
-    assert!(msg.contains("[buck2_re_client] address") && msg.contains("omit"), "{msg}");
+    assert!(
+        msg.contains("[buck2_re_client] address") && msg.contains("omit"),
+        "{msg}"
+    );
 
-    let e = connect_error(&section(&[("address", "grpc://127.0.0.1:notaport"), ("tls", "false")]));
-    assert!(format!("{e:#}").contains("[buck2_re_client] address"), "{e:#}");
+    let e = connect_error(&section(&[
+        ("address", "grpc://127.0.0.1:notaport"),
+        ("tls", "false"),
+    ]));
+    assert!(
+        format!("{e:#}").contains("[buck2_re_client] address"),
+        "{e:#}"
+    );
 
     // TLS (buck2's default) against this plaintext server.
     let e = connect_error(&section(&[("address", &addr), ("instance_name", "main")]));
@@ -425,12 +484,19 @@ fn bad_configuration_is_reported_with_its_key() {
         ("instance_name", "nosuch"),
     ]));
     let msg = format!("{e:#}");
-    assert!(msg.contains("[buck2_re_client] instance_name = `nosuch`"), "{msg}");
+    assert!(
+        msg.contains("[buck2_re_client] instance_name = `nosuch`"),
+        "{msg}"
+    );
     eprintln!("unknown instance: {msg}");
 
     // The right settings work.
     let ok = forge_reapi::from_buckconfig(
-        &section(&[("address", &addr), ("tls", "false"), ("instance_name", "main")]),
+        &section(&[
+            ("address", &addr),
+            ("tls", "false"),
+            ("instance_name", "main"),
+        ]),
         ClientOptions::default(),
     )
     .unwrap();
@@ -446,4 +512,96 @@ fn bad_configuration_is_reported_with_its_key() {
         ("tls", "false"),
     ]));
     assert!(is_unavailable(&e), "{e:#}");
+}
+
+#[test]
+fn tls_server_with_buck2_tls_keys() {
+    let certs_dir = tempfile::tempdir().unwrap();
+    let Some((ca, cert, key)) = common::make_certs(certs_dir.path()) else {
+        return;
+    };
+    let Some(server) = BuildGrid::start_with("", Some((&cert, &key))) else {
+        return;
+    };
+    let addr = format!("grpc://localhost:{}", server.port);
+
+    // Plaintext against a TLS server: a configuration error naming `tls`.
+    let e = connect_error(&section(&[("address", &addr), ("tls", "false")]));
+    let msg = format!("{e:#}");
+    eprintln!("plaintext to TLS: {msg}");
+    assert!(!is_unavailable(&e), "{msg}");
+    assert!(msg.contains("[buck2_re_client] tls = false"), "{msg}");
+
+    // TLS without the CA that signed the server: names the TLS keys.
+    let e = connect_error(&section(&[("address", &addr)]));
+    let msg = format!("{e:#}");
+    eprintln!("unknown CA: {msg}");
+    assert!(msg.contains("tls_ca_certs"), "{msg}");
+
+    // buck2's keys with the right CA work end to end; `$VAR` substitution in the path.
+    std::env::set_var("FORGE_REAPI_TEST_CA", &ca);
+    let client = forge_reapi::from_buckconfig(
+        &section(&[("address", &addr), ("tls_ca_certs", "$FORGE_REAPI_TEST_CA")]),
+        ClientOptions::default(),
+    )
+    .unwrap()
+    .unwrap();
+    let built = tempfile::tempdir().unwrap();
+    let act = action("tls");
+    let outputs = make_outputs(built.path(), &act);
+    client.upload(&act, &outputs, b"", b"").unwrap();
+    let hit = client.lookup(&act).unwrap().expect("hit over TLS");
+    assert_eq!(hit.files.len(), 4);
+}
+
+fn client_at(port: u16) -> std::sync::Arc<dyn forge_reapi::RemoteCache> {
+    forge_reapi::from_buckconfig(
+        &section(&[
+            ("address", &format!("grpc://127.0.0.1:{port}")),
+            ("tls", "false"),
+        ]),
+        ClientOptions::default(),
+    )
+    .unwrap()
+    .unwrap()
+}
+
+/// A connection broken in the middle of a ByteStream transfer: the upload is retried
+/// (BuildGrid has no QueryWriteStatus, so it restarts) and the download resumes at the
+/// offset it reached; both end with the exact bytes.
+#[test]
+fn broken_connections_mid_transfer_are_retried() {
+    let Some(server) = BuildGrid::start() else {
+        return;
+    };
+    let work = tempfile::tempdir().unwrap();
+    let file = work.path().join("big.bin");
+    common::write_random_file(&file, 40 << 20, 5);
+    let reference = common::sha256sum(&file);
+    let act = ActionDescription {
+        output_dirs: vec![],
+        output_files: vec!["big.bin".into()],
+        ..action("flaky")
+    };
+    let outputs = [LocalOutput {
+        path: "big.bin".into(),
+        on_disk: file,
+        is_dir: false,
+    }];
+
+    let up = common::FlakyProxy::start(server.port, common::Direction::ToServer, 16 << 20);
+    client_at(up.port).upload(&act, &outputs, b"", b"").unwrap();
+    assert!(up.did_cut(), "the proxy must have broken the upload");
+
+    let down = common::FlakyProxy::start(server.port, common::Direction::ToClient, 16 << 20);
+    let client = client_at(down.port);
+    let hit = client
+        .lookup(&act)
+        .unwrap()
+        .expect("hit after the retried upload");
+    let dest = work.path().join("restored/big.bin");
+    client.fetch(&hit.files[0].digest, &dest).unwrap();
+    assert!(down.did_cut(), "the proxy must have broken the download");
+    assert_eq!(common::sha256sum(&dest), reference);
+    assert!(client.is_available());
 }

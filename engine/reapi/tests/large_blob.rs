@@ -49,7 +49,10 @@ fn hundred_megabyte_artifact_round_trips_with_bounded_memory() {
     let hit = fresh.lookup(&act).unwrap().expect("hit");
     assert_eq!(hit.files.len(), 1);
     let entry = &hit.files[0];
-    assert_eq!(entry.digest.hash, reference, "the cached digest is the file's SHA-256");
+    assert_eq!(
+        entry.digest.hash, reference,
+        "the cached digest is the file's SHA-256"
+    );
     assert_eq!(entry.digest.size_bytes as u64, SIZE);
     let restored = work.path().join("restored/out/top.xclbin");
     fresh.fetch(&entry.digest, &restored).unwrap();
@@ -62,5 +65,8 @@ fn hundred_megabyte_artifact_round_trips_with_bounded_memory() {
         "upload + restore of 100 MB grew the peak RSS by {grew_mib} MiB: not streamed"
     );
     // The server stored exactly the bytes too (its disk storage, read independently).
-    assert_eq!(common::sha256sum(&server.blob_path(&entry.digest)), reference);
+    assert_eq!(
+        common::sha256sum(&server.blob_path(&entry.digest)),
+        reference
+    );
 }

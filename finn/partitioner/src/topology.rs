@@ -78,6 +78,19 @@ impl Topology {
                 Ok(Layout::Ordered((0..starts).map(|s| (0..n).map(|k| (s + k) % n).collect()).collect()))
             }
             Topology::Switch => {
+                // Identical devices are interchangeable, so a switch plan is a chain
+                // over as many devices as the port limit lets a path reach: two ports
+                // pass traffic through, one port only ends a path.
+                let identical = devs.iter().all(|d| d.cap == devs[0].cap && d.clk_mhz == devs[0].clk_mhz);
+                let min_ports = devs.iter().map(|d| d.ports).min().unwrap_or(0);
+                if identical {
+                    let reach = match min_ports {
+                        0 => 1,
+                        1 => n.min(2),
+                        _ => n,
+                    };
+                    return Ok(Layout::Ordered(vec![(0..reach).collect()]));
+                }
                 let mut mult = vec![vec![1; n]; n];
                 for (i, row) in mult.iter_mut().enumerate() {
                     row[i] = 0;
@@ -89,6 +102,16 @@ impl Topology {
                 let mut mult = vec![vec![0u32; n]; n];
                 let mut used: HashMap<(usize, u32), usize> = HashMap::new();
                 let mut per_dev = vec![0u32; n];
+                for l in links {
+                    for name in [&l.a, &l.b] {
+                        if let Some(&d) = idx.get(name.as_str()) {
+                            per_dev[d] += 1;
+                        }
+                    }
+                }
+                for (d, &c) in per_dev.iter().enumerate() {
+                    need_ports(devs, d, c, "links")?;
+                }
                 for (k, l) in links.iter().enumerate() {
                     let a = *idx.get(l.a.as_str()).with_context(|| format!("link {k}: unknown device {}", l.a))?;
                     let b = *idx.get(l.b.as_str()).with_context(|| format!("link {k}: unknown device {}", l.b))?;
@@ -102,16 +125,41 @@ impl Topology {
                         if let Some(prev) = used.insert((d, p), k) {
                             bail!("links {prev} and {k} both use port {p} of device {}", devs[d].name);
                         }
-                        per_dev[d] += 1;
                     }
                     mult[a][b] += 1;
                     mult[b][a] += 1;
                 }
-                for (d, &c) in per_dev.iter().enumerate() {
-                    need_ports(devs, d, c, "links")?;
+                match maximal_paths(&mult, 64) {
+                    Some(paths) => Ok(Layout::Ordered(paths)),
+                    None => Ok(Layout::General { mult, dynamic: false }),
                 }
-                Ok(Layout::General { mult, dynamic: false })
             }
         }
     }
+}
+
+/// Every simple path from device 0 that cannot be extended, or None when there are
+/// more than `limit` (then the general formulation is used).
+fn maximal_paths(mult: &[Vec<u32>], limit: usize) -> Option<Vec<Vec<usize>>> {
+    fn rec(mult: &[Vec<u32>], path: &mut Vec<usize>, out: &mut Vec<Vec<usize>>, limit: usize) -> bool {
+        let last = *path.last().unwrap();
+        let mut extended = false;
+        for next in 0..mult.len() {
+            if mult[last][next] > 0 && !path.contains(&next) {
+                extended = true;
+                path.push(next);
+                let ok = rec(mult, path, out, limit);
+                path.pop();
+                if !ok {
+                    return false;
+                }
+            }
+        }
+        if !extended {
+            out.push(path.clone());
+        }
+        out.len() <= limit
+    }
+    let mut out = Vec::new();
+    rec(mult, &mut vec![0], &mut out, limit).then_some(out)
 }

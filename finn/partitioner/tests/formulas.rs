@@ -39,3 +39,22 @@ fn tiny_network_matches_finn_report() {
 fn mobilenet_auto_folding_matches_finn_report() {
     assert!(check(&data("mobilenet_v1_estimates.json")) >= 43);
 }
+
+/// FINN's report for the folding our throughput objective chose on two U280s
+/// (parallel windows, VVAU SIMD 3, unfolded MVAUs): the folding was applied with
+/// finn/flow/run_step.py apply_folding_config and re-estimated by FINN.
+#[test]
+fn mobilenet_partitioner_folding_matches_finn_report() {
+    let est = data("mobilenet_v1_plan_folding_estimates.json");
+    let pw = est.layers.iter().filter(|l| l.attrs.get("parallel_window").and_then(|v| v.as_i64()) == Some(1)).count();
+    assert!(pw >= 5, "the fixture exercises parallel windows");
+    assert!(check(&est) >= 43);
+}
+
+/// MVAUs as HLS with LUT multipliers (the paper's choice): FINN-R LUT model.
+#[test]
+fn mobilenet_hls_lut_mvau_matches_finn_report() {
+    let est = data("mobilenet_v1_lut_estimates.json");
+    assert!(est.layers.iter().any(|l| l.op_type == "MVAU_hls"));
+    assert!(check(&est) >= 43);
+}

@@ -151,17 +151,17 @@ fn throughput_grows_with_cards_under_tight_budgets() {
     let est = mobilenet();
     let mut last = 0.0;
     let mut fps = Vec::new();
-    for n in [1, 2, 3, 4] {
-        let plan = partition(&est, &u280s(n, 0.12), &Topology::Chain, &opts(Objective::Throughput)).unwrap();
+    for n in [2, 3, 4] {
+        let plan = partition(&est, &u280s(n, 0.2), &Topology::Chain, &opts(Objective::Throughput)).unwrap();
         assert_chain_contiguous(&est, &plan);
         assert!(plan.fps >= last - 1e-6, "{n} cards: {} FPS after {last}", plan.fps);
         last = plan.fps;
         fps.push(plan.fps);
     }
-    assert!(fps[1] > fps[0] * 1.2, "{fps:?}");
+    assert!(fps[1] > fps[0] * 1.5, "{fps:?}");
     // The exported folding runs at FINN's figure; unfolding must beat it.
     let finn_fps = 250e6 / 113127.0;
-    assert!(fps[1] > finn_fps, "{fps:?}");
+    assert!(fps[0] > finn_fps, "{fps:?}");
 }
 
 // ---------------------------------------------------------------------------
@@ -267,12 +267,15 @@ fn branches_stay_contiguous_and_one_stream_per_link() {
         mk("d", &["b", "c"], 40.0), mk("e", &["d"], 40.0)
     ]}))
     .unwrap();
-    let mut devs = small_devices(3, 100.0, 100.0);
-    for d in &mut devs {
-        d.cap.dsp = 1e9;
-    }
-    let plan = partition(&est, &devs, &Topology::Chain, &opts(Objective::Balanced)).unwrap();
+    // No cut may split the branch region (two streams over one link), so a, b, c, d
+    // (160 LUT) must share a device: infeasible at 150 per device, feasible at 170.
+    let msg = format!("{:#}", partition(&est, &small_devices(3, 150.0, 1.0), &Topology::Chain, &opts(Objective::Balanced)).unwrap_err());
+    assert!(msg.contains("LUT"), "{msg}");
+    let plan = partition(&est, &small_devices(3, 170.0, 1.0), &Topology::Chain, &opts(Objective::Balanced)).unwrap();
     assert_chain_contiguous(&est, &plan);
+    let on = |n: &str| plan.layers.iter().find(|l| l.name == n).unwrap().device.clone();
+    assert!(["b", "c", "d"].iter().all(|n| on(n) == on("a")));
+    assert_ne!(on("e"), on("a"));
     // Between consecutive devices only one stream may cross.
     for k in 0..2 {
         let n = plan

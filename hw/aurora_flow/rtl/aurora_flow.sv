@@ -247,6 +247,7 @@ module aurora_flow #(
     af_axis_downsize #(.FRAMING(FRAMING)) u_down (
         .clk        (user_clk),
         .rst_n      (user_core_rst_n),
+        .flush      (!channel_up),
         .s_valid    (txf_out_valid),
         .s_ready    (txf_out_ready),
         .s_data     (txf_out[DW-1:0]),

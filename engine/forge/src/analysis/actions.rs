@@ -1,5 +1,7 @@
 //! `ctx.actions`: declares outputs and registers actions; each registered action becomes a
 //! [`forge_core::Action`] with inputs/outputs gathered from its command line.
+// The starlark signatures mirror buck2's parameter lists.
+#![allow(clippy::too_many_arguments)]
 
 use std::sync::{Arc, Mutex};
 
@@ -26,7 +28,9 @@ use crate::model::{Action, ActionId, ActionKind, ArtifactRef, OutputDecl};
 pub enum ActionError {
     #[error("Output path `{0}` is not a valid relative path (empty, absolute, or with `.`/`..` segments)")]
     BadOutputPath(String),
-    #[error("Multiple artifacts and/or metadata files are declared at the same output location `{0}`")]
+    #[error(
+        "Multiple artifacts and/or metadata files are declared at the same output location `{0}`"
+    )]
     ConflictingOutputPath(String),
     #[error("Output path `{0}` conflicts with the output path `{1}`: one is inside the other")]
     NestedOutputPaths(String, String),
@@ -70,7 +74,7 @@ pub struct ActionsState {
     pub project_root: String,
     pub declared: Vec<Arc<ArtifactData>>,
     pub actions: Vec<Action>,
-    categories: Vec<(String, Option<String>)>,
+    pub categories: Vec<(String, Option<String>)>,
 }
 
 impl ActionsState {
@@ -278,7 +282,10 @@ fn has_output(d: &CmdArgsData) -> bool {
     })
 }
 
-fn dir_entries(what: &str, srcs: Value) -> anyhow::Result<(Vec<(String, ArtifactRef)>, Vec<ArtifactRef>)> {
+/// Directory entries (path inside the dir, artifact) and the inputs they need.
+type DirEntries = (Vec<(String, ArtifactRef)>, Vec<ArtifactRef>);
+
+fn dir_entries(what: &str, srcs: Value) -> anyhow::Result<DirEntries> {
     let d = DictRef::from_value(srcs)
         .ok_or_else(|| ActionError::BadDirEntry(what.to_owned(), srcs.to_repr()))?;
     let mut entries = Vec::new();
@@ -422,7 +429,10 @@ fn actions_methods(builder: &mut MethodsBuilder) {
         #[starlark(kwargs)] kwargs: SmallMap<String, Value<'v>>,
     ) -> anyhow::Result<starlark::values::none::NoneType> {
         let _ = prefer_remote;
-        if let Some(k) = kwargs.keys().find(|k| !IGNORED_RUN_PARAMS.contains(&k.as_str())) {
+        if let Some(k) = kwargs
+            .keys()
+            .find(|k| !IGNORED_RUN_PARAMS.contains(&k.as_str()))
+        {
             return Err(ActionError::UnknownRunParam(k.clone()).into());
         }
         let weight = match weight {
@@ -442,12 +452,15 @@ fn actions_methods(builder: &mut MethodsBuilder) {
         let mut env_pairs = Vec::new();
         if let Some(env) = env.filter(|e| !e.is_none()) {
             let d = DictRef::from_value(env).ok_or_else(|| {
-                anyhow::anyhow!("`env` must be a dict of strings to arguments, got `{}`", env.to_repr())
+                anyhow::anyhow!(
+                    "`env` must be a dict of strings to arguments, got `{}`",
+                    env.to_repr()
+                )
             })?;
             for (k, v) in d.iter() {
-                let key = k
-                    .unpack_str()
-                    .ok_or_else(|| anyhow::anyhow!("`env` keys must be strings, got `{}`", k.to_repr()))?;
+                let key = k.unpack_str().ok_or_else(|| {
+                    anyhow::anyhow!("`env` keys must be strings, got `{}`", k.to_repr())
+                })?;
                 let data = value_to_args(v)?;
                 data.visit_deps(&mut deps);
                 env_pairs.push((key.to_owned(), data.render(None).join(" ")));
@@ -591,7 +604,11 @@ fn actions_methods(builder: &mut MethodsBuilder) {
 impl ArgDeps {
     /// The inputs as `hidden` command line items (for `with_inputs = True` results).
     fn inputs_as_items(&self) -> Vec<ArgItem> {
-        self.artifacts.iter().cloned().map(ArgItem::Artifact).collect()
+        self.artifacts
+            .iter()
+            .cloned()
+            .map(ArgItem::Artifact)
+            .collect()
     }
 }
 

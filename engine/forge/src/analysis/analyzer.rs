@@ -18,9 +18,7 @@ use super::attrs::{check_toolchain_edge, AttrResolver, ResolvedDep};
 use super::context::AnalysisContext;
 use super::label::{ConfiguredLabel, StarlarkLabel, UNSPECIFIED_CFG_HASH};
 use super::outputs::target_outputs;
-use super::providers::{
-    Builtin, ProviderCollection, ProviderInstance,
-};
+use super::providers::{Builtin, ProviderCollection, ProviderInstance};
 use crate::interpreter::Loader;
 use crate::model::{ActionGraph, ActionId, ProvidersLabel, TargetLabel, TargetNode, TargetOutputs};
 
@@ -219,7 +217,11 @@ impl Analyzer {
                 "buck-out/forge/art/{}/{}/{}__{}__",
                 t.cell, UNSPECIFIED_CFG_HASH, pkg, t.name
             ),
-            scratch_prefix: format!("buck-out/forge/tmp/{}/{}", t.cell, hash16(&label.to_string())),
+            scratch_prefix: format!(
+                "buck-out/forge/tmp/{}/{}",
+                t.cell,
+                hash16(&label.to_string())
+            ),
             project_root: self.project_root.clone(),
             ..Default::default()
         };
@@ -269,9 +271,8 @@ impl Analyzer {
 /// Checks what a rule implementation returned: a list of providers, exactly one of each,
 /// including a `DefaultInfo`.
 fn validate_providers(result: Value<'_>) -> Result<ProviderCollection<'_>> {
-    let list = ListRef::from_value(result).ok_or_else(|| {
-        AnalysisError::NotAList(result.to_repr(), result.get_type().to_owned())
-    })?;
+    let list = ListRef::from_value(result)
+        .ok_or_else(|| AnalysisError::NotAList(result.to_repr(), result.get_type().to_owned()))?;
     let mut seen: Vec<u64> = Vec::new();
     let mut has_default = false;
     for p in list.iter() {

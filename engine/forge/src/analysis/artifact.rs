@@ -118,7 +118,9 @@ impl ArtifactData {
     pub fn project(self: &Arc<Self>, sub: &str) -> anyhow::Result<Arc<ArtifactData>> {
         if sub.is_empty()
             || sub.starts_with('/')
-            || sub.split('/').any(|s| s.is_empty() || s == "." || s == "..")
+            || sub
+                .split('/')
+                .any(|s| s.is_empty() || s == "." || s == "..")
         {
             return Err(ArtifactError::BadProjection(sub.to_owned()).into());
         }
@@ -188,10 +190,7 @@ fn artifact_methods(builder: &mut MethodsBuilder) {
         Ok(heap.alloc_str(this.0.basename()))
     }
     #[starlark(attribute)]
-    fn extension<'v>(
-        this: &StarlarkArtifact,
-        heap: Heap<'v>,
-    ) -> starlark::Result<StringValue<'v>> {
+    fn extension<'v>(this: &StarlarkArtifact, heap: Heap<'v>) -> starlark::Result<StringValue<'v>> {
         Ok(heap.alloc_str(&this.0.extension()))
     }
     #[starlark(attribute)]

@@ -13,7 +13,7 @@ use super::artifact::{ArtifactData, StarlarkArtifact};
 use super::cmd_args::{ArgItem, CmdArgsData, StarlarkCmdArgs};
 use super::context::Dependency;
 use super::label::{ConfiguredLabel, StarlarkLabel, UNSPECIFIED_CFG};
-use super::providers::{ProviderCollection, provider_identity, Builtin, ProviderInstance};
+use super::providers::{provider_identity, Builtin, ProviderCollection, ProviderInstance};
 use crate::model::{AttrType, CoercedAttr, DepKind, ProvidersLabel, TargetLabel};
 
 #[derive(Debug, thiserror::Error)]
@@ -61,8 +61,10 @@ impl AttrResolver<'_> {
     }
 
     fn collection(&self, l: &ProvidersLabel) -> anyhow::Result<&ProviderCollection<'_>> {
-        Ok(ProviderCollection::from_value(self.dep(l)?.providers.value())
-            .expect("analysis results are provider collections"))
+        Ok(
+            ProviderCollection::from_value(self.dep(l)?.providers.value())
+                .expect("analysis results are provider collections"),
+        )
     }
 
     /// The default outputs of a dep, as artifact data.
@@ -330,10 +332,7 @@ pub fn parse_relative_label(s: &str, base: &TargetLabel) -> Option<ProvidersLabe
     if target.name.is_empty() {
         return None;
     }
-    Some(ProvidersLabel {
-        target,
-        sub_target,
-    })
+    Some(ProvidersLabel { target, sub_target })
 }
 
 /// True when `kind` may point at a target whose rule has `is_toolchain_rule = toolchain`.

@@ -25,7 +25,9 @@ pub enum CmdArgsError {
     BadQuote(String),
     #[error("`relative_to` must be an artifact or a tuple `(artifact, parent)`, got `{0}`")]
     BadRelativeTo(String),
-    #[error("`replace_regex` must be a `(pattern, replacement)` tuple or a list of them, got `{0}`")]
+    #[error(
+        "`replace_regex` must be a `(pattern, replacement)` tuple or a list of them, got `{0}`"
+    )]
     BadReplaceRegex(String),
     #[error("Invalid regex `{0}` in `replace_regex`: {1}")]
     InvalidRegex(String, regex::Error),
@@ -129,7 +131,9 @@ pub fn shell_quote(s: &str) -> String {
 }
 
 fn components(p: &str) -> Vec<&str> {
-    p.split('/').filter(|s| !s.is_empty() && *s != ".").collect()
+    p.split('/')
+        .filter(|s| !s.is_empty() && *s != ".")
+        .collect()
 }
 
 fn strip_parents(p: &str, n: usize) -> String {
@@ -334,15 +338,14 @@ fn parse_relative_to(v: Value) -> anyhow::Result<(Arc<ArtifactData>, usize)> {
 
 fn parse_replace_regex(v: Value) -> anyhow::Result<Vec<(Regex, String)>> {
     let pair = |x: Value| -> anyhow::Result<(Regex, String)> {
-        let t = TupleRef::from_value(x)
-            .ok_or_else(|| CmdArgsError::BadReplaceRegex(x.to_repr()))?;
+        let t =
+            TupleRef::from_value(x).ok_or_else(|| CmdArgsError::BadReplaceRegex(x.to_repr()))?;
         match t.content() {
             [p, r] => {
                 let (Some(p), Some(r)) = (p.unpack_str(), r.unpack_str()) else {
                     return Err(CmdArgsError::BadReplaceRegex(x.to_repr()).into());
                 };
-                let re =
-                    Regex::new(p).map_err(|e| CmdArgsError::InvalidRegex(p.to_owned(), e))?;
+                let re = Regex::new(p).map_err(|e| CmdArgsError::InvalidRegex(p.to_owned(), e))?;
                 Ok((re, r.to_owned()))
             }
             _ => Err(CmdArgsError::BadReplaceRegex(x.to_repr()).into()),

@@ -92,10 +92,7 @@ fn label_methods(builder: &mut MethodsBuilder) {
         Ok(CellPath(cell_path(&this.0.label.target)))
     }
     #[starlark(attribute)]
-    fn sub_target<'v>(
-        this: &StarlarkLabel,
-        heap: Heap<'v>,
-    ) -> starlark::Result<NoneOr<Value<'v>>> {
+    fn sub_target<'v>(this: &StarlarkLabel, heap: Heap<'v>) -> starlark::Result<NoneOr<Value<'v>>> {
         if this.0.label.sub_target.is_empty() {
             Ok(NoneOr::None)
         } else {

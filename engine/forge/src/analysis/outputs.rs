@@ -9,7 +9,7 @@ use starlark::values::Value;
 use super::artifact::{ArtifactData, StarlarkArtifact};
 use super::attrs::default_outputs_of;
 use super::cmd_args::{value_to_args, ArgDeps, CmdArgsData};
-use super::providers::{ProviderCollection, run_info_args, Builtin, ProviderInstance};
+use super::providers::{run_info_args, Builtin, ProviderCollection, ProviderInstance};
 use crate::model::{ArtifactRef, CommandSpec, ProvidersLabel, TargetOutputs, TestSpec};
 
 /// The artifact to build to obtain `a` (a projection is built through its declared output).
@@ -63,17 +63,21 @@ pub fn target_outputs(
             }
         }
     }
-    if let Some(args) = coll
-        .find_builtin(Builtin::RunInfo)
-        .and_then(run_info_args)
-    {
+    if let Some(args) = coll.find_builtin(Builtin::RunInfo).and_then(run_info_args) {
         out.run = Some(command_spec(&args, root));
     }
     if let Some(t) = coll
         .find_builtin(Builtin::ExternalRunnerTestInfo)
         .and_then(ProviderInstance::from_value)
     {
-        out.test = Some(test_spec(label, t.get("type"), t.get("command"), t.get("env"), t.get("labels"), root)?);
+        out.test = Some(test_spec(
+            label,
+            t.get("type"),
+            t.get("command"),
+            t.get("env"),
+            t.get("labels"),
+            root,
+        )?);
     }
     Ok(out)
 }

@@ -19,8 +19,8 @@ use starlark::values::dict::{AllocDict, DictRef};
 use starlark::values::list::{AllocList, ListRef};
 use starlark::values::typing::TypeInstanceId;
 use starlark::values::{
-    starlark_value, AllocFrozenValue, Freeze, FreezeResult, Freezer, FrozenHeap, FrozenValue,
-    Heap, NoSerialize, StarlarkValue, Trace, Value, ValueLike,
+    starlark_value, AllocFrozenValue, Freeze, FreezeResult, Freezer, FrozenHeap, FrozenValue, Heap,
+    NoSerialize, StarlarkValue, Trace, Value, ValueLike,
 };
 
 use super::artifact::StarlarkArtifact;
@@ -91,19 +91,21 @@ impl ProviderMeta {
         positional: usize,
         builtin: Option<Builtin>,
     ) -> anyhow::Result<Arc<ProviderMeta>> {
-        let ty = Ty::custom(TyUser::new(
-            name.to_owned(),
-            TyStarlarkValue::new::<FrozenProviderInstance>(),
-            TypeInstanceId::r#gen(),
-            TyUserParams {
-                fields: TyUserFields {
-                    known: fields.iter().map(|f| (f.clone(), Ty::any())).collect(),
-                    unknown: false,
+        let ty = Ty::custom(
+            TyUser::new(
+                name.to_owned(),
+                TyStarlarkValue::new::<FrozenProviderInstance>(),
+                TypeInstanceId::r#gen(),
+                TyUserParams {
+                    fields: TyUserFields {
+                        known: fields.iter().map(|f| (f.clone(), Ty::any())).collect(),
+                        unknown: false,
+                    },
+                    ..TyUserParams::default()
                 },
-                ..TyUserParams::default()
-            },
-        )
-        .map_err(starlark::Error::into_anyhow)?);
+            )
+            .map_err(starlark::Error::into_anyhow)?,
+        );
         Ok(Arc::new(ProviderMeta {
             uid,
             name: name.to_owned(),
@@ -191,7 +193,11 @@ impl<'v> Freeze for ProviderCallable<'v> {
                 None => None,
             });
         }
-        Ok(FrozenProviderCallable { meta, defaults })
+        Ok(FrozenProviderCallable {
+            instance_meta: meta.clone(),
+            meta,
+            defaults,
+        })
     }
 }
 
@@ -199,7 +205,11 @@ impl<'v> Freeze for ProviderCallable<'v> {
 impl<'v> StarlarkValue<'v> for ProviderCallable<'v> {
     type Canonical = FrozenProviderCallable;
 
-    fn export_as(&self, variable_name: &str, _eval: &mut Evaluator<'v, '_, '_>) -> starlark::Result<()> {
+    fn export_as(
+        &self,
+        variable_name: &str,
+        _eval: &mut Evaluator<'v, '_, '_>,
+    ) -> starlark::Result<()> {
         if self.meta.get().is_none() {
             let meta = ProviderMeta::new(
                 self.uid,
@@ -229,7 +239,8 @@ impl<'v> StarlarkValue<'v> for ProviderCallable<'v> {
             .meta
             .get()
             .ok_or_else(|| starlark::Error::new_other(ProviderError::NotExported))?;
-        instantiate(meta, &self.defaults, args, eval.heap()).map_err(starlark::Error::new_other)
+        instantiate(meta, meta, &self.defaults, args, eval.heap())
+            .map_err(starlark::Error::new_other)
     }
 }
 
@@ -238,6 +249,9 @@ impl<'v> StarlarkValue<'v> for ProviderCallable<'v> {
 pub struct FrozenProviderCallable {
     #[allocative(skip)]
     pub meta: Arc<ProviderMeta>,
+    /// The fields instances have (differs from the parameters for `DefaultInfo`).
+    #[allocative(skip)]
+    instance_meta: Arc<ProviderMeta>,
     defaults: Vec<Option<FrozenValue>>,
 }
 
@@ -267,9 +281,19 @@ impl<'v> StarlarkValue<'v> for FrozenProviderCallable {
         args: &Arguments<'v, '_>,
         eval: &mut Evaluator<'v, '_, '_>,
     ) -> starlark::Result<Value<'v>> {
-        let defaults: Vec<Option<Value<'v>>> =
-            self.defaults.iter().map(|d| d.map(|v| v.to_value())).collect();
-        instantiate(&self.meta, &defaults, args, eval.heap()).map_err(starlark::Error::new_other)
+        let defaults: Vec<Option<Value<'v>>> = self
+            .defaults
+            .iter()
+            .map(|d| d.map(|v| v.to_value()))
+            .collect();
+        instantiate(
+            &self.meta,
+            &self.instance_meta,
+            &defaults,
+            args,
+            eval.heap(),
+        )
+        .map_err(starlark::Error::new_other)
     }
 }
 
@@ -287,6 +311,7 @@ pub fn provider_identity(v: Value) -> Option<(u64, String)> {
 
 fn instantiate<'v>(
     meta: &Arc<ProviderMeta>,
+    instance_meta: &Arc<ProviderMeta>,
     defaults: &[Option<Value<'v>>],
     args: &Arguments<'v, '_>,
     heap: Heap<'v>,
@@ -301,7 +326,9 @@ fn instantiate<'v>(
             return Err(ProviderError::Positional(meta.name.clone()).into());
         }
         if positional.len() > meta.positional {
-            return Err(ProviderError::TooManyPositional(meta.name.clone(), meta.positional).into());
+            return Err(
+                ProviderError::TooManyPositional(meta.name.clone(), meta.positional).into(),
+            );
         }
         for (i, v) in positional.into_iter().enumerate() {
             values[i] = Some(v);
@@ -320,10 +347,11 @@ fn instantiate<'v>(
             _ => match defaults.get(i).copied().flatten() {
                 Some(d) => d,
                 None if meta.required.get(i).copied().unwrap_or(false) => {
-                    return Err(
-                        ProviderError::MissingField(meta.fields[i].clone(), meta.name.clone())
-                            .into(),
+                    return Err(ProviderError::MissingField(
+                        meta.fields[i].clone(),
+                        meta.name.clone(),
                     )
+                    .into())
                 }
                 None => Value::new_none(),
             },
@@ -343,7 +371,7 @@ fn instantiate<'v>(
         _ => {}
     }
     Ok(heap.alloc(ProviderInstance {
-        meta: meta.clone(),
+        meta: instance_meta.clone(),
         values: out,
     }))
 }
@@ -440,7 +468,9 @@ impl<'v, V: ValueLike<'v>> fmt::Display for ProviderInstanceGen<V> {
 
 impl<'v, V: ValueLike<'v>> ProviderInstanceGen<V> {
     pub fn get(&self, field: &str) -> Option<Value<'v>> {
-        self.meta.field_index(field).map(|i| self.values[i].to_value())
+        self.meta
+            .field_index(field)
+            .map(|i| self.values[i].to_value())
     }
 }
 
@@ -548,21 +578,22 @@ impl<'v, V: ValueLike<'v>> ProviderCollectionGen<V> {
     }
 
     pub fn find_builtin(&self, b: Builtin) -> Option<Value<'v>> {
-        self.providers.iter().map(|p| p.to_value()).find(|p| {
-            ProviderInstance::from_value(*p).is_some_and(|p| p.meta.builtin == Some(b))
-        })
+        self.providers
+            .iter()
+            .map(|p| p.to_value())
+            .find(|p| ProviderInstance::from_value(*p).is_some_and(|p| p.meta.builtin == Some(b)))
     }
 
     pub fn index(&self, index: Value<'v>) -> anyhow::Result<Value<'v>> {
-        let (uid, name) = provider_identity(index)
-            .ok_or_else(|| ProviderError::NotAProvider(index.to_repr()))?;
+        let (uid, name) =
+            provider_identity(index).ok_or_else(|| ProviderError::NotAProvider(index.to_repr()))?;
         self.find(uid)
             .ok_or_else(|| ProviderError::NotFound(name, self.names().join(", ")).into())
     }
 
     pub fn get_opt(&self, index: Value<'v>) -> anyhow::Result<Option<Value<'v>>> {
-        let (uid, _) = provider_identity(index)
-            .ok_or_else(|| ProviderError::NotAProvider(index.to_repr()))?;
+        let (uid, _) =
+            provider_identity(index).ok_or_else(|| ProviderError::NotAProvider(index.to_repr()))?;
         Ok(self.find(uid))
     }
 }
@@ -577,7 +608,10 @@ where
     }
 
     fn is_in(&self, other: Value<'v>) -> starlark::Result<bool> {
-        Ok(self.get_opt(other).map_err(starlark::Error::new_other)?.is_some())
+        Ok(self
+            .get_opt(other)
+            .map_err(starlark::Error::new_other)?
+            .is_some())
     }
 
     fn get_methods() -> Option<&'static starlark::environment::Methods> {
@@ -605,11 +639,27 @@ fn builtin(
     kind: Builtin,
 ) -> FrozenProviderCallable {
     let fields: Vec<String> = fields.iter().map(|s| (*s).to_owned()).collect();
-    let req = fields.iter().map(|f| required.contains(&f.as_str())).collect();
+    let req = fields
+        .iter()
+        .map(|f| required.contains(&f.as_str()))
+        .collect();
     let n = fields.len();
+    let meta = ProviderMeta::new(uid, name, fields, req, positional, Some(kind))
+        .expect("builtin provider types are valid");
+    let instance_meta = if kind == Builtin::DefaultInfo {
+        // `default_output` is folded into `default_outputs`, as buck2 exposes it.
+        let fields: Vec<String> = ["default_outputs", "other_outputs", "sub_targets"]
+            .iter()
+            .map(|s| (*s).to_owned())
+            .collect();
+        ProviderMeta::new(uid, name, fields, vec![false; 3], 0, Some(kind))
+            .expect("builtin provider types are valid")
+    } else {
+        meta.clone()
+    };
     FrozenProviderCallable {
-        meta: ProviderMeta::new(uid, name, fields, req, positional, Some(kind))
-            .expect("builtin provider types are valid"),
+        meta,
+        instance_meta,
         defaults: vec![None; n],
     }
 }
@@ -628,7 +678,12 @@ pub fn register_provider_globals(builder: &mut GlobalsBuilder) {
         builtin(
             "DefaultInfo",
             DEFAULT_INFO_UID,
-            &["default_output", "default_outputs", "other_outputs", "sub_targets"],
+            &[
+                "default_output",
+                "default_outputs",
+                "other_outputs",
+                "sub_targets",
+            ],
             &[],
             1,
             Builtin::DefaultInfo,
@@ -741,7 +796,10 @@ pub fn register_provider_globals(builder: &mut GlobalsBuilder) {
         ),
     ];
     for (name, uid, fields, required) in plain {
-        builder.set(name, builtin(name, *uid, fields, required, 0, Builtin::Plain));
+        builder.set(
+            name,
+            builtin(name, *uid, fields, required, 0, Builtin::Plain),
+        );
     }
     register_provider_functions(builder);
 }
@@ -815,6 +873,5 @@ impl<'v> starlark::values::AllocValue<'v> for ProviderCallable<'v> {
         heap.alloc_complex(self)
     }
 }
-
 
 starlark::methods_static!(COLLECTION_METHODS = collection_methods);

@@ -81,7 +81,9 @@ pub fn to_json(
     if let Some(c) = StarlarkCmdArgs::from_value(v) {
         let data = c.data();
         data.visit_deps(deps);
-        return Ok(J::Array(data.render(root).into_iter().map(J::String).collect()));
+        return Ok(J::Array(
+            data.render(root).into_iter().map(J::String).collect(),
+        ));
     }
     if let Some(l) = v.downcast_ref::<StarlarkLabel>() {
         return Ok(J::String(l.0.to_string()));

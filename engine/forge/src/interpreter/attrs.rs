@@ -7,7 +7,6 @@ use starlark::eval::Evaluator;
 use starlark::starlark_complex_value;
 use starlark::starlark_module;
 use starlark::values::list_or_tuple::UnpackListOrTuple;
-use starlark::values::none::NoneType;
 use starlark::values::{
     starlark_value, Coerce, Freeze, NoSerialize, ProvidesStaticType, StarlarkValue, Trace, Value,
     ValueLike,
@@ -27,12 +26,21 @@ pub enum LocalAttrType {
     Bool,
     List(Box<LocalAttrType>),
     Tuple(Vec<LocalAttrType>),
-    Dict { key: Box<LocalAttrType>, value: Box<LocalAttrType>, sorted: bool },
+    Dict {
+        key: Box<LocalAttrType>,
+        value: Box<LocalAttrType>,
+        sorted: bool,
+    },
     Option(Box<LocalAttrType>),
     OneOf(Vec<LocalAttrType>),
     Enum(Vec<String>),
-    Source { allow_directory: bool },
-    Dep { kind: DepKind, providers: Vec<usize> },
+    Source {
+        allow_directory: bool,
+    },
+    Dep {
+        kind: DepKind,
+        providers: Vec<usize>,
+    },
     Label,
     Arg,
 }
@@ -50,9 +58,10 @@ impl LocalAttrType {
                 value: Box::new(value.shift(by)),
                 sorted,
             },
-            L::Dep { kind, providers } => {
-                L::Dep { kind, providers: providers.into_iter().map(|p| p + by).collect() }
-            }
+            L::Dep { kind, providers } => L::Dep {
+                kind,
+                providers: providers.into_iter().map(|p| p + by).collect(),
+            },
             other => other,
         }
     }
@@ -78,7 +87,9 @@ impl LocalAttrType {
             L::Option(x) => AttrType::Option(Box::new(x.to_model(provider))),
             L::OneOf(xs) => AttrType::OneOf(xs.iter().map(|x| x.to_model(provider)).collect()),
             L::Enum(v) => AttrType::Enum(v.clone()),
-            L::Source { allow_directory } => AttrType::Source { allow_directory: *allow_directory },
+            L::Source { allow_directory } => AttrType::Source {
+                allow_directory: *allow_directory,
+            },
             L::Dep { kind, providers } => AttrType::Dep {
                 kind: *kind,
                 providers: providers.iter().filter_map(|i| provider(*i)).collect(),
@@ -162,14 +173,23 @@ fn make<'v>(
 ) -> starlark::Result<Attr<'v>> {
     let is_option = matches!(ty, LocalAttrType::Option(_));
     let default = match default {
-        Some(d) if !(d.is_none() && !is_option) => {
+        Some(d) if !d.is_none() || is_option => {
             let cx = BuildContext::from_eval(eval)?;
-            Some(coerce_default(&ty.to_model(&|_| None), d, cx).map_err(starlark::Error::new_other)?)
+            Some(
+                coerce_default(&ty.to_model(&|_| None), d, cx)
+                    .map_err(starlark::Error::new_other)?,
+            )
         }
         _ if is_option => Some(CoercedAttr::None),
         _ => None,
     };
-    Ok(Attr { ty, providers, default, default_only: false, doc: doc.to_owned() })
+    Ok(Attr {
+        ty,
+        providers,
+        default,
+        default_only: false,
+        doc: doc.to_owned(),
+    })
 }
 
 fn dep_attr<'v>(
@@ -180,7 +200,16 @@ fn dep_attr<'v>(
     eval: &mut Evaluator<'v, '_, '_>,
 ) -> starlark::Result<Attr<'v>> {
     let idx = (0..providers.items.len()).collect();
-    make(LocalAttrType::Dep { kind, providers: idx }, providers.items, default, doc, eval)
+    make(
+        LocalAttrType::Dep {
+            kind,
+            providers: idx,
+        },
+        providers.items,
+        default,
+        doc,
+        eval,
+    )
 }
 
 #[starlark_module]
@@ -234,7 +263,13 @@ pub fn attrs_module(builder: &mut GlobalsBuilder) {
         eval: &mut Evaluator<'v, '_, '_>,
     ) -> starlark::Result<Attr<'v>> {
         let (mut tys, providers) = compose(&[inner])?;
-        make(LocalAttrType::List(Box::new(tys.remove(0))), providers, default, doc, eval)
+        make(
+            LocalAttrType::List(Box::new(tys.remove(0))),
+            providers,
+            default,
+            doc,
+            eval,
+        )
     }
 
     fn set<'v>(
@@ -244,7 +279,13 @@ pub fn attrs_module(builder: &mut GlobalsBuilder) {
         eval: &mut Evaluator<'v, '_, '_>,
     ) -> starlark::Result<Attr<'v>> {
         let (mut tys, providers) = compose(&[inner])?;
-        make(LocalAttrType::List(Box::new(tys.remove(0))), providers, default, doc, eval)
+        make(
+            LocalAttrType::List(Box::new(tys.remove(0))),
+            providers,
+            default,
+            doc,
+            eval,
+        )
     }
 
     fn named_set<'v>(
@@ -256,7 +297,13 @@ pub fn attrs_module(builder: &mut GlobalsBuilder) {
     ) -> starlark::Result<Attr<'v>> {
         let _ = sorted;
         let (mut tys, providers) = compose(&[value_type])?;
-        make(LocalAttrType::List(Box::new(tys.remove(0))), providers, default, doc, eval)
+        make(
+            LocalAttrType::List(Box::new(tys.remove(0))),
+            providers,
+            default,
+            doc,
+            eval,
+        )
     }
 
     fn tuple<'v>(
@@ -280,7 +327,11 @@ pub fn attrs_module(builder: &mut GlobalsBuilder) {
         let (mut tys, providers) = compose(&[key, value])?;
         let v = tys.pop().unwrap();
         let k = tys.pop().unwrap();
-        let ty = LocalAttrType::Dict { key: Box::new(k), value: Box::new(v), sorted };
+        let ty = LocalAttrType::Dict {
+            key: Box::new(k),
+            value: Box::new(v),
+            sorted,
+        };
         make(ty, providers, default, doc, eval)
     }
 
@@ -291,7 +342,13 @@ pub fn attrs_module(builder: &mut GlobalsBuilder) {
         eval: &mut Evaluator<'v, '_, '_>,
     ) -> starlark::Result<Attr<'v>> {
         let (mut tys, providers) = compose(&[inner])?;
-        make(LocalAttrType::Option(Box::new(tys.remove(0))), providers, default, doc, eval)
+        make(
+            LocalAttrType::Option(Box::new(tys.remove(0))),
+            providers,
+            default,
+            doc,
+            eval,
+        )
     }
 
     fn one_of<'v>(
@@ -320,11 +377,18 @@ pub fn attrs_module(builder: &mut GlobalsBuilder) {
         #[starlark(require = named, default = "")] doc: &str,
         eval: &mut Evaluator<'v, '_, '_>,
     ) -> starlark::Result<Attr<'v>> {
-        make(LocalAttrType::Source { allow_directory }, Vec::new(), default, doc, eval)
+        make(
+            LocalAttrType::Source { allow_directory },
+            Vec::new(),
+            default,
+            doc,
+            eval,
+        )
     }
 
     fn dep<'v>(
-        #[starlark(require = named, default = UnpackListOrTuple::default())] providers: UnpackListOrTuple<Value<'v>>,
+        #[starlark(require = named, default = UnpackListOrTuple::default())]
+        providers: UnpackListOrTuple<Value<'v>>,
         #[starlark(require = named)] default: Option<Value<'v>>,
         #[starlark(require = named, default = "")] doc: &str,
         eval: &mut Evaluator<'v, '_, '_>,
@@ -333,7 +397,8 @@ pub fn attrs_module(builder: &mut GlobalsBuilder) {
     }
 
     fn exec_dep<'v>(
-        #[starlark(require = named, default = UnpackListOrTuple::default())] providers: UnpackListOrTuple<Value<'v>>,
+        #[starlark(require = named, default = UnpackListOrTuple::default())]
+        providers: UnpackListOrTuple<Value<'v>>,
         #[starlark(require = named)] default: Option<Value<'v>>,
         #[starlark(require = named, default = "")] doc: &str,
         eval: &mut Evaluator<'v, '_, '_>,
@@ -342,7 +407,8 @@ pub fn attrs_module(builder: &mut GlobalsBuilder) {
     }
 
     fn toolchain_dep<'v>(
-        #[starlark(require = named, default = UnpackListOrTuple::default())] providers: UnpackListOrTuple<Value<'v>>,
+        #[starlark(require = named, default = UnpackListOrTuple::default())]
+        providers: UnpackListOrTuple<Value<'v>>,
         #[starlark(require = named)] default: Option<Value<'v>>,
         #[starlark(require = named, default = "")] doc: &str,
         eval: &mut Evaluator<'v, '_, '_>,
@@ -384,7 +450,11 @@ pub fn attrs_module(builder: &mut GlobalsBuilder) {
             providers: a.providers.clone(),
             default: a.default.clone(),
             default_only: true,
-            doc: if doc.is_empty() { a.doc.clone() } else { doc.to_owned() },
+            doc: if doc.is_empty() {
+                a.doc.clone()
+            } else {
+                doc.to_owned()
+            },
         })
     }
 
@@ -394,10 +464,4 @@ pub fn attrs_module(builder: &mut GlobalsBuilder) {
     ) -> starlark::Result<Attr<'v>> {
         make(LocalAttrType::Label, Vec::new(), None, doc, eval)
     }
-}
-
-/// Keeps `NoneType` imported for the macro expansion of optional parameters.
-#[allow(dead_code)]
-fn _none() -> NoneType {
-    NoneType
 }

@@ -57,7 +57,9 @@ impl Cells {
     }
 
     pub fn path(&self, cell: &str) -> Option<&str> {
-        self.resolve(cell).and_then(|c| self.paths.get(c)).map(|s| s.as_str())
+        self.resolve(cell)
+            .and_then(|c| self.paths.get(c))
+            .map(|s| s.as_str())
     }
 
     /// The cell whose directory is the project root.
@@ -145,7 +147,11 @@ fn normalize_dir(p: &str) -> String {
 pub fn buildfile_names(config: &BuckConfig) -> Vec<String> {
     let section = config.section("buildfile");
     if let Some(v2) = section.get("name_v2") {
-        return v2.split([',', ' ']).filter(|s| !s.is_empty()).map(str::to_owned).collect();
+        return v2
+            .split([',', ' '])
+            .filter(|s| !s.is_empty())
+            .map(str::to_owned)
+            .collect();
     }
     match section.get("name") {
         Some(names) => names
@@ -177,16 +183,26 @@ mod tests {
         assert_eq!(c.path("extra"), Some("third_party/extra"));
         assert_eq!(c.path("old"), Some("old"));
         assert_eq!(c.resolve("config"), Some("root"));
-        assert_eq!(c.owner_of("third_party/extra/x/y.bzl"), ("extra".into(), "x/y.bzl".into()));
-        assert_eq!(c.owner_of("third_party/other"), ("root".into(), "third_party/other".into()));
+        assert_eq!(
+            c.owner_of("third_party/extra/x/y.bzl"),
+            ("extra".into(), "x/y.bzl".into())
+        );
+        assert_eq!(
+            c.owner_of("third_party/other"),
+            ("root".into(), "third_party/other".into())
+        );
         assert_eq!(c.nested_cell_dirs("root"), vec!["third_party/extra", "old"]);
     }
 
     #[test]
     fn buildfile_names_insert_v2() {
         let mut c = BuckConfig::default();
-        c.merge_text("[buildfile]\n name = BUCK\n", Path::new("x")).unwrap();
+        c.merge_text("[buildfile]\n name = BUCK\n", Path::new("x"))
+            .unwrap();
         assert_eq!(buildfile_names(&c), vec!["BUCK.v2", "BUCK"]);
-        assert_eq!(buildfile_names(&BuckConfig::default()), vec!["BUCK.v2", "BUCK"]);
+        assert_eq!(
+            buildfile_names(&BuckConfig::default()),
+            vec!["BUCK.v2", "BUCK"]
+        );
     }
 }

@@ -13,7 +13,7 @@ use super::cells::{join, Cells};
 use super::eval::BuildContext;
 use super::pattern::parse_label;
 use super::select::{view, SelectView};
-use crate::model::{AttrType, CoercedAttr, DepKind};
+use crate::model::{AttrType, CoercedAttr};
 
 /// Where coercion happens: the package labels and sources are relative to.
 pub struct CoerceCx<'a> {
@@ -34,14 +34,20 @@ pub fn type_name(ty: &AttrType) -> String {
         AttrType::Bool => "bool".into(),
         AttrType::List(x) => format!("list[{}]", type_name(x)),
         AttrType::Tuple(xs) => {
-            format!("tuple[{}]", xs.iter().map(type_name).collect::<Vec<_>>().join(", "))
+            format!(
+                "tuple[{}]",
+                xs.iter().map(type_name).collect::<Vec<_>>().join(", ")
+            )
         }
         AttrType::Dict { key, value, .. } => {
             format!("dict[{}, {}]", type_name(key), type_name(value))
         }
         AttrType::Option(x) => format!("option[{}]", type_name(x)),
         AttrType::OneOf(xs) => {
-            format!("one_of[{}]", xs.iter().map(type_name).collect::<Vec<_>>().join(", "))
+            format!(
+                "one_of[{}]",
+                xs.iter().map(type_name).collect::<Vec<_>>().join(", ")
+            )
         }
         AttrType::Enum(_) => "enum".into(),
         AttrType::Source { .. } => "source".into(),
@@ -84,7 +90,10 @@ pub fn coerce(ty: &AttrType, v: Value, cx: &CoerceCx) -> Result<CoercedAttr> {
                 Ok(CoercedAttr::Select(out))
             }
             SelectView::Concat(parts) => Ok(CoercedAttr::Concat(
-                parts.into_iter().map(|p| coerce(ty, p, cx)).collect::<Result<_>>()?,
+                parts
+                    .into_iter()
+                    .map(|p| coerce(ty, p, cx))
+                    .collect::<Result<_>>()?,
             )),
         };
     }
@@ -102,12 +111,21 @@ fn coerce_plain(ty: &AttrType, v: Value, cx: &CoerceCx) -> Result<CoercedAttr> {
             if v.unpack_bool().is_some() {
                 return Err(expected(ty, v));
             }
-            v.unpack_i32().map(|i| CoercedAttr::Int(i as i64)).ok_or_else(|| expected(ty, v))
+            v.unpack_i32()
+                .map(|i| CoercedAttr::Int(i as i64))
+                .ok_or_else(|| expected(ty, v))
         }
-        AttrType::Bool => v.unpack_bool().map(CoercedAttr::Bool).ok_or_else(|| expected(ty, v)),
+        AttrType::Bool => v
+            .unpack_bool()
+            .map(CoercedAttr::Bool)
+            .ok_or_else(|| expected(ty, v)),
         AttrType::List(inner) => {
             let xs = items(v).ok_or_else(|| expected(ty, v))?;
-            Ok(CoercedAttr::List(xs.into_iter().map(|x| coerce(inner, x, cx)).collect::<Result<_>>()?))
+            Ok(CoercedAttr::List(
+                xs.into_iter()
+                    .map(|x| coerce(inner, x, cx))
+                    .collect::<Result<_>>()?,
+            ))
         }
         AttrType::Tuple(tys) => {
             let xs = items(v).ok_or_else(|| expected(ty, v))?;
@@ -120,7 +138,10 @@ fn coerce_plain(ty: &AttrType, v: Value, cx: &CoerceCx) -> Result<CoercedAttr> {
                 );
             }
             Ok(CoercedAttr::Tuple(
-                tys.iter().zip(xs).map(|(t, x)| coerce(t, x, cx)).collect::<Result<_>>()?,
+                tys.iter()
+                    .zip(xs)
+                    .map(|(t, x)| coerce(t, x, cx))
+                    .collect::<Result<_>>()?,
             ))
         }
         AttrType::Dict { key, value, sorted } => {
@@ -130,7 +151,7 @@ fn coerce_plain(ty: &AttrType, v: Value, cx: &CoerceCx) -> Result<CoercedAttr> {
                 out.push((coerce(key, k, cx)?, coerce(value, x, cx)?));
             }
             if *sorted {
-                out.sort_by(|a, b| sort_key(&a.0).cmp(&sort_key(&b.0)));
+                out.sort_by_key(|a| sort_key(&a.0));
             }
             Ok(CoercedAttr::Dict(out))
         }
@@ -159,7 +180,11 @@ fn coerce_plain(ty: &AttrType, v: Value, cx: &CoerceCx) -> Result<CoercedAttr> {
             } else {
                 bail!(
                     "Invalid enum value `{s}`, expected one of: {}",
-                    variants.iter().map(|v| format!("`{v}`")).collect::<Vec<_>>().join(", ")
+                    variants
+                        .iter()
+                        .map(|v| format!("`{v}`"))
+                        .collect::<Vec<_>>()
+                        .join(", ")
                 )
             }
         }
@@ -169,15 +194,23 @@ fn coerce_plain(ty: &AttrType, v: Value, cx: &CoerceCx) -> Result<CoercedAttr> {
         }
         AttrType::Dep { kind, .. } => {
             let s = v.unpack_str().ok_or_else(|| expected(ty, v))?;
-            Ok(CoercedAttr::Dep { label: parse_label(s, cx.cell, cx.package, cx.cells)?, kind: *kind })
+            Ok(CoercedAttr::Dep {
+                label: parse_label(s, cx.cell, cx.package, cx.cells)?,
+                kind: *kind,
+            })
         }
         AttrType::Label => {
             let s = v.unpack_str().ok_or_else(|| expected(ty, v))?;
-            Ok(CoercedAttr::Label(parse_label(s, cx.cell, cx.package, cx.cells)?))
+            Ok(CoercedAttr::Label(parse_label(
+                s, cx.cell, cx.package, cx.cells,
+            )?))
         }
         AttrType::Arg => {
             let s = v.unpack_str().ok_or_else(|| expected(ty, v))?;
-            Ok(CoercedAttr::Arg { raw: s.to_owned(), macro_deps: macro_labels(s, cx)? })
+            Ok(CoercedAttr::Arg {
+                raw: s.to_owned(),
+                macro_deps: macro_labels(s, cx)?,
+            })
         }
     }
 }
@@ -204,10 +237,20 @@ fn coerce_any(v: Value) -> Result<CoercedAttr> {
         return Ok(CoercedAttr::String(s.to_owned()));
     }
     if let Some(l) = ListRef::from_value(v) {
-        return Ok(CoercedAttr::List(l.content().iter().map(|x| coerce_any(*x)).collect::<Result<_>>()?));
+        return Ok(CoercedAttr::List(
+            l.content()
+                .iter()
+                .map(|x| coerce_any(*x))
+                .collect::<Result<_>>()?,
+        ));
     }
     if let Some(t) = TupleRef::from_value(v) {
-        return Ok(CoercedAttr::Tuple(t.content().iter().map(|x| coerce_any(*x)).collect::<Result<_>>()?));
+        return Ok(CoercedAttr::Tuple(
+            t.content()
+                .iter()
+                .map(|x| coerce_any(*x))
+                .collect::<Result<_>>()?,
+        ));
     }
     if let Some(d) = DictRef::from_value(v) {
         let mut out = Vec::new();
@@ -219,7 +262,11 @@ fn coerce_any(v: Value) -> Result<CoercedAttr> {
     if view(v).is_some() {
         bail!("`select()` is not supported inside `attrs.any()` values");
     }
-    bail!("Expected `any` (a None, bool, int, string, list, tuple or dict), but got `{} (repr: {})`", v.get_type(), v.to_repr())
+    bail!(
+        "Expected `any` (a None, bool, int, string, list, tuple or dict), but got `{} (repr: {})`",
+        v.get_type(),
+        v.to_repr()
+    )
 }
 
 fn is_label_like(s: &str) -> bool {
@@ -228,7 +275,9 @@ fn is_label_like(s: &str) -> bool {
 
 fn coerce_source(s: &str, allow_directory: bool, cx: &CoerceCx) -> Result<CoercedAttr> {
     if is_label_like(s) {
-        return Ok(CoercedAttr::SourceDep(parse_label(s, cx.cell, cx.package, cx.cells)?));
+        return Ok(CoercedAttr::SourceDep(parse_label(
+            s, cx.cell, cx.package, cx.cells,
+        )?));
     }
     let mut parts: Vec<&str> = Vec::new();
     for seg in s.split('/') {
@@ -258,7 +307,10 @@ fn coerce_source(s: &str, allow_directory: bool, cx: &CoerceCx) -> Result<Coerce
             bail!("Source `{s}` is a directory; declare the attribute with `attrs.source(allow_directory = True)`");
         }
     }
-    Ok(CoercedAttr::SourceFile { project_path, package_relative })
+    Ok(CoercedAttr::SourceFile {
+        project_path,
+        package_relative,
+    })
 }
 
 /// Labels referenced by `$(location //x:y)`, `$(exe :t)` and similar macros in an arg.
@@ -270,7 +322,10 @@ fn macro_labels(s: &str, cx: &CoerceCx) -> Result<Vec<crate::model::ProvidersLab
         let Some(end) = after.find(')') else { break };
         let mut words = after[..end].split_whitespace();
         let name = words.next().unwrap_or("");
-        if matches!(name, "location" | "exe" | "exe_target" | "location_exec" | "query_targets" | "classpath") {
+        if matches!(
+            name,
+            "location" | "exe" | "exe_target" | "location_exec" | "query_targets" | "classpath"
+        ) {
             for w in words {
                 out.push(parse_label(w, cx.cell, cx.package, cx.cells)?);
             }
@@ -290,12 +345,6 @@ pub fn coerce_default(ty: &AttrType, v: Value, bx: &BuildContext) -> Result<Coer
         project_root: &bx.loader.workspace().root,
         check_sources: false,
     };
-    coerce(ty, v, &cx).map_err(|e| anyhow!("Invalid default for `attrs.{}()`: {e:#}", type_name(ty)))
-}
-
-/// The `DepKind` of every label in a coerced value (used by uquery).
-pub fn _dep_kinds(c: &CoercedAttr) -> Vec<DepKind> {
-    let mut out = Vec::new();
-    c.visit_deps(&mut |_, k| out.extend(k));
-    out
+    coerce(ty, v, &cx)
+        .map_err(|e| anyhow!("Invalid default for `attrs.{}()`: {e:#}", type_name(ty)))
 }

@@ -24,12 +24,22 @@ impl ConfigOverride {
     /// Parses the argument of `-c`/`--config`.
     pub fn parse(arg: &str) -> Result<ConfigOverride> {
         let (name, value) = arg.split_once('=').ok_or_else(|| {
-            anyhow!("Invalid `-c {arg}`: expected `section.key=value` (no `=` found)")
+            anyhow!(
+                "Invalid `-c {arg}`: Could not find equals sign (`=`) in pair `{arg}`; \
+                 expected `section.key=value`"
+            )
         })?;
         // `cell//section.key=value` applies to one cell in buck2; forge shares one config.
-        let name = name.rsplit_once("//").map(|(_, n)| n).unwrap_or(name).trim();
+        let name = name
+            .rsplit_once("//")
+            .map(|(_, n)| n)
+            .unwrap_or(name)
+            .trim();
         let (section, key) = name.split_once('.').ok_or_else(|| {
-            anyhow!("Invalid `-c {arg}`: expected `section.key=value` (no `.` in `{name}`)")
+            anyhow!(
+                "Invalid `-c {arg}`: Could not find section separator (`.`) in pair `{name}`; \
+                 expected `section.key=value`"
+            )
         })?;
         if section.is_empty() || key.is_empty() {
             bail!("Invalid `-c {arg}`: expected `section.key=value` (empty section or key)");
@@ -103,7 +113,11 @@ impl BuckConfig {
                     if optional {
                         continue;
                     }
-                    bail!("{}: included config file not found: {}", at(), target.display());
+                    bail!(
+                        "{}: included config file not found: {}",
+                        at(),
+                        target.display()
+                    );
                 }
                 self.parse_into(&target, stack)
                     .with_context(|| format!("Included from {}", at()))?;
@@ -181,7 +195,10 @@ impl BuckConfig {
         };
         let me = format!("{section}.{key}");
         if seen.contains(&me) {
-            bail!("Cycle in buckconfig `$(config ...)` references: {} -> {me}", seen.join(" -> "));
+            bail!(
+                "Cycle in buckconfig `$(config ...)` references: {} -> {me}",
+                seen.join(" -> ")
+            );
         }
         seen.push(me);
         let mut out = String::new();
@@ -236,7 +253,10 @@ mod tests {
     fn values_keep_inner_whitespace_and_semicolons() {
         let c = parse("[s]\n  k = a b  c\n  semi = x ; not a comment\n# c\n; c\n[S]\n k = upper\n");
         assert_eq!(c.get("s", "k").unwrap().as_deref(), Some("a b  c"));
-        assert_eq!(c.get("s", "semi").unwrap().as_deref(), Some("x ; not a comment"));
+        assert_eq!(
+            c.get("s", "semi").unwrap().as_deref(),
+            Some("x ; not a comment")
+        );
         // Sections are case-sensitive.
         assert_eq!(c.get("S", "k").unwrap().as_deref(), Some("upper"));
         assert_eq!(c.get("s", "K").unwrap(), None);

@@ -23,6 +23,16 @@ pub struct PackageState {
     /// Project-relative path of the build file.
     pub buildfile: String,
     pub targets: RefCell<indexmap::IndexMap<String, Arc<TargetNode>>>,
+    /// `default_target_platform` of the targets that set it.
+    pub platforms: RefCell<HashMap<String, crate::model::TargetLabel>>,
+}
+
+/// What evaluating one build file yields.
+pub struct EvaluatedBuildFile {
+    /// Project-relative path of the build file.
+    pub buildfile: String,
+    pub targets: indexmap::IndexMap<String, Arc<TargetNode>>,
+    pub platforms: HashMap<String, crate::model::TargetLabel>,
 }
 
 /// Reached by natives through `eval.extra`.
@@ -53,7 +63,10 @@ impl<'a> BuildContext<'a> {
 
     /// The cell whose config `read_config` reads: the package's during BUCK evaluation.
     pub fn config_cell(&self) -> &str {
-        self.package.as_ref().map(|p| p.cell.as_str()).unwrap_or(&self.file_cell)
+        self.package
+            .as_ref()
+            .map(|p| p.cell.as_str())
+            .unwrap_or(&self.file_cell)
     }
 }
 
@@ -104,12 +117,17 @@ pub fn dialect(kind: FileKind) -> Dialect {
 }
 
 /// Resolves the string of a `load()` made by `cell//dir/...` with buck2's rules.
-pub fn resolve_load(s: &str, from_cell: &str, from_dir: &str, loader: &Loader) -> Result<ImportPath> {
+pub fn resolve_load(
+    s: &str,
+    from_cell: &str,
+    from_dir: &str,
+    loader: &Loader,
+) -> Result<ImportPath> {
     let cells = &loader.workspace().cells;
     let (cell, rest) = if let Some(r) = s.strip_prefix('@') {
-        let (c, rest) = r
-            .split_once("//")
-            .ok_or_else(|| anyhow!("Invalid load path `{s}`: expected `@cell//package:file.bzl`"))?;
+        let (c, rest) = r.split_once("//").ok_or_else(|| {
+            anyhow!("Invalid load path `{s}`: expected `@cell//package:file.bzl`")
+        })?;
         (cells.resolve_or_err(c)?, rest.to_owned())
     } else if let Some(r) = s.strip_prefix("//") {
         (from_cell.to_owned(), r.to_owned())
@@ -129,7 +147,10 @@ pub fn resolve_load(s: &str, from_cell: &str, from_dir: &str, loader: &Loader) -
         }
         None => rest.clone(),
     };
-    if path.split('/').any(|c| c == ".." || c == "." || c.is_empty()) {
+    if path
+        .split('/')
+        .any(|c| c == ".." || c == "." || c.is_empty())
+    {
         bail!("Invalid load path `{s}`: the path must be normalized");
     }
     if !path.ends_with(".bzl") {
@@ -150,10 +171,9 @@ struct MapLoader(HashMap<String, FrozenModule>);
 
 impl FileLoader for MapLoader {
     fn load(&self, path: &str) -> starlark::Result<FrozenModule> {
-        self.0
-            .get(path)
-            .cloned()
-            .ok_or_else(|| starlark::Error::new_other(anyhow!("internal: `{path}` was not preloaded")))
+        self.0.get(path).cloned().ok_or_else(|| {
+            starlark::Error::new_other(anyhow!("internal: `{path}` was not preloaded"))
+        })
     }
 }
 
@@ -168,8 +188,13 @@ impl Loader {
 
     /// The prelude module, if the workspace has a `prelude` cell with a `prelude.bzl`.
     fn prelude(&self, stack: &mut Vec<String>) -> Result<Option<FrozenModule>> {
-        let Some(cell) = self.prelude_cell() else { return Ok(None) };
-        let ip = ImportPath { cell, path: "prelude.bzl".to_owned() };
+        let Some(cell) = self.prelude_cell() else {
+            return Ok(None);
+        };
+        let ip = ImportPath {
+            cell,
+            path: "prelude.bzl".to_owned(),
+        };
         let project = self.workspace().cells.project_path(&ip.cell, &ip.path)?;
         if !self.workspace().root.join(&project).is_file() {
             return Ok(None);
@@ -181,7 +206,11 @@ impl Loader {
     }
 
     /// Evaluates (once) and returns a .bzl module.
-    pub(crate) fn load_bzl(&self, ip: &ImportPath, stack: &mut Vec<String>) -> Result<FrozenModule> {
+    pub(crate) fn load_bzl(
+        &self,
+        ip: &ImportPath,
+        stack: &mut Vec<String>,
+    ) -> Result<FrozenModule> {
         let key = ip.to_string();
         if let Some(m) = self.bzl_cache.lock().unwrap().get(&key) {
             return Ok(m.clone());
@@ -205,7 +234,7 @@ impl Loader {
         cell: &str,
         package: &str,
         buildfile_name: &str,
-    ) -> Result<(String, indexmap::IndexMap<String, Arc<TargetNode>>)> {
+    ) -> Result<EvaluatedBuildFile> {
         let path = join(package, buildfile_name);
         let project = self.workspace().cells.project_path(cell, &path)?;
         let state = PackageState {
@@ -213,10 +242,16 @@ impl Loader {
             package: package.to_owned(),
             buildfile: project.clone(),
             targets: RefCell::new(indexmap::IndexMap::new()),
+            platforms: RefCell::new(HashMap::new()),
         };
         let mut stack = Vec::new();
         let (_, state) = self.eval_file(cell, &path, FileKind::Buck, Some(state), &mut stack)?;
-        Ok((project, state.expect("build file state").targets.into_inner()))
+        let state = state.expect("build file state");
+        Ok(EvaluatedBuildFile {
+            buildfile: project,
+            targets: state.targets.into_inner(),
+            platforms: state.platforms.into_inner(),
+        })
     }
 
     fn eval_file(
@@ -286,7 +321,12 @@ impl Loader {
                         let s = StructRef::from_value(v)
                             .ok_or_else(|| anyhow!("`native` in `prelude.bzl` must be a struct"))?;
                         for (k, x) in s.iter() {
-                            module.set(k.as_str(), module.heap().access_owned_frozen_value(&native.map(|_| x.unpack_frozen().expect("frozen"))));
+                            module.set(
+                                k.as_str(),
+                                module.heap().access_owned_frozen_value(
+                                    &native.map(|_| x.unpack_frozen().expect("frozen")),
+                                ),
+                            );
                         }
                     }
                 }
@@ -304,9 +344,13 @@ impl Loader {
             let frozen = module
                 .freeze()
                 .map_err(|e| anyhow!("{e:?}").context(what.clone()))?;
-            for name in frozen.names().map(|n| n.as_str().to_owned()).collect::<Vec<_>>() {
+            for name in frozen
+                .names()
+                .map(|n| n.as_str().to_owned())
+                .collect::<Vec<_>>()
+            {
                 let (v, _) = frozen.get_any_visibility(&name)?;
-                if let Some(r) = v.value().downcast_ref::<FrozenRuleCallable>() {
+                if let Some(r) = FrozenRuleCallable::from_value(v.value()) {
                     r.finalize(&v)?;
                 }
             }

@@ -38,7 +38,9 @@ pub fn glob(
     if include.is_empty() || !package_dir.is_dir() {
         return Ok(out);
     }
-    let walker = walkdir::WalkDir::new(package_dir).follow_links(true).into_iter();
+    let walker = walkdir::WalkDir::new(package_dir)
+        .follow_links(true)
+        .into_iter();
     let walker = walker.filter_entry(|e| {
         if e.depth() == 0 {
             return true;
@@ -64,7 +66,11 @@ pub fn glob(
         if entry.file_type().is_dir() {
             continue;
         }
-        let rel = entry.path().strip_prefix(package_dir)?.to_string_lossy().into_owned();
+        let rel = entry
+            .path()
+            .strip_prefix(package_dir)?
+            .to_string_lossy()
+            .into_owned();
         if inc.is_match(&rel) && !exc.is_match(&rel) {
             out.push(rel);
         }
@@ -88,8 +94,18 @@ mod tests {
         let d = tempfile::tempdir().unwrap();
         let p = d.path();
         for f in [
-            "10.txt", "9.txt", "UPPER.TXT", "Z.txt", "a.txt", ".hidden.txt", "sub/x.txt",
-            "sub/deep/y.txt", ".dotdir/z.txt", "nested/BUCK", "nested/n.txt", "b.md",
+            "10.txt",
+            "9.txt",
+            "UPPER.TXT",
+            "Z.txt",
+            "a.txt",
+            ".hidden.txt",
+            "sub/x.txt",
+            "sub/deep/y.txt",
+            ".dotdir/z.txt",
+            "nested/BUCK",
+            "nested/n.txt",
+            "b.md",
         ] {
             let path = p.join(f);
             std::fs::create_dir_all(path.parent().unwrap()).unwrap();
@@ -101,11 +117,25 @@ mod tests {
         let all = glob(p, &s(&["**/*.txt"]), &[], &bf, &[]).unwrap();
         assert_eq!(
             all,
-            s(&["10.txt", "9.txt", "UPPER.TXT", "Z.txt", "a.txt", "sub/deep/y.txt", "sub/x.txt"])
+            s(&[
+                "10.txt",
+                "9.txt",
+                "UPPER.TXT",
+                "Z.txt",
+                "a.txt",
+                "sub/deep/y.txt",
+                "sub/x.txt"
+            ])
         );
         let ex = glob(p, &s(&["**/*.txt", "*.md"]), &s(&["sub/**"]), &bf, &[]).unwrap();
-        assert_eq!(ex, s(&["10.txt", "9.txt", "UPPER.TXT", "Z.txt", "a.txt", "b.md"]));
+        assert_eq!(
+            ex,
+            s(&["10.txt", "9.txt", "UPPER.TXT", "Z.txt", "a.txt", "b.md"])
+        );
         assert!(glob(p, &s(&["*.none"]), &[], &bf, &[]).unwrap().is_empty());
-        assert_eq!(glob(p, &s(&["sub/**/y.txt"]), &[], &bf, &[]).unwrap(), s(&["sub/deep/y.txt"]));
+        assert_eq!(
+            glob(p, &s(&["sub/**/y.txt"]), &[], &bf, &[]).unwrap(),
+            s(&["sub/deep/y.txt"])
+        );
     }
 }

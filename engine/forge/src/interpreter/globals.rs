@@ -1,6 +1,9 @@
 //! Load-time natives of BUCK and .bzl files (buck2 `interpreter/globals.rs`): `rule`,
 //! `select`, `read_config`, `glob`, `package_name`, `host_info`, ...
 
+// `rule()` mirrors buck2's signature, keyword for keyword.
+#![allow(clippy::too_many_arguments)]
+
 use anyhow::anyhow;
 use sha2::Digest;
 use starlark::environment::{GlobalsBuilder, LibraryExtension};
@@ -53,10 +56,15 @@ pub fn build_globals() -> starlark::environment::Globals {
     b.build()
 }
 
-fn package_of<'a>(bx: &'a BuildContext, what: &str) -> starlark::Result<&'a super::eval::PackageState> {
-    bx.package
-        .as_ref()
-        .ok_or_else(|| err(anyhow!("`{what}()` can only be called while evaluating a build file")))
+fn package_of<'a>(
+    bx: &'a BuildContext,
+    what: &str,
+) -> starlark::Result<&'a super::eval::PackageState> {
+    bx.package.as_ref().ok_or_else(|| {
+        err(anyhow!(
+            "`{what}()` can only be called while evaluating a build file"
+        ))
+    })
 }
 
 fn config_value<'v>(
@@ -67,7 +75,13 @@ fn config_value<'v>(
     default: Option<Value<'v>>,
     heap: Heap<'v>,
 ) -> starlark::Result<Value<'v>> {
-    match bx.loader.workspace().cell_config(cell).get(section, key).map_err(err)? {
+    match bx
+        .loader
+        .workspace()
+        .cell_config(cell)
+        .get(section, key)
+        .map_err(err)?
+    {
         Some(v) => Ok(heap.alloc(v)),
         None => Ok(default.unwrap_or_else(Value::new_none)),
     }
@@ -121,13 +135,20 @@ fn load_time_natives(builder: &mut GlobalsBuilder) {
         let mut keys = Vec::new();
         let mut values = Vec::new();
         for (k, v) in d.iter() {
-            let k = k
-                .unpack_str()
-                .ok_or_else(|| err(anyhow!("`select()` keys must be strings, got `{}`", k.to_repr())))?;
+            let k = k.unpack_str().ok_or_else(|| {
+                err(anyhow!(
+                    "`select()` keys must be strings, got `{}`",
+                    k.to_repr()
+                ))
+            })?;
             keys.push(k.to_owned());
             values.push(v);
         }
-        Ok(Select { keys, values, parts: Vec::new() })
+        Ok(Select {
+            keys,
+            values,
+            parts: Vec::new(),
+        })
     }
 
     fn read_config<'v>(
@@ -161,7 +182,10 @@ fn load_time_natives(builder: &mut GlobalsBuilder) {
             ("is_macos", os == "macos"),
             ("is_windows", os == "windows"),
             ("is_freebsd", os == "freebsd"),
-            ("is_unknown", !matches!(os, "linux" | "macos" | "windows" | "freebsd")),
+            (
+                "is_unknown",
+                !matches!(os, "linux" | "macos" | "windows" | "freebsd"),
+            ),
         ]));
         let arch_v = heap.alloc(AllocStruct([
             ("is_aarch64", arch == "aarch64"),
@@ -183,7 +207,8 @@ fn load_time_natives(builder: &mut GlobalsBuilder) {
 
     fn glob<'v>(
         #[starlark(require = pos)] include: UnpackListOrTuple<String>,
-        #[starlark(require = named, default = UnpackListOrTuple::default())] exclude: UnpackListOrTuple<String>,
+        #[starlark(require = named, default = UnpackListOrTuple::default())]
+        exclude: UnpackListOrTuple<String>,
         eval: &mut Evaluator<'v, '_, '_>,
     ) -> starlark::Result<Value<'v>> {
         let heap = eval.heap();
@@ -200,7 +225,8 @@ fn load_time_natives(builder: &mut GlobalsBuilder) {
                 if pkg.package.is_empty() {
                     Some(d)
                 } else {
-                    d.strip_prefix(&format!("{}/", pkg.package)).map(str::to_owned)
+                    d.strip_prefix(&format!("{}/", pkg.package))
+                        .map(str::to_owned)
                 }
             })
             .collect();
@@ -227,7 +253,11 @@ fn load_time_natives(builder: &mut GlobalsBuilder) {
 
     fn get_cell_name(eval: &mut Evaluator) -> starlark::Result<String> {
         let bx = BuildContext::from_eval(eval)?;
-        Ok(bx.package.as_ref().map(|p| p.cell.clone()).unwrap_or_else(|| bx.file_cell.clone()))
+        Ok(bx
+            .package
+            .as_ref()
+            .map(|p| p.cell.clone())
+            .unwrap_or_else(|| bx.file_cell.clone()))
     }
 
     fn repository_name(eval: &mut Evaluator) -> starlark::Result<String> {
@@ -244,16 +274,25 @@ fn load_time_natives(builder: &mut GlobalsBuilder) {
         Ok(NoneType)
     }
 
-    fn rule_exists(#[starlark(require = pos)] name: &str, eval: &mut Evaluator) -> starlark::Result<bool> {
+    fn rule_exists(
+        #[starlark(require = pos)] name: &str,
+        eval: &mut Evaluator,
+    ) -> starlark::Result<bool> {
         let bx = BuildContext::from_eval(eval)?;
-        Ok(package_of(bx, "rule_exists")?.targets.borrow().contains_key(name))
+        Ok(package_of(bx, "rule_exists")?
+            .targets
+            .borrow()
+            .contains_key(name))
     }
 
     fn sha256(#[starlark(require = pos)] val: &str) -> starlark::Result<String> {
         Ok(hex::encode(sha2::Sha256::digest(val.as_bytes())))
     }
 
-    fn dedupe<'v>(#[starlark(require = pos)] val: Value<'v>, heap: Heap<'v>) -> starlark::Result<Value<'v>> {
+    fn dedupe<'v>(
+        #[starlark(require = pos)] val: Value<'v>,
+        heap: Heap<'v>,
+    ) -> starlark::Result<Value<'v>> {
         let mut out: Vec<Value<'v>> = Vec::new();
         for v in val.iterate(heap)? {
             if !out.iter().any(|x| x.ptr_eq(v)) {

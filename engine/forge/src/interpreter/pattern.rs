@@ -77,7 +77,12 @@ fn split_cell<'a>(s: &'a str, ctx_cell: &str, cells: &Cells) -> Result<Option<(S
 
 /// A target label as written in a BUCK attribute: `:name`, `//pkg:name`, `cell//pkg:name`,
 /// optionally with `[sub]` selectors, relative to the package being evaluated.
-pub fn parse_label(s: &str, ctx_cell: &str, ctx_package: &str, cells: &Cells) -> Result<ProvidersLabel> {
+pub fn parse_label(
+    s: &str,
+    ctx_cell: &str,
+    ctx_package: &str,
+    cells: &Cells,
+) -> Result<ProvidersLabel> {
     let (base, subs) = split_subtargets(s, s)?;
     let (cell, package, name) = if let Some(name) = base.strip_prefix(':') {
         (ctx_cell.to_owned(), ctx_package.to_owned(), name)
@@ -92,7 +97,11 @@ pub fn parse_label(s: &str, ctx_cell: &str, ctx_package: &str, cells: &Cells) ->
     check_package(&package, s)?;
     check_name(name, s)?;
     Ok(ProvidersLabel {
-        target: TargetLabel { cell, package, name: name.to_owned() },
+        target: TargetLabel {
+            cell,
+            package,
+            name: name.to_owned(),
+        },
         sub_target: subs,
     })
 }
@@ -112,7 +121,10 @@ pub fn parse_pattern(s: &str, cwd_cell: &str, cwd_package: &str, cells: &Cells) 
         }
     };
     if rest == "..." || rest.ends_with("/...") {
-        let package = rest.trim_end_matches("...").trim_end_matches('/').to_owned();
+        let package = rest
+            .trim_end_matches("...")
+            .trim_end_matches('/')
+            .to_owned();
         check_package(&package, s)?;
         return Ok(Pattern::Recursive { cell, package });
     }
@@ -129,12 +141,19 @@ pub fn parse_pattern(s: &str, cwd_cell: &str, cwd_package: &str, cells: &Cells) 
     };
     check_package(pkg, s)?;
     if name.is_empty() {
-        return Ok(Pattern::Package { cell, package: pkg.to_owned() });
+        return Ok(Pattern::Package {
+            cell,
+            package: pkg.to_owned(),
+        });
     }
     let (name, subs) = split_subtargets(name, s)?;
     check_name(name, s)?;
     Ok(Pattern::Target(ProvidersLabel {
-        target: TargetLabel { cell, package: pkg.to_owned(), name: name.to_owned() },
+        target: TargetLabel {
+            cell,
+            package: pkg.to_owned(),
+            name: name.to_owned(),
+        },
         sub_target: subs,
     }))
 }
@@ -147,7 +166,11 @@ mod tests {
 
     fn cells() -> Cells {
         let mut c = BuckConfig::default();
-        c.merge_text("[cells]\n root = .\n toolchains = toolchains\n", Path::new("x")).unwrap();
+        c.merge_text(
+            "[cells]\n root = .\n toolchains = toolchains\n",
+            Path::new("x"),
+        )
+        .unwrap();
         Cells::from_config(&c).unwrap()
     }
 
@@ -172,22 +195,39 @@ mod tests {
         let p = |s: &str| parse_pattern(s, "root", "sub", &c).unwrap();
         assert_eq!(
             p("//..."),
-            Pattern::Recursive { cell: "root".into(), package: "".into() }
+            Pattern::Recursive {
+                cell: "root".into(),
+                package: "".into()
+            }
         );
         assert_eq!(
             p("toolchains//..."),
-            Pattern::Recursive { cell: "toolchains".into(), package: "".into() }
+            Pattern::Recursive {
+                cell: "toolchains".into(),
+                package: "".into()
+            }
         );
         assert_eq!(
             p("//a/b/..."),
-            Pattern::Recursive { cell: "root".into(), package: "a/b".into() }
+            Pattern::Recursive {
+                cell: "root".into(),
+                package: "a/b".into()
+            }
         );
-        assert_eq!(p("//a:"), Pattern::Package { cell: "root".into(), package: "a".into() });
+        assert_eq!(
+            p("//a:"),
+            Pattern::Package {
+                cell: "root".into(),
+                package: "a".into()
+            }
+        );
         match p(":x[s]") {
             Pattern::Target(t) => assert_eq!(t.to_string(), "root//sub:x[s]"),
             other => panic!("{other:?}"),
         }
-        let e = parse_pattern("//tests:...", "root", "", &c).unwrap_err().to_string();
+        let e = parse_pattern("//tests:...", "root", "", &c)
+            .unwrap_err()
+            .to_string();
         assert!(e.contains("Target name must not be equal to `...`"), "{e}");
     }
 }

@@ -168,7 +168,8 @@ impl QueryEnv<'_> {
 
     fn closure(&self, roots: &Set, depth: Option<u32>) -> Result<Set> {
         let mut seen = Set::new();
-        let mut queue: VecDeque<(TargetLabel, u32)> = roots.iter().map(|r| (r.clone(), 0)).collect();
+        let mut queue: VecDeque<(TargetLabel, u32)> =
+            roots.iter().map(|r| (r.clone(), 0)).collect();
         while let Some((t, d)) = queue.pop_front() {
             if !seen.insert(t.clone()) {
                 continue;
@@ -176,7 +177,10 @@ impl QueryEnv<'_> {
             if depth.is_some_and(|m| d >= m) {
                 continue;
             }
-            for dep in self.deps_of(&t).map_err(|e| e.context(format!("Loading deps of `{t}`")))? {
+            for dep in self
+                .deps_of(&t)
+                .map_err(|e| e.context(format!("Loading deps of `{t}`")))?
+            {
                 queue.push_back((dep, d + 1));
             }
         }
@@ -229,8 +233,11 @@ impl QueryEnv<'_> {
             }
         }
         let mut seen = Set::new();
-        let mut queue: VecDeque<(TargetLabel, u32)> =
-            targets.iter().filter(|t| all.contains(*t)).map(|t| (t.clone(), 0)).collect();
+        let mut queue: VecDeque<(TargetLabel, u32)> = targets
+            .iter()
+            .filter(|t| all.contains(*t))
+            .map(|t| (t.clone(), 0))
+            .collect();
         while let Some((t, d)) = queue.pop_front() {
             if !seen.insert(t.clone()) {
                 continue;
@@ -247,7 +254,10 @@ impl QueryEnv<'_> {
 
     /// Evaluates a query expression to a sorted set of targets.
     pub fn run(&self, query: &str) -> Result<Vec<TargetLabel>> {
-        let mut p = Parser { toks: tokenize(query)?, pos: 0 };
+        let mut p = Parser {
+            toks: tokenize(query)?,
+            pos: 0,
+        };
         let e = p.expr()?;
         if p.pos != p.toks.len() {
             bail!("Query syntax error: trailing input in `{query}`");

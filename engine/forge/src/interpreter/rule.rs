@@ -111,7 +111,11 @@ impl<'v> Freeze for RuleCallable<'v> {
 impl<'v> StarlarkValue<'v> for RuleCallable<'v> {
     type Canonical = FrozenRuleCallable;
 
-    fn export_as(&self, variable_name: &str, _eval: &mut Evaluator<'v, '_, '_>) -> starlark::Result<()> {
+    fn export_as(
+        &self,
+        variable_name: &str,
+        _eval: &mut Evaluator<'v, '_, '_>,
+    ) -> starlark::Result<()> {
         let mut n = self.name.borrow_mut();
         if n.is_none() {
             *n = Some(variable_name.to_owned());
@@ -149,7 +153,11 @@ starlark::starlark_simple_value!(FrozenRuleCallable);
 
 impl std::fmt::Display for FrozenRuleCallable {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(f, "rule({})", self.name.as_deref().unwrap_or("<unassigned>"))
+        write!(
+            f,
+            "rule({})",
+            self.name.as_deref().unwrap_or("<unassigned>")
+        )
     }
 }
 
@@ -157,7 +165,9 @@ impl FrozenRuleCallable {
     /// Builds the [`RuleSpec`] once the defining module is frozen; `me` is this rule as an
     /// owned value of that module (it keeps the module's heap alive).
     pub fn finalize(&self, me: &OwnedFrozenValue) -> anyhow::Result<()> {
-        let Some(name) = &self.name else { return Ok(()) };
+        let Some(name) = &self.name else {
+            return Ok(());
+        };
         let mut attrs = BTreeMap::new();
         for (n, v) in self.attr_names.iter().zip(&self.attr_values) {
             let a = Attr::from_value(v.to_value())
@@ -208,7 +218,12 @@ impl<'v> StarlarkValue<'v> for FrozenRuleCallable {
             .call_stack_top_location()
             .map(|l| {
                 let r = l.resolve_span();
-                format!("{}:{}:{}", l.filename(), r.begin.line + 1, r.begin.column + 1)
+                format!(
+                    "{}:{}:{}",
+                    l.filename(),
+                    r.begin.line + 1,
+                    r.begin.column + 1
+                )
             })
             .unwrap_or_default();
         let bx = BuildContext::from_eval(eval)?;
@@ -224,8 +239,8 @@ impl<'v> StarlarkValue<'v> for FrozenRuleCallable {
         let mut extra = Vec::new();
         for (k, v) in named.iter() {
             let k = k.as_str();
-            let known = IMPLICIT_ATTRS.contains(&k)
-                || spec.attrs.get(k).is_some_and(|a| !a.default_only);
+            let known =
+                IMPLICIT_ATTRS.contains(&k) || spec.attrs.get(k).is_some_and(|a| !a.default_only);
             if known {
                 values.insert(k.to_owned(), *v);
             } else {
@@ -254,7 +269,11 @@ impl<'v> StarlarkValue<'v> for FrozenRuleCallable {
         if name.is_empty() || name.contains('/') || name.contains(':') || name.contains('[') {
             return Err(err(anyhow!("Invalid target name `{name}`")));
         }
-        let label = TargetLabel { cell: pkg.cell.clone(), package: pkg.package.clone(), name };
+        let label = TargetLabel {
+            cell: pkg.cell.clone(),
+            package: pkg.package.clone(),
+            name,
+        };
         let cx = CoerceCx {
             cells: &ws.cells,
             cell: &pkg.cell,
@@ -267,7 +286,10 @@ impl<'v> StarlarkValue<'v> for FrozenRuleCallable {
             let given = values.get(attr.as_str()).copied().filter(|v| !v.is_none());
             let value = match given {
                 Some(v) => coerce(&aspec.ty, v, &cx).map_err(|e| {
-                    err(e.context(format!("Error coercing attribute `{attr}` of `{label}`")))
+                    err(anyhow!(
+                        "Error coercing attribute `{attr}` of `{label}`\n\nCaused by:\n    {}",
+                        format!("{e:#}").replace('\n', "\n    ")
+                    ))
                 })?,
                 None => match &aspec.default {
                     Some(d) => d.clone(),
@@ -287,7 +309,8 @@ impl<'v> StarlarkValue<'v> for FrozenRuleCallable {
                 let list = starlark::values::list::ListRef::from_value(*v)
                     .map(|l| l.content().to_vec())
                     .or_else(|| {
-                        starlark::values::tuple::TupleRef::from_value(*v).map(|t| t.content().to_vec())
+                        starlark::values::tuple::TupleRef::from_value(*v)
+                            .map(|t| t.content().to_vec())
                     })
                     .ok_or_else(|| err(anyhow!("`visibility` must be a list of strings")))?;
                 list.iter()
@@ -300,7 +323,28 @@ impl<'v> StarlarkValue<'v> for FrozenRuleCallable {
             }
             _ => Vec::new(),
         };
-        let node = TargetNode { label: label.clone(), rule: spec, attrs, visibility, call_site };
+        if let Some(v) = values
+            .get("default_target_platform")
+            .filter(|v| !v.is_none())
+        {
+            let text = v.unpack_str().ok_or_else(|| {
+                err(anyhow!(
+                    "`default_target_platform` must be a target label string"
+                ))
+            })?;
+            let platform = super::pattern::parse_label(text, &pkg.cell, &pkg.package, &ws.cells)
+                .map_err(err)?;
+            pkg.platforms
+                .borrow_mut()
+                .insert(label.name.clone(), platform.target);
+        }
+        let node = TargetNode {
+            label: label.clone(),
+            rule: spec,
+            attrs,
+            visibility,
+            call_site,
+        };
         let mut targets = pkg.targets.borrow_mut();
         if targets.contains_key(&label.name) {
             return Err(err(anyhow!(

@@ -39,7 +39,11 @@ impl<'v> Select<'v> {
                 _ => parts.push(v),
             }
         }
-        heap.alloc_complex(Select { keys: Vec::new(), values: Vec::new(), parts })
+        heap.alloc_complex(Select {
+            keys: Vec::new(),
+            values: Vec::new(),
+            parts,
+        })
     }
 }
 
@@ -77,7 +81,11 @@ pub fn view<'v>(v: Value<'v>) -> Option<SelectView<'v>> {
     let s = Select::from_value(v)?;
     Some(if s.parts.is_empty() {
         SelectView::Branches(
-            s.keys.iter().cloned().zip(s.values.iter().map(|v| v.to_value())).collect(),
+            s.keys
+                .iter()
+                .cloned()
+                .zip(s.values.iter().map(|v| v.to_value()))
+                .collect(),
         )
     } else {
         SelectView::Concat(s.parts.iter().map(|v| v.to_value()).collect())

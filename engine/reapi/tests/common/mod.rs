@@ -68,14 +68,10 @@ pub fn bgd() -> Option<PathBuf> {
     Some(bgd)
 }
 
+/// pip installs the `bgd` entry point last, so its presence means a finished install
+/// (running it would cost seconds of Python imports per test).
 fn works(bgd: &Path) -> bool {
     bgd.exists()
-        && Command::new(bgd)
-            .arg("--help")
-            .stdout(Stdio::null())
-            .stderr(Stdio::null())
-            .status()
-            .is_ok_and(|s| s.success())
 }
 
 /// Serialises venv creation across test processes.
@@ -97,8 +93,35 @@ impl VenvLock {
     }
 }
 
+/// At most this many servers at once per test binary: each is a Python process, and eight
+/// of them starting together on a small machine take longer than running in waves.
+const MAX_SERVERS: usize = 3;
+static SERVERS: (std::sync::Mutex<usize>, std::sync::Condvar) =
+    (std::sync::Mutex::new(0), std::sync::Condvar::new());
+
+struct ServerSlot;
+
+impl ServerSlot {
+    fn take() -> ServerSlot {
+        let mut n = SERVERS.0.lock().unwrap_or_else(|e| e.into_inner());
+        while *n >= MAX_SERVERS {
+            n = SERVERS.1.wait(n).unwrap_or_else(|e| e.into_inner());
+        }
+        *n += 1;
+        ServerSlot
+    }
+}
+
+impl Drop for ServerSlot {
+    fn drop(&mut self) {
+        *SERVERS.0.lock().unwrap_or_else(|e| e.into_inner()) -= 1;
+        SERVERS.1.notify_one();
+    }
+}
+
 pub struct BuildGrid {
     child: Option<Child>,
+    _slot: ServerSlot,
     pub port: u16,
     pub dir: tempfile::TempDir,
     pub instance: String,
@@ -111,7 +134,13 @@ impl BuildGrid {
     }
 
     pub fn start_with_instance(instance: &str) -> Option<BuildGrid> {
+        Self::start_with(instance, None)
+    }
+
+    /// `tls`: (server certificate, server key) PEM files; the channel then requires TLS.
+    pub fn start_with(instance: &str, tls: Option<(&Path, &Path)>) -> Option<BuildGrid> {
         let bgd = bgd()?;
+        let slot = ServerSlot::take();
         let dir = tempfile::Builder::new()
             .prefix("forge-buildgrid-")
             .tempdir()
@@ -126,7 +155,7 @@ impl BuildGrid {
                 r#"server:
   - !channel
     address: "127.0.0.1:{port}"
-    insecure-mode: true
+{channel_security}
 authorization:
   method: none
 storages:
@@ -148,7 +177,15 @@ instances:
       - !bytestream
         storage: *cas
 "#,
-                cas = cas.display()
+                cas = cas.display(),
+                channel_security = match tls {
+                    None => "    insecure-mode: true".to_string(),
+                    Some((cert, key)) => format!(
+                        "    insecure-mode: false\n    credentials:\n      tls-server-key: {}\n      tls-server-cert: {}",
+                        key.display(),
+                        cert.display()
+                    ),
+                }
             ),
         )
         .unwrap();
@@ -165,6 +202,7 @@ instances:
             .unwrap_or_else(|e| panic!("starting {}: {e}", bgd.display()));
         let mut server = BuildGrid {
             child: Some(child),
+            _slot: slot,
             port,
             dir,
             instance: instance.to_string(),
@@ -286,4 +324,168 @@ pub fn peak_rss_kib() -> u64 {
         .find_map(|l| l.strip_prefix("VmHWM:"))
         .and_then(|v| v.trim().trim_end_matches("kB").trim().parse().ok())
         .unwrap_or(0)
+}
+
+/// A throwaway CA and a server certificate for localhost/127.0.0.1 signed by it, made with
+/// the openssl CLI; `None` when openssl is not installed.
+pub fn make_certs(dir: &Path) -> Option<(PathBuf, PathBuf, PathBuf)> {
+    let ca_key = dir.join("ca.key");
+    let ca = dir.join("ca.pem");
+    let key = dir.join("server.key");
+    let csr = dir.join("server.csr");
+    let cert = dir.join("server.pem");
+    let ext = dir.join("ext.cnf");
+    std::fs::write(&ext, "subjectAltName=DNS:localhost,IP:127.0.0.1\n").unwrap();
+    let run = |args: &[&str]| {
+        Command::new("openssl")
+            .args(args)
+            .current_dir(dir)
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .status()
+            .is_ok_and(|s| s.success())
+    };
+    let ok = run(&[
+        "req",
+        "-x509",
+        "-newkey",
+        "rsa:2048",
+        "-nodes",
+        "-keyout",
+        "ca.key",
+        "-out",
+        "ca.pem",
+        "-days",
+        "2",
+        "-subj",
+        "/CN=forge test CA",
+    ]) && run(&[
+        "req",
+        "-newkey",
+        "rsa:2048",
+        "-nodes",
+        "-keyout",
+        "server.key",
+        "-out",
+        "server.csr",
+        "-subj",
+        "/CN=localhost",
+    ]) && run(&[
+        "x509",
+        "-req",
+        "-in",
+        "server.csr",
+        "-CA",
+        "ca.pem",
+        "-CAkey",
+        "ca.key",
+        "-CAcreateserial",
+        "-out",
+        "server.pem",
+        "-days",
+        "2",
+        "-extfile",
+        "ext.cnf",
+    ]);
+    let _ = (&ca_key, &csr);
+    if !ok {
+        eprintln!("SKIPPED: the openssl CLI is unavailable, TLS is not tested");
+        return None;
+    }
+    Some((ca, cert, key))
+}
+
+/// A TCP proxy in front of the server that breaks the connection once, after `cut_after`
+/// bytes have flowed in one direction: a flaky network for resume/retry tests.
+pub struct FlakyProxy {
+    pub port: u16,
+    cut: std::sync::Arc<std::sync::atomic::AtomicBool>,
+    stop: std::sync::Arc<std::sync::atomic::AtomicBool>,
+}
+
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub enum Direction {
+    ToServer,
+    ToClient,
+}
+
+impl FlakyProxy {
+    pub fn start(upstream: u16, direction: Direction, cut_after: u64) -> FlakyProxy {
+        use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+        use std::sync::Arc;
+        let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+        let port = listener.local_addr().unwrap().port();
+        let cut = Arc::new(AtomicBool::new(false));
+        let stop = Arc::new(AtomicBool::new(false));
+        let counted = Arc::new(AtomicU64::new(0));
+        let (cut2, stop2) = (cut.clone(), stop.clone());
+        std::thread::spawn(move || {
+            for conn in listener.incoming() {
+                if stop2.load(Ordering::SeqCst) {
+                    break;
+                }
+                let Ok(client) = conn else { continue };
+                let Ok(server) = TcpStream::connect(("127.0.0.1", upstream)) else {
+                    continue;
+                };
+                for (from, to, dir) in [
+                    (
+                        client.try_clone().unwrap(),
+                        server.try_clone().unwrap(),
+                        Direction::ToServer,
+                    ),
+                    (server, client, Direction::ToClient),
+                ] {
+                    let (cut, counted) = (cut2.clone(), counted.clone());
+                    std::thread::spawn(move || {
+                        pump(from, to, dir == direction, cut_after, &cut, &counted)
+                    });
+                }
+            }
+        });
+        FlakyProxy { port, cut, stop }
+    }
+
+    pub fn did_cut(&self) -> bool {
+        self.cut.load(std::sync::atomic::Ordering::SeqCst)
+    }
+}
+
+fn pump(
+    mut from: TcpStream,
+    mut to: TcpStream,
+    counting: bool,
+    cut_after: u64,
+    cut: &std::sync::atomic::AtomicBool,
+    counted: &std::sync::atomic::AtomicU64,
+) {
+    use std::io::Read;
+    use std::sync::atomic::Ordering;
+    let mut buf = vec![0u8; 64 * 1024];
+    loop {
+        let n = match from.read(&mut buf) {
+            Ok(0) | Err(_) => break,
+            Ok(n) => n,
+        };
+        if counting && !cut.load(Ordering::SeqCst) {
+            let total = counted.fetch_add(n as u64, Ordering::SeqCst) + n as u64;
+            if total > cut_after && !cut.swap(true, Ordering::SeqCst) {
+                let _ = from.shutdown(std::net::Shutdown::Both);
+                let _ = to.shutdown(std::net::Shutdown::Both);
+                return;
+            }
+        }
+        if to.write_all(&buf[..n]).is_err() {
+            break;
+        }
+    }
+    let _ = to.shutdown(std::net::Shutdown::Write);
+}
+
+impl Drop for FlakyProxy {
+    fn drop(&mut self) {
+        self.stop.store(true, std::sync::atomic::Ordering::SeqCst);
+        // Wake the accept loop so its thread ends.
+        let _ = TcpStream::connect(("127.0.0.1", self.port));
+    }
 }

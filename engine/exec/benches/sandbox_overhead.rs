@@ -1,0 +1,112 @@
+//! Per-action overhead of forge's executor (sandbox + cache bookkeeping) for trivial
+//! actions, with the symlink forest and with bubblewrap, against the same commands spawned
+//! directly (what GNU make does). Run: `cargo bench -p forge_exec --bench sandbox_overhead`.
+
+use std::process::Command;
+use std::time::Instant;
+
+use forge_core::{Action, ActionGraph, ActionId, ActionKind, ArtifactRef, OutputDecl, TargetLabel};
+use forge_exec::{ConsoleMode, ExecOptions, Executor, SandboxMode};
+
+const N: usize = 200;
+
+fn graph() -> (ActionGraph, Vec<ArtifactRef>) {
+    let mut g = ActionGraph::default();
+    let mut wanted = Vec::new();
+    for i in 0..N {
+        let path = format!("buck-out/forge/art/root/1ef78538d8598cb2/b/__t{i}__/o.txt");
+        let id = ActionId(i);
+        g.producers.insert(path.clone(), id);
+        g.actions.push(Action {
+            id,
+            owner: TargetLabel {
+                cell: "root".into(),
+                package: "b".into(),
+                name: format!("t{i}"),
+            },
+            category: "echo".into(),
+            identifier: None,
+            kind: ActionKind::Run {
+                argv: vec![
+                    "/bin/sh".into(),
+                    "-c".into(),
+                    "echo $0 > $1".into(),
+                    i.to_string(),
+                    path.clone(),
+                ],
+                env: Vec::new(),
+                local_only: false,
+                prefer_local: false,
+                allow_cache_upload: None,
+                weight: 1,
+                scratch: format!("buck-out/forge/tmp/root/0123456789abcdef/echo{i}"),
+            },
+            inputs: Vec::new(),
+            outputs: vec![OutputDecl {
+                path: path.clone(),
+                is_dir: false,
+            }],
+        });
+        wanted.push(ArtifactRef::Build(path));
+    }
+    (g, wanted)
+}
+
+/// (full build seconds, no-op rebuild seconds)
+fn forge(mode: SandboxMode) -> Option<(f64, f64)> {
+    let ws = tempfile::tempdir().unwrap();
+    let mut o = ExecOptions::new(ws.path());
+    o.sandbox = mode;
+    o.console = ConsoleMode::Quiet;
+    o.jobs = 1;
+    let exec = Executor::new(o).ok()?;
+    let (g, wanted) = graph();
+    let t = Instant::now();
+    let r = exec.build(&g, &wanted).unwrap();
+    assert_eq!(r.local, N);
+    let full = t.elapsed().as_secs_f64();
+    let t = Instant::now();
+    let r = exec.build(&g, &wanted).unwrap();
+    assert_eq!(r.up_to_date, N);
+    Some((full, t.elapsed().as_secs_f64()))
+}
+
+fn direct() -> f64 {
+    let ws = tempfile::tempdir().unwrap();
+    let t = Instant::now();
+    for i in 0..N {
+        let out = ws.path().join(format!("o{i}.txt"));
+        let s = Command::new("/bin/sh")
+            .args(["-c", "echo $0 > $1", &i.to_string(), &out.to_string_lossy()])
+            .status()
+            .unwrap();
+        assert!(s.success());
+    }
+    t.elapsed().as_secs_f64()
+}
+
+fn main() {
+    let ms = |s: f64| s * 1000.0 / N as f64;
+    let peer = direct();
+    println!("{N} trivial actions, one at a time (jobs = 1); per action:");
+    println!("  direct spawn (peer, as make does)  {:7.2} ms", ms(peer));
+    let forest = forge(SandboxMode::SymlinkForest).unwrap();
+    println!(
+        "  forge, symlink forest               {:7.2} ms  ({:.2}x peer); no-op rebuild {:.2} ms/action",
+        ms(forest.0),
+        forest.0 / peer,
+        ms(forest.1)
+    );
+    match forge(SandboxMode::Bubblewrap) {
+        Some(bwrap) => {
+            println!(
+                "  forge, bubblewrap                   {:7.2} ms  ({:.2}x peer); no-op rebuild {:.2} ms/action",
+                ms(bwrap.0),
+                bwrap.0 / peer,
+                ms(bwrap.1)
+            );
+            println!("  bubblewrap / symlink forest: {:.2}x", bwrap.0 / forest.0);
+        }
+        None => println!("  forge, bubblewrap: unavailable on this machine"),
+    }
+}

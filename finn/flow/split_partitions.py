@@ -1,0 +1,136 @@
+#!/usr/bin/env python3
+"""Split a FINN dataflow model into one model per device, following a partition plan.
+
+    split_partitions.py --in model.onnx --plan plan.json --out-dir DIR
+
+Writes DIR/<device>.onnx for every device that holds layers, and DIR/partitions.json
+listing them in pipeline order with the tensors that cross each cut. Layers are
+matched by name; the plan must name every node of the model.
+"""
+
+import argparse
+import json
+import os
+import shutil
+import sys
+import tempfile
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import finn_env  # noqa: E402
+
+
+class UserError(Exception):
+    pass
+
+
+def _value_info(model, name):
+    from onnx import TensorProto, helper
+
+    shape = model.get_tensor_shape(name)
+    return helper.make_tensor_value_info(name, TensorProto.FLOAT, shape)
+
+
+def split(model, device_of):
+    """Return [(device, ModelWrapper)] in pipeline order."""
+    from onnx import helper
+    from qonnx.core.modelwrapper import ModelWrapper
+
+    missing = [n.name for n in model.graph.node if n.name not in device_of]
+    if missing:
+        raise UserError(f"the plan does not place node(s): {', '.join(missing)}")
+    order = []
+    for n in model.graph.node:
+        d = device_of[n.name]
+        if d not in order:
+            order.append(d)
+        elif order[-1] != d:
+            raise UserError(f"device {d} holds non-contiguous layers (again at {n.name})")
+    inits = {i.name for i in model.graph.initializer}
+    graph_out = {o.name for o in model.graph.output}
+    parts = []
+    for d in order:
+        nodes = [n for n in model.graph.node if device_of[n.name] == d]
+        produced = {o for n in nodes for o in n.output}
+        consumed_here = [i for n in nodes for i in n.input if i]
+        ins = []
+        for t in consumed_here:
+            if t not in produced and t not in inits and t not in ins:
+                ins.append(t)
+        outs = []
+        for n in nodes:
+            for o in n.output:
+                used_outside = any(
+                    o in m.input for m in model.graph.node if device_of[m.name] != d
+                )
+                if (used_outside or o in graph_out) and o not in outs:
+                    outs.append(o)
+        used_inits = [i for i in model.graph.initializer if i.name in consumed_here]
+        g = helper.make_graph(
+            nodes, f"{model.graph.name}_{d}",
+            [_value_info(model, t) for t in ins], [_value_info(model, t) for t in outs],
+            initializer=used_inits,
+        )
+        m = helper.make_model(g, opset_imports=list(model.model.opset_import))
+        m.ir_version = model.model.ir_version
+        part = ModelWrapper(m)
+        names = set(ins) | set(outs) | produced | {i.name for i in used_inits}
+        for t in names:
+            dt = model.get_tensor_datatype(t)
+            if dt is not None:
+                part.set_tensor_datatype(t, dt)
+            layout = model.get_tensor_layout(t)
+            if layout is not None:
+                part.set_tensor_layout(t, layout)
+        for vi in model.graph.value_info:
+            if vi.name in produced and vi.name not in outs:
+                part.graph.value_info.append(vi)
+        parts.append((d, part, ins, outs))
+    return parts
+
+
+def main(argv=None):
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--in", dest="inp", required=True)
+    ap.add_argument("--plan", required=True)
+    ap.add_argument("--out-dir", required=True)
+    a = ap.parse_args(argv)
+    finn_env.setup()
+    from qonnx.core.modelwrapper import ModelWrapper
+
+    try:
+        try:
+            with open(a.plan) as f:
+                plan = json.load(f)
+            device_of = {l["name"]: l["device"] for l in plan["layers"]}
+        except (OSError, ValueError, KeyError, TypeError) as e:
+            raise UserError(f"{a.plan}: not a partition plan ({e})") from None
+        try:
+            model = ModelWrapper(a.inp)
+        except Exception as e:  # protobuf/onnx decode errors
+            raise UserError(f"{a.inp}: not a valid ONNX model ({e})") from None
+        parts = split(model, device_of)
+    except UserError as e:
+        print(f"error: split_partitions: {e}", file=sys.stderr)
+        return 3
+    parent = os.path.dirname(os.path.abspath(a.out_dir)) or "."
+    os.makedirs(parent, exist_ok=True)
+    tmp = tempfile.mkdtemp(dir=parent, prefix=".split_")
+    try:
+        manifest = []
+        for d, part, ins, outs in parts:
+            part.save(os.path.join(tmp, f"{d}.onnx"))
+            manifest.append({"device": d, "model": f"{d}.onnx", "inputs": ins, "outputs": outs,
+                             "layers": [n.name for n in part.graph.node]})
+        with open(os.path.join(tmp, "partitions.json"), "w") as f:
+            json.dump({"partitions": manifest}, f, indent=1)
+        if os.path.exists(a.out_dir):
+            shutil.rmtree(a.out_dir)
+        os.replace(tmp, a.out_dir)
+    finally:
+        if os.path.exists(tmp):
+            shutil.rmtree(tmp)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,44 @@
+#!/usr/bin/env bash
+# verilator --lint-only -Wall over the kernel RTL in every configuration that
+# matters: simulation core (AURORA_SIM) and generated-core boundary (the core
+# as a black box), streaming/framing, 32/64 B. Then the simulation model.
+set -euo pipefail
+here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
+rtl=("$here"/../rtl/*.sv)
+status=0
+for cfg in "-GUSE_FRAMING=0 -GFIFO_WIDTH=64" "-GUSE_FRAMING=1 -GFIFO_WIDTH=64" \
+           "-GUSE_FRAMING=0 -GFIFO_WIDTH=32" "-GUSE_FRAMING=1 -GFIFO_WIDTH=32"; do
+  # shellcheck disable=SC2086
+  verilator --lint-only -Wall -DAURORA_SIM $cfg "${rtl[@]}" "$here"/model/*.sv \
+    --top-module aurora_flow || { echo "lint failed: sim core $cfg" >&2; status=1; }
+  # shellcheck disable=SC2086
+  verilator --lint-only -Wall $cfg "${rtl[@]}" "$here/../synth/aurora_64b66b_0.sv" \
+    --top-module aurora_flow || { echo "lint failed: generated-core boundary $cfg" >&2; status=1; }
+done
+verilator --lint-only -Wall "$here"/model/*.sv --top-module aurora_sim_ip ||
+  { echo "lint failed: aurora_sim_ip" >&2; status=1; }
+verilator --lint-only -Wall "$here"/model/*.sv --top-module aurora_sim_channel ||
+  { echo "lint failed: aurora_sim_channel" >&2; status=1; }
+# illegal parameters must be rejected at elaboration, naming the parameter
+for bad in "-GFIFO_WIDTH=48:FIFO_WIDTH" "-GRX_FIFO_SIZE=60000:RX_FIFO_SIZE" \
+           "-GRX_FIFO_PROG_EMPTY=600:RX_FIFO_PROG_EMPTY" "-GUSE_FRAMING=2:USE_FRAMING"; do
+  arg="${bad%%:*}"; name="${bad##*:}"
+  if msg=$(verilator --lint-only -Wall -DAURORA_SIM "$arg" "${rtl[@]}" "$here"/model/*.sv \
+             --top-module aurora_flow 2>&1); then
+    echo "lint: $arg was accepted; it must be rejected" >&2; status=1
+  elif ! grep -q "aurora_flow: $name" <<<"$msg"; then
+    echo "lint: $arg rejected without naming $name:" >&2; echo "$msg" >&2; status=1
+  fi
+done
+# Yosys (synthesis front end) must reject them the same way
+for bad in "FIFO_WIDTH 48:FIFO_WIDTH" "RX_FIFO_PROG_EMPTY 600:RX_FIFO_PROG_EMPTY"; do
+  arg="${bad%%:*}"; name="${bad##*:}"
+  if msg=$(yosys -q -p "read_verilog -sv ${rtl[*]} $here/../synth/aurora_64b66b_0.sv;
+             hierarchy -top aurora_flow -chparam $arg" 2>&1); then
+    echo "yosys: $arg was accepted; it must be rejected" >&2; status=1
+  elif ! grep -q "aurora_flow: $name" <<<"$msg"; then
+    echo "yosys: $arg rejected without naming $name:" >&2; echo "$msg" >&2; status=1
+  fi
+done
+[ $status -eq 0 ] && echo "lint: ok"
+exit $status

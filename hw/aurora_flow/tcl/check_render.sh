@@ -1,0 +1,56 @@
+#!/usr/bin/env bash
+# Check the packaging inputs without Vivado: render every kernel variant
+# (port 0/1, streaming/framing, 64/32 B), lint each generated top with
+# verilator -Wall against the RTL (Aurora core as a black box), and check that
+# kernel.xml's stream widths and the XDC's clock port match the generated top.
+set -euo pipefail
+here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
+work="$(mktemp -d)"; trap 'rm -rf "$work"' EXIT
+status=0
+for cfg in "0 0 64" "1 0 64" "0 1 64" "1 1 32"; do
+  set -- $cfg
+  inst=$1 framing=$2 width=$3
+  name="aurora_flow_$inst"
+  out="$work/$inst-$framing-$width"
+  cat >"$out.json" <<JSON
+{"kernel_name": "$name", "instance": $inst, "use_framing": $framing, "fifo_width": $width,
+ "rx_fifo_size": 65536, "rx_fifo_prog_full": $((65536 / width / 2)),
+ "rx_fifo_prog_empty": $((65536 / width / 8)), "tx_fifo_size": 8192, "ins_loss_nyq": 8,
+ "rx_eq_mode": "LPM", "drain_axi_on_reset": 0, "part": "xcu280-fsvh2892-2L-e",
+ "aurora_version": "12.0", "rtl_files": []}
+JSON
+  python3 "$here/render_kernel.py" "$out.json" "$out"
+  verilator --lint-only -Wall "$here"/../rtl/*.sv "$here/../synth/aurora_64b66b_0.sv" \
+    "$out/$name.sv" --top-module "$name" || { echo "lint failed: $cfg" >&2; status=1; }
+  python3 - "$out" "$name" "$width" "$framing" "$inst" <<'PY' || status=1
+import re, sys, xml.etree.ElementTree as ET
+out, name, width, framing, inst = sys.argv[1], sys.argv[2], int(sys.argv[3]), int(sys.argv[4]), sys.argv[5]
+top = open(f"{out}/{name}.sv").read()
+ports = {m.group(3): (m.group(1), int(m.group(2) or 0) + 1) for m in
+         re.finditer(r"^\s*(input|output)\s+wire\s+(?:\[(\d+):0\])?\s*(\w+),?$", top, re.M)}
+root = ET.parse(f"{out}/kernel.xml").getroot()
+k = root.find("kernel")
+errs = []
+if k.get("name") != name: errs.append("kernel name")
+if k.get("hwControlProtocol") != "ap_ctrl_none": errs.append("control protocol")
+for p in k.find("ports"):
+    n = p.get("name")
+    if p.get("portType") == "stream":
+        d, w = ports.get(f"{n}_tdata", (None, 0))
+        want_dir = "input" if p.get("mode") == "read_only" else "output"
+        if w != int(p.get("dataWidth")) or d != want_dir or w != 8 * width:
+            errs.append(f"{n}: kernel.xml {p.get('mode')} {p.get('dataWidth')} vs RTL {d} {w}")
+        for s in ("tvalid", "tready"):
+            if f"{n}_{s}" not in ports: errs.append(f"{n}_{s} missing")
+        has = f"{n}_tlast" in ports and f"{n}_tkeep" in ports
+        if has != bool(framing): errs.append(f"{n}: tlast/tkeep present={has}, framing={framing}")
+    elif n == "s_axi_control":
+        if ports.get("s_axi_control_awaddr", (None, 0))[1] != 12: errs.append("AXI-Lite address width")
+if f"gt_refclk_{inst}_p" not in ports: errs.append("refclk port name")
+if f"[get_ports gt_refclk_{inst}_p]" not in open(f"{out}/{name}.xdc").read(): errs.append("xdc clock port")
+if errs:
+    print(f"{name} framing={framing} width={width}: " + "; ".join(errs)); sys.exit(1)
+PY
+done
+[ $status -eq 0 ] && echo "packaging inputs: ok"
+exit $status

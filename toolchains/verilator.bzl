@@ -1,0 +1,51 @@
+# The HDL toolchain of the open-source flow: Verilator from PATH (Debian's 5.006 here), with
+# the helper scripts rules/verilator.bzl runs inside its actions.
+
+load(":system.bzl", "probe_tool_version")
+
+VerilatorToolchainInfo = provider(
+    doc = "How rules/verilator.bzl runs Verilator. `verilator`: str, the command; " +
+          "`version`: Artifact, `verilator --version` output (an input of every Verilator " +
+          "action, so an upgrade rebuilds every model); `build_model`: RunInfo, runs " +
+          "Verilator into a declared directory; `stamp`: RunInfo, turns a check into an " +
+          "action with one output; `run_sim`: RunInfo, runs a simulation once per plusarg set.",
+    fields = ["build_model", "run_sim", "stamp", "verilator", "version"],
+)
+
+def _verilator_toolchain_impl(ctx: AnalysisContext) -> list[Provider]:
+    version = probe_tool_version(ctx, ctx.attrs._probe, [[ctx.attrs.verilator, "--version"]])
+    return [
+        DefaultInfo(default_output = version),
+        VerilatorToolchainInfo(
+            build_model = ctx.attrs._build_model[RunInfo],
+            run_sim = ctx.attrs._run_sim[RunInfo],
+            stamp = ctx.attrs._stamp[RunInfo],
+            verilator = ctx.attrs.verilator,
+            version = version,
+        ),
+    ]
+
+verilator_toolchain = rule(
+    impl = _verilator_toolchain_impl,
+    attrs = {
+        "verilator": attrs.string(default = "verilator"),
+        "_build_model": attrs.default_only(attrs.exec_dep(
+            providers = [RunInfo],
+            default = "root//rules/tools/verilator:build_model",
+        )),
+        "_probe": attrs.default_only(attrs.exec_dep(
+            providers = [RunInfo],
+            default = "root//rules/tools/toolchain:probe_version",
+        )),
+        "_run_sim": attrs.default_only(attrs.exec_dep(
+            providers = [RunInfo],
+            default = "root//rules/tools/verilator:run_sim",
+        )),
+        "_stamp": attrs.default_only(attrs.exec_dep(
+            providers = [RunInfo],
+            default = "root//rules/tools/verilator:stamp",
+        )),
+    },
+    is_toolchain_rule = True,
+    doc = "Verilator found on PATH, identified by `verilator --version`.",
+)
