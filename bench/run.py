@@ -7,7 +7,7 @@ measures, in the same run and on the same machine:
   full     `forge build //...` from clean  vs `make -jJ` from clean
   per-act  full / N                        (the per-action overhead, sandbox + cache included)
   noop     the same build again            vs `make -jJ` again
-  edit     one source of the first chain changed, build again (re-runs its dependents)
+  edit     one leaf source changed, build again (exactly one action re-runs)
 and prints the ratios forge/make. Each command is bounded by --timeout; sizes above
 --full-max are measured load-only (said so in the table).
 
@@ -51,8 +51,9 @@ def best(fn, repeat):
     return min(fn() for _ in range(repeat))
 
 
-def edit_source(root):
-    path = os.path.join(root, "p0", "src", "t0.txt")
+def edit_leaf_source(root, packages, per_package):
+    """Changes the source of a target nothing depends on: one action must re-run."""
+    path = os.path.join(root, "p%d" % (packages - 1), "src", "t%d.txt" % (per_package - 1))
     with open(path, "a") as f:
         f.write("edit %f\n" % time.time())
 
@@ -80,7 +81,7 @@ def measure(forge, size, jobs, timeout, full, repeat, keep):
         row["make_full"] = best(clean_make, repeat)
         row["forge_noop"] = best(lambda: timed(forge_build, root, timeout), repeat)
         row["make_noop"] = best(lambda: timed(make, root, timeout), repeat)
-        edit_source(root)
+        edit_leaf_source(root, packages, per_package)
         row["forge_edit"] = timed(forge_build, root, timeout)
         row["make_edit"] = timed(make, root, timeout)
         return row
@@ -142,7 +143,7 @@ def main(argv):
 
     header = ["N", "shape", "load", "forge full", "make full", "full ratio",
               "forge/action", "make/action", "forge noop", "make noop", "noop ratio",
-              "forge edit", "make edit"]
+              "forge edit leaf", "make edit leaf"]
     table = [header]
     for r in rows:
         n = r["n"]
@@ -159,6 +160,15 @@ def main(argv):
         print("| " + " | ".join(cell.ljust(widths[j]) for j, cell in enumerate(row)) + " |")
         if i == 0:
             print("|" + "|".join("-" * (w + 2) for w in widths) + "|")
+    # Growth: time ratio between consecutive sizes divided by the size ratio (1.00 = linear).
+    for key, label in (("load", "load"), ("forge_full", "forge full"), ("forge_noop", "forge noop"),
+                       ("make_full", "make full"), ("make_noop", "make noop")):
+        steps = []
+        for a, b in zip(rows, rows[1:]):
+            if a.get(key) and b.get(key):
+                steps.append("%d->%d: %.2f" % (a["n"], b["n"], (b[key] / a[key]) / (b["n"] / a["n"])))
+        if steps:
+            print("growth vs linear, %s: %s" % (label, ", ".join(steps)))
     for r in rows:
         if "note" in r:
             print("N=%d: %s" % (r["n"], r["note"]))

@@ -87,6 +87,21 @@ fn direct() -> f64 {
 
 fn main() {
     let ms = |s: f64| s * 1000.0 / N as f64;
+    // For profiling one variant alone: FORGE_BENCH_ONLY=forest|bubblewrap.
+    if let Ok(only) = std::env::var("FORGE_BENCH_ONLY") {
+        let mode = if only == "forest" {
+            SandboxMode::SymlinkForest
+        } else {
+            SandboxMode::Bubblewrap
+        };
+        let (full, noop) = forge(mode).expect("sandbox available");
+        println!(
+            "{only}: {:.2} ms/action, no-op {:.2} ms/action",
+            ms(full),
+            ms(noop)
+        );
+        return;
+    }
     let peer = direct();
     println!("{N} trivial actions, one at a time (jobs = 1); per action:");
     println!("  direct spawn (peer, as make does)  {:7.2} ms", ms(peer));

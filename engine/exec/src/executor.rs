@@ -6,7 +6,7 @@ use std::collections::{HashMap, VecDeque};
 use std::fs;
 use std::path::Path;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
-use std::sync::{mpsc, Arc, Mutex};
+use std::sync::{Condvar, Mutex};
 use std::time::{Duration, Instant};
 
 use anyhow::{anyhow, bail, Context, Result};
@@ -21,6 +21,7 @@ use crate::digest::DigestCache;
 use crate::failure::{
     action_title, command_line, failure, streams_block, ActionFailure, BuildFailed,
 };
+use crate::janitor::Janitor;
 use crate::layout::{remove_any, replace_with, temp_sibling, Layout};
 use crate::outputs;
 use crate::progress::Progress;
@@ -52,6 +53,26 @@ impl Outcome {
     }
 }
 
+/// Scheduler state shared by the workers.
+#[derive(Default)]
+struct Sched {
+    ready: VecDeque<ActionId>,
+    /// Action -> number of producers it still waits for.
+    waiting: HashMap<ActionId, usize>,
+    /// Free weight permits.
+    free: usize,
+    running: usize,
+    failures: Vec<ActionFailure>,
+    report: BuildReport,
+}
+
+impl Sched {
+    /// Nothing runs and nothing more will start (all done, or stopped by a failure).
+    fn finished(&self) -> bool {
+        self.running == 0 && (self.ready.is_empty() || !self.failures.is_empty())
+    }
+}
+
 pub(crate) struct Build<'a> {
     pub layout: &'a Layout,
     pub opts: &'a ExecOptions,
@@ -65,6 +86,7 @@ pub(crate) struct Build<'a> {
     sandbox_counter: AtomicUsize,
     forest_notice: AtomicBool,
     records: Mutex<Vec<ActionRecord>>,
+    janitor: Janitor,
 }
 
 /// The action producing `path`, which may lie inside a declared output directory.
@@ -159,11 +181,8 @@ impl<'a> Build<'a> {
             sandbox_counter: AtomicUsize::new(0),
             forest_notice: AtomicBool::new(false),
             records: Mutex::new(Vec::new()),
+            janitor: Janitor::start(layout.trash_dir()),
         }
-    }
-
-    fn opts_console(&self) -> crate::ConsoleMode {
-        self.progress.mode()
     }
 
     /// Schedules and runs every needed action; returns the per-executor counts.
@@ -173,7 +192,9 @@ impl<'a> Build<'a> {
             .duration_since(std::time::UNIX_EPOCH)
             .map(|d| d.as_millis())
             .unwrap_or(0);
-        let _ = fs::remove_dir_all(self.layout.sandbox_dir());
+        if self.layout.sandbox_dir().exists() {
+            self.janitor.discard(&self.layout.sandbox_dir());
+        }
         let deps = needed_actions(graph, &self.layout.root, wanted)?;
         let jobs = self.opts.jobs.max(1);
         let mut waiting: HashMap<ActionId, usize> = HashMap::new();
@@ -193,87 +214,54 @@ impl<'a> Build<'a> {
             }
         }
         self.progress.set_total(deps.len());
-        let mut report = BuildReport {
-            sandbox: self.sandbox.name().to_string(),
-            ..BuildReport::default()
+        let mut state = Sched {
+            ready,
+            waiting,
+            free: jobs,
+            running: 0,
+            failures: Vec::new(),
+            report: BuildReport {
+                sandbox: self.sandbox.name().to_string(),
+                ..BuildReport::default()
+            },
         };
-        let mut failures: Vec<ActionFailure> = Vec::new();
-        let (job_tx, job_rx) = mpsc::channel::<ActionId>();
-        let job_rx = Arc::new(Mutex::new(job_rx));
-        let (done_tx, done_rx) = mpsc::channel::<(ActionId, Result<Outcome, ActionFailure>)>();
+        if state.ready.is_empty() && !deps.is_empty() {
+            bail!("the needed actions form a cycle");
+        }
+        let shared = (Mutex::new(std::mem::take(&mut state)), Condvar::new());
+        // Workers pick ready actions themselves and release their dependents, so a chain of
+        // up-to-date actions runs without a thread hand-off per action.
         std::thread::scope(|s| {
             for _ in 0..jobs {
-                let job_rx = Arc::clone(&job_rx);
-                let done_tx = done_tx.clone();
-                s.spawn(move || loop {
-                    let next = job_rx.lock().unwrap().recv();
-                    let Ok(id) = next else { break };
-                    let action = &graph.actions[id.0];
-                    let r = self.process(action);
-                    if done_tx.send((id, r)).is_err() {
-                        break;
-                    }
-                });
+                s.spawn(|| self.worker(graph, &dependents, jobs, &shared));
             }
-            let mut free = jobs;
-            let mut running: HashMap<ActionId, usize> = HashMap::new();
-            loop {
-                if failures.is_empty() {
-                    while let Some(&id) = ready.front() {
-                        let w = weight(&graph.actions[id.0], jobs);
-                        if w > free {
-                            break;
-                        }
-                        ready.pop_front();
-                        free -= w;
-                        running.insert(id, w);
-                        self.progress
-                            .started(id.0, action_title(&graph.actions[id.0]));
-                        job_tx.send(id).expect("workers outlive the scheduler");
-                    }
-                }
+            let (lock, cvar) = &shared;
+            let mut st = lock.lock().unwrap();
+            while !st.finished() {
+                st = cvar.wait_timeout(st, Duration::from_millis(200)).unwrap().0;
+                drop(st);
                 self.progress.tick();
-                if running.is_empty() {
-                    break;
-                }
-                match done_rx.recv_timeout(Duration::from_millis(200)) {
-                    Err(_) => self.progress.tick(),
-                    Ok((id, result)) => {
-                        free += running.remove(&id).unwrap_or(1);
-                        match result {
-                            Ok(outcome) => {
-                                self.progress.finished(id.0, outcome.name());
-                                match outcome {
-                                    Outcome::Local => report.local += 1,
-                                    Outcome::Cache => report.cached += 1,
-                                    Outcome::Remote => report.remote += 1,
-                                    Outcome::InProcess => report.in_process += 1,
-                                    Outcome::UpToDate => report.up_to_date += 1,
-                                }
-                                for d in dependents.get(&id).into_iter().flatten() {
-                                    let n = waiting.get_mut(d).expect("dependent is waiting");
-                                    *n -= 1;
-                                    if *n == 0 {
-                                        waiting.remove(d);
-                                        ready.push_back(*d);
-                                    }
-                                }
-                            }
-                            Err(f) => {
-                                self.progress.finished(id.0, "failed");
-                                // Streamed as it happens, as buck2 does; returned as well.
-                                if self.opts_console() != crate::ConsoleMode::Quiet {
-                                    self.progress.println(&f.message);
-                                }
-                                failures.push(f);
-                            }
-                        }
-                    }
-                }
+                st = lock.lock().unwrap();
             }
-            drop(job_tx);
         });
         self.progress.finish();
+        let Sched {
+            mut report,
+            failures,
+            waiting,
+            ..
+        } = shared.0.into_inner().unwrap();
+        if failures.is_empty() && !waiting.is_empty() {
+            let mut names: Vec<String> = waiting
+                .keys()
+                .map(|id| action_title(&graph.actions[id.0]))
+                .collect();
+            names.sort();
+            bail!(
+                "these actions depend on each other's outputs in a cycle: {}",
+                names.join(", ")
+            );
+        }
         report.remote_errors = self.remote.errors.load(Ordering::Relaxed);
         if let Err(e) = self.digests.save() {
             self.progress
@@ -297,6 +285,76 @@ impl<'a> Build<'a> {
             Ok(report)
         } else {
             Err(anyhow::Error::new(BuildFailed { failures }))
+        }
+    }
+
+    fn worker(
+        &self,
+        graph: &ActionGraph,
+        dependents: &HashMap<ActionId, Vec<ActionId>>,
+        jobs: usize,
+        shared: &(Mutex<Sched>, Condvar),
+    ) {
+        let (lock, cvar) = shared;
+        let mut st = lock.lock().unwrap();
+        loop {
+            if st.finished() {
+                cvar.notify_all();
+                return;
+            }
+            let next = match st.ready.front() {
+                Some(&id) if st.failures.is_empty() => {
+                    let w = weight(&graph.actions[id.0], jobs);
+                    (w <= st.free).then_some((id, w))
+                }
+                _ => None,
+            };
+            let Some((id, w)) = next else {
+                st = cvar.wait(st).unwrap();
+                continue;
+            };
+            st.ready.pop_front();
+            st.free -= w;
+            st.running += 1;
+            drop(st);
+            let action = &graph.actions[id.0];
+            self.progress.started(id.0, action_title(action));
+            let result = self.process(action);
+            match &result {
+                Ok(outcome) => self.progress.finished(id.0, outcome.name()),
+                Err(f) => {
+                    self.progress.finished(id.0, "failed");
+                    // Streamed as it happens, as buck2 does; returned as well.
+                    if self.progress.mode() != crate::ConsoleMode::Quiet {
+                        self.progress.println(&f.message);
+                    }
+                }
+            }
+            st = lock.lock().unwrap();
+            st.free += w;
+            st.running -= 1;
+            match result {
+                Ok(outcome) => {
+                    let r = &mut st.report;
+                    match outcome {
+                        Outcome::Local => r.local += 1,
+                        Outcome::Cache => r.cached += 1,
+                        Outcome::Remote => r.remote += 1,
+                        Outcome::InProcess => r.in_process += 1,
+                        Outcome::UpToDate => r.up_to_date += 1,
+                    }
+                    for d in dependents.get(&id).into_iter().flatten() {
+                        let n = st.waiting.get_mut(d).expect("dependent is waiting");
+                        *n -= 1;
+                        if *n == 0 {
+                            st.waiting.remove(d);
+                            st.ready.push_back(*d);
+                        }
+                    }
+                }
+                Err(f) => st.failures.push(f),
+            }
+            cvar.notify_all();
         }
     }
 
@@ -447,8 +505,13 @@ impl<'a> Build<'a> {
         // As buck2 does: stale outputs are gone before the action runs, so a failure never
         // leaves an old output looking current.
         for o in &action.outputs {
-            remove_any(&self.layout.abs(&o.path))
-                .with_context(|| format!("removing the old output `{}`", o.path))?;
+            let old = self.layout.abs(&o.path);
+            if old.symlink_metadata().is_ok() {
+                self.janitor.discard(&old);
+            }
+            if old.symlink_metadata().is_ok() {
+                bail!("cannot remove the old output `{}`", o.path);
+            }
         }
         let n = self.sandbox_counter.fetch_add(1, Ordering::Relaxed);
         let short_id = &self.build_id[..8];
@@ -486,7 +549,7 @@ impl<'a> Build<'a> {
                 "{reason}\nLocal command: {line}\n{}{log}",
                 streams_block(&stdout, &stderr, STDERR_TAIL_LINES)
             );
-            sandbox.remove();
+            sandbox.remove(&self.janitor);
             anyhow::Error::new(failure(action, &body))
         };
         let status = match status {
@@ -531,7 +594,7 @@ impl<'a> Build<'a> {
             replace_with(&sandbox.dir.join(&o.path), &self.layout.abs(&o.path))
                 .with_context(|| format!("moving output `{}` into place", o.path))?;
         }
-        sandbox.remove();
+        sandbox.remove(&self.janitor);
         let records = self.capture_outputs(action)?;
         for r in &records {
             outputs::store(&self.layout.abs(&r.path), &r.node, &self.cas)

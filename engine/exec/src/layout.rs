@@ -34,6 +34,9 @@ impl Layout {
     pub fn sandbox_dir(&self) -> PathBuf {
         self.forge.join("sandbox")
     }
+    pub fn trash_dir(&self) -> PathBuf {
+        self.forge.join("trash")
+    }
     pub fn lock_file(&self) -> PathBuf {
         self.forge.join("lock")
     }

@@ -14,6 +14,7 @@ mod digest;
 mod executor;
 mod failure;
 mod in_process;
+mod janitor;
 mod layout;
 mod lock;
 mod outputs;

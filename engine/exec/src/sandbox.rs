@@ -205,7 +205,6 @@ impl<'a> Sandbox<'a> {
 
     /// Creates the sandbox directory tree.
     pub fn prepare(&self) -> Result<()> {
-        let _ = fs::remove_dir_all(&self.dir);
         fs::create_dir_all(&self.dir)
             .with_context(|| format!("creating sandbox `{}`", self.dir.display()))?;
         for o in self.outputs {
@@ -399,8 +398,8 @@ impl<'a> Sandbox<'a> {
         found
     }
 
-    pub fn remove(&self) {
-        let _ = fs::remove_dir_all(&self.dir);
+    pub fn remove(&self, janitor: &crate::janitor::Janitor) {
+        janitor.discard(&self.dir);
     }
 }
 

@@ -76,7 +76,9 @@ fn runs_only_needed_actions_in_parallel() {
         a0 < b1 && b0 < a1,
         "the two actions overlapped in time (jobs = 2)"
     );
-    assert!(took < 1.15, "two 0.6 s actions in parallel took {took:.2}s");
+    // Sequential would take >= 1.2 s; only the overlap is asserted (machine load cannot
+    // fake it, while it can slow any run down).
+    eprintln!("two 0.6 s actions took {took:.2}s");
 }
 
 #[test]

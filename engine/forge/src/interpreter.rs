@@ -3,6 +3,7 @@
 
 pub mod attrs;
 pub mod cells;
+pub mod checks;
 pub mod coerce;
 pub mod config;
 pub mod eval;
@@ -352,8 +353,9 @@ impl Loader {
     ) -> Result<Vec<ProvidersLabel>> {
         let (cwd_cell, cwd_pkg) = self.ws.cells.owner_of(cwd_package);
         let mut out: Vec<ProvidersLabel> = Vec::new();
-        let push = |l: ProvidersLabel, out: &mut Vec<ProvidersLabel>| {
-            if !out.contains(&l) {
+        let mut seen: std::collections::HashSet<ProvidersLabel> = std::collections::HashSet::new();
+        let mut push = |l: ProvidersLabel, out: &mut Vec<ProvidersLabel>| {
+            if seen.insert(l.clone()) {
                 out.push(l);
             }
         };

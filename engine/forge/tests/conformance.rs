@@ -29,6 +29,8 @@ const META_KEYS: &[&str] = &[
     "args",
     "cwd",
     "same_tree",
+    "before_write",
+    "engines",
     "undocumented",
     "forge",
     "buck2",
@@ -113,6 +115,8 @@ struct Checks {
     #[serde(default)]
     stdout_contains: Vec<String>,
     #[serde(default)]
+    stdout_not_contains: Vec<String>,
+    #[serde(default)]
     stderr_contains: Vec<String>,
     #[serde(default)]
     stderr_not_contains: Vec<String>,
@@ -138,6 +142,7 @@ impl Checks {
             self.stdout = extra.stdout;
         }
         self.stdout_contains.extend(extra.stdout_contains);
+        self.stdout_not_contains.extend(extra.stdout_not_contains);
         self.stderr_contains.extend(extra.stderr_contains);
         self.stderr_not_contains.extend(extra.stderr_not_contains);
         self.stderr_in_order.extend(extra.stderr_in_order);
@@ -152,6 +157,10 @@ struct Case {
     args: Vec<String>,
     cwd: Option<String>,
     same_tree: bool,
+    /// Files (project-relative) rewritten before the command runs, e.g. an edited source.
+    before_write: BTreeMap<String, String>,
+    /// Engines the case applies to (a forge-only command such as `log what-ran`).
+    engines: Option<Vec<String>>,
     checks: Checks,
 }
 
@@ -170,6 +179,14 @@ fn parse_case(raw: &Value, engine: &Engine) -> Result<Case, String> {
         .get("same_tree")
         .and_then(Value::as_bool)
         .unwrap_or(false);
+    let before_write: BTreeMap<String, String> = match obj.get("before_write") {
+        Some(v) => serde_json::from_value(v.clone()).map_err(ctx)?,
+        None => BTreeMap::new(),
+    };
+    let engines: Option<Vec<String>> = match obj.get("engines") {
+        Some(v) => Some(serde_json::from_value(v.clone()).map_err(ctx)?),
+        None => None,
+    };
     let rest: serde_json::Map<String, Value> = obj
         .iter()
         .filter(|(k, _)| !META_KEYS.contains(&k.as_str()))
@@ -187,6 +204,8 @@ fn parse_case(raw: &Value, engine: &Engine) -> Result<Case, String> {
         args,
         cwd,
         same_tree,
+        before_write,
+        engines,
         checks,
     })
 }
@@ -409,6 +428,11 @@ fn check_case(
             problems.push(format!("stdout lacks {needle:?}"));
         }
     }
+    for needle in &c.stdout_not_contains {
+        if stdout.contains(needle.as_str()) {
+            problems.push(format!("stdout must not contain {needle:?}"));
+        }
+    }
     for needle in &c.stderr_contains {
         if !stderr.contains(needle.as_str()) {
             problems.push(format!("stderr lacks {needle:?}"));
@@ -548,6 +572,11 @@ fn conformance_workspaces() {
             if !selected(&filter, &ws_name, &case.name) {
                 continue;
             }
+            if let Some(engines) = &case.engines {
+                if !engines.iter().any(|e| e == engine.extra_key()) {
+                    continue;
+                }
+            }
             if !case.same_tree || tree.is_none() {
                 if let Some(old) = tree.take() {
                     stop_daemon(&engine, old.path());
@@ -560,6 +589,10 @@ fn conformance_workspaces() {
                 tree = Some(dir);
             }
             let root = tree.as_ref().unwrap().path().to_path_buf();
+            for (path, content) in &case.before_write {
+                fs::write(root.join(path), content)
+                    .unwrap_or_else(|e| panic!("{ws_name}/{}: writing {path}: {e}", case.name));
+            }
             let mut roots = vec![root.to_string_lossy().into_owned()];
             if let Ok(canon) = root.canonicalize() {
                 let canon = canon.to_string_lossy().into_owned();

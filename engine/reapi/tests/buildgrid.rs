@@ -520,7 +520,7 @@ fn tls_server_with_buck2_tls_keys() {
     let Some((ca, cert, key)) = common::make_certs(certs_dir.path()) else {
         return;
     };
-    let Some(server) = BuildGrid::start_with("", Some((&cert, &key))) else {
+    let Some(server) = BuildGrid::start_with("", Some((&cert, &key)), None) else {
         return;
     };
     let addr = format!("grpc://localhost:{}", server.port);
@@ -604,4 +604,62 @@ fn broken_connections_mid_transfer_are_retried() {
     assert!(down.did_cut(), "the proxy must have broken the download");
     assert_eq!(common::sha256sum(&dest), reference);
     assert!(client.is_available());
+}
+
+/// `http_headers` (with `$VAR` substitution) reach the server: BuildGrid with JWT auth
+/// accepts the client only with `authorization: Bearer <token>` from the environment.
+#[test]
+fn http_headers_carry_credentials() {
+    let Some(bgd) = common::bgd() else {
+        return;
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let secret = dir.path().join("jwt.secret");
+    std::fs::write(&secret, "forge-test-secret-0123456789abcdef").unwrap();
+    let Some(server) = BuildGrid::start_with("", None, Some(&secret)) else {
+        return;
+    };
+    // The token is minted by PyJWT (in BuildGrid's venv), not by the code under test.
+    let out = Command::new(bgd.parent().unwrap().join("python"))
+        .arg("-c")
+        .arg(
+            "import jwt, sys, time; print(jwt.encode({'sub': 'forge', 'exp': int(time.time()) \
+             + 3600}, open(sys.argv[1]).read(), algorithm='HS256'))",
+        )
+        .arg(&secret)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let token = String::from_utf8(out.stdout).unwrap().trim().to_string();
+    let addr = server.address();
+
+    let e = connect_error(&section(&[("address", &addr), ("tls", "false")]));
+    let msg = format!("{e:#}");
+    eprintln!("no credentials: {msg}");
+    assert!(msg.contains("[buck2_re_client] http_headers"), "{msg}");
+    assert!(!is_unavailable(&e), "{msg}");
+
+    std::env::set_var("FORGE_REAPI_TEST_TOKEN", &token);
+    let client = forge_reapi::from_buckconfig(
+        &section(&[
+            ("address", &addr),
+            ("tls", "false"),
+            (
+                "http_headers",
+                "Authorization: Bearer $FORGE_REAPI_TEST_TOKEN, x-extra: 1",
+            ),
+        ]),
+        ClientOptions::default(),
+    )
+    .unwrap()
+    .unwrap();
+    let built = tempfile::tempdir().unwrap();
+    let act = action("headers");
+    let outputs = make_outputs(built.path(), &act);
+    client.upload(&act, &outputs, b"", b"").unwrap();
+    assert!(client.lookup(&act).unwrap().is_some());
 }

@@ -6,6 +6,7 @@
 //! bounds and port limits, and (for the throughput objective) picks each layer's
 //! folding together with its device.
 
+pub mod chain;
 pub mod cost;
 pub mod devices;
 pub mod estimates;
@@ -43,11 +44,31 @@ impl Default for Options {
     }
 }
 
+/// Also solve with the MIP where the exact chain algorithm would apply (tests compare both).
+pub fn partition_with_mip(
+    est: &estimates::Estimates,
+    devs: &[devices::Device],
+    topo: &topology::Topology,
+    opts: &Options,
+) -> Result<plan::Plan> {
+    partition_impl(est, devs, topo, opts, true)
+}
+
 pub fn partition(
     est: &estimates::Estimates,
     devs: &[devices::Device],
     topo: &topology::Topology,
     opts: &Options,
+) -> Result<plan::Plan> {
+    partition_impl(est, devs, topo, opts, false)
+}
+
+fn partition_impl(
+    est: &estimates::Estimates,
+    devs: &[devices::Device],
+    topo: &topology::Topology,
+    opts: &Options,
+    force_mip: bool,
 ) -> Result<plan::Plan> {
     let layout = topo.layout(devs)?;
     let choose = opts.objective == Objective::Throughput;
@@ -62,6 +83,7 @@ pub fn partition(
         considered: opts.considered,
         time_limit_s: opts.time_limit_s,
         layer_names: &names,
+        force_mip,
     };
     let mut placement = mip::solve(&problem)?;
     if choose {

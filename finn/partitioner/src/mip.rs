@@ -39,6 +39,8 @@ pub struct Problem<'a> {
     pub considered: [bool; NUM_RES],
     pub time_limit_s: f64,
     pub layer_names: &'a [String],
+    /// Skip the exact special-case algorithm (for cross-checking it).
+    pub force_mip: bool,
 }
 
 #[derive(Clone, Debug)]
@@ -49,6 +51,8 @@ pub struct Placement {
     pub best_bound: f64,
     pub optimal: bool,
     pub solve_seconds: f64,
+    /// "mip" (CBC) or "chain" (the exact special-case algorithm of `chain.rs`).
+    pub method: &'static str,
 }
 
 /// Why no placement exists, in the user's terms.
@@ -79,6 +83,15 @@ impl Vars {
 /// rings of unequal devices) and keep the best.
 pub fn solve(p: &Problem) -> Result<Placement> {
     let start = Instant::now();
+    if let Some(order) = crate::chain::applies(p).filter(|_| !p.force_mip) {
+        return match crate::chain::solve(p, &order) {
+            Some(mut pl) => {
+                pl.solve_seconds = start.elapsed().as_secs_f64();
+                Ok(pl)
+            }
+            None => Err(diagnose(p).into()),
+        };
+    }
     let result = match p.layout {
         Layout::Ordered(orders) => {
             let mut best: Option<Placement> = None;
@@ -334,7 +347,7 @@ fn solve_once(p: &Problem, order: Option<&Vec<usize>>, relax: bool) -> Result<Pl
             None => bail!("the solver stopped (time limit {} s) before finding a placement", p.time_limit_s),
         }
     }
-    Ok(Placement { assign, objective: obj, best_bound: bound, optimal, solve_seconds: 0.0 })
+    Ok(Placement { assign, objective: obj, best_bound: bound, optimal, solve_seconds: 0.0, method: "mip" })
 }
 
 /// Explain an infeasible problem: first a unit too big for any device, then the

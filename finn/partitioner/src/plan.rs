@@ -33,6 +33,7 @@ pub struct Plan {
 #[derive(Debug, Serialize)]
 pub struct SolverReport {
     pub solver: &'static str,
+    pub method: &'static str,
     pub seconds: f64,
     pub optimal: bool,
     pub objective: f64,
@@ -78,6 +79,21 @@ pub struct LayerPlan {
     /// evaluated here; "finn_report_fixed": FINN has no formula for this op, so its
     /// reported resources for the exported folding are kept.
     pub res_from: &'static str,
+}
+
+impl DevicePlan {
+    /// Utilisation of the dataflow layers alone (without reserved link kernels).
+    pub fn resources_util(&self, res: &str) -> f64 {
+        let i = RES_NAMES.iter().position(|r| *r == res).unwrap_or(0);
+        let total = self.utilization.get(RES_NAMES[i]).copied().unwrap_or(0.0);
+        let reserved = self.reserved_link_kernels.get(i);
+        let used = self.resources.get(i);
+        if used + reserved == 0.0 {
+            0.0
+        } else {
+            total * used / (used + reserved)
+        }
+    }
 }
 
 /// The node attributes a folding sets, as FINN's folding config spells them.
@@ -240,6 +256,7 @@ pub fn build(inp: &Inputs, pl: &Placement) -> Plan {
         topology: inp.topology.clone(),
         solver: SolverReport {
             solver: "CBC (good_lp coin_cbc)",
+            method: pl.method,
             seconds: pl.solve_seconds,
             optimal: pl.optimal,
             objective: pl.objective,

@@ -243,16 +243,19 @@ fn balanced_and_min_cut_match_exhaustive_search() {
         let cut: u64 = (1..s.len()).filter(|&i| s[i] != s[i - 1]).map(|i| bits[i - 1]).sum();
         best_cut = best_cut.min(cut);
     }
-    let plan = partition(&est, &devs, &Topology::Chain, &opts(Objective::Balanced)).unwrap();
-    let got_bal = plan
-        .devices
-        .iter()
-        .map(|d| (d.resources.lut / 100.0).max(d.resources.dsp / 20.0))
-        .fold(0.0, f64::max);
-    assert!((got_bal - best_bal).abs() < 1e-9, "MIP {got_bal} vs exhaustive {best_bal}");
-    let plan = partition(&est, &devs, &Topology::Chain, &opts(Objective::MinCut)).unwrap();
-    let got_cut: u64 = plan.cuts.iter().map(|c| c.bits_per_frame).sum();
-    assert_eq!(got_cut, best_cut);
+    // Both solvers: the exact chain algorithm and the MIP.
+    for solve in [partition, finn_partitioner::partition_with_mip] {
+        let plan = solve(&est, &devs, &Topology::Chain, &opts(Objective::Balanced)).unwrap();
+        let got_bal = plan
+            .devices
+            .iter()
+            .map(|d| (d.resources.lut / 100.0).max(d.resources.dsp / 20.0))
+            .fold(0.0, f64::max);
+        assert!((got_bal - best_bal).abs() < 1e-9, "{} {got_bal} vs exhaustive {best_bal}", plan.solver.method);
+        let plan = solve(&est, &devs, &Topology::Chain, &opts(Objective::MinCut)).unwrap();
+        let got_cut: u64 = plan.cuts.iter().map(|c| c.bits_per_frame).sum();
+        assert_eq!(got_cut, best_cut, "{}", plan.solver.method);
+    }
 }
 
 #[test]
@@ -285,4 +288,45 @@ fn branches_stay_contiguous_and_one_stream_per_link() {
             .count();
         assert!(n <= 1, "{n} streams cross cut {k}");
     }
+}
+
+#[test]
+fn exact_chain_algorithm_agrees_with_the_mip() {
+    let est = mobilenet();
+    for n in [2, 3, 4] {
+        for obj in [Objective::Balanced, Objective::MinCut] {
+            let fast = partition(&est, &u280s(n, 0.3), &Topology::Chain, &opts(obj)).unwrap();
+            let mip = finn_partitioner::partition_with_mip(&est, &u280s(n, 0.3), &Topology::Chain, &opts(obj)).unwrap();
+            assert_eq!(fast.solver.method, "chain");
+            assert_eq!(mip.solver.method, "mip");
+            let score = |p: &Plan| match obj {
+                Objective::MinCut => p.cuts.iter().map(|c| c.bits_per_frame as f64).sum::<f64>(),
+                _ => p
+                    .devices
+                    .iter()
+                    .flat_map(|d| ["LUT", "BRAM_18K", "URAM", "DSP"].map(|r| d.resources_util(r)))
+                    .fold(0.0, f64::max),
+            };
+            assert!((score(&fast) - score(&mip)).abs() < 1e-6, "{n} devices {obj:?}: {} vs {}", score(&fast), score(&mip));
+        }
+    }
+}
+
+#[test]
+fn synthetic_500_layers_on_48_devices_is_fast() {
+    let layers: Vec<_> = (0..500)
+        .map(|i| {
+            let f = 0.002 + 0.018 * (((i * 7919) % 1000) as f64 / 1000.0);
+            json!({"name": format!("L{i}"), "op_type": "Synthetic",
+                   "preds": if i == 0 { vec![] } else { vec![format!("L{}", i - 1)] },
+                   "out_bits_per_frame": 8192 * (1 + (i % 5) as u64), "cycles": 50000,
+                   "res": {"LUT": 1_304_000.0 * f, "BRAM_18K": (4032.0 * f).round(), "DSP": (9024.0 * f).round()}})
+        })
+        .collect();
+    let est: Estimates = serde_json::from_value(json!({"clk_ns": 4.0, "layers": layers})).unwrap();
+    let t = std::time::Instant::now();
+    let plan = partition(&est, &u280s(48, 0.8), &Topology::Chain, &opts(Objective::Balanced)).unwrap();
+    assert!(t.elapsed().as_secs_f64() < 10.0);
+    assert!(plan.solver.optimal);
+    assert_eq!(plan.devices.iter().filter(|d| !d.layers.is_empty()).count(), 48);
 }

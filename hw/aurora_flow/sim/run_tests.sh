@@ -19,11 +19,12 @@ shift $((OPTIND - 1))
 if [ -z "$build" ]; then build="$(mktemp -d)"; trap 'rm -rf "$build"' EXIT; fi
 mkdir -p "$build"
 only=" $* "
+trim() { sed -e 's/^ *//' -e 's/ *$//' <<<"$1"; }
 failed=0
 
 "$here/lint.sh" || failed=1
-
-trim() { sed -e 's/^ *//' -e 's/ *$//' <<<"$1"; }
+"$here/../tcl/check_render.sh" || failed=1
+if [ -z "$(trim "${only:-}")" ]; then "$here/icarus_check.sh" || failed=1; fi
 
 while IFS='|' read -r name tb params runs; do
   name="$(trim "$name")"

@@ -74,6 +74,8 @@ fn analyse(
     patterns: &[String],
 ) -> Result<(Analyzer, Vec<(ProvidersLabel, TargetOutputs)>)> {
     let labels = s.loader.resolve_patterns(patterns, &s.cwd_package)?;
+    let roots: Vec<_> = labels.iter().map(|l| l.target.clone()).collect();
+    crate::interpreter::checks::check_graph(&s.loader, &roots)?;
     let analyzer = Analyzer::new(s.loader.clone());
     let mut out = Vec::new();
     for l in labels {
@@ -177,24 +179,30 @@ pub(super) fn build(s: &Session, patterns: &[String], show_output: bool) -> i32 
             0
         }
         Err(e) => {
-            match e.downcast_ref::<BuildFailed>() {
-                Some(f) => {
-                    eprintln!("BUILD ERRORS ({})", f.failures.len());
-                    eprintln!("The following actions failed during the execution of this command:");
-                    for x in &f.failures {
-                        eprintln!("{}", x.message);
-                    }
-                    eprintln!("BUILD FAILED");
-                    for t in &failed_targets {
-                        eprintln!("Failed to build '{}'", unspecified(t));
-                    }
-                }
-                None => {
-                    eprintln!("BUILD FAILED");
-                    report(&e);
-                }
-            }
+            print_build_failure(&e, &failed_targets);
             EXIT_USER_ERROR
+        }
+    }
+}
+
+/// buck2's closing report of a failed build: the action failures again, `BUILD FAILED`, and
+/// the targets that could not be built.
+fn print_build_failure(e: &anyhow::Error, failed_targets: &[ProvidersLabel]) {
+    match e.downcast_ref::<BuildFailed>() {
+        Some(f) => {
+            eprintln!("BUILD ERRORS ({})", f.failures.len());
+            eprintln!("The following actions failed during the execution of this command:");
+            for x in &f.failures {
+                eprintln!("{}", x.message);
+            }
+            eprintln!("BUILD FAILED");
+            for t in failed_targets {
+                eprintln!("Failed to build '{}'", unspecified(t));
+            }
+        }
+        None => {
+            eprintln!("BUILD FAILED");
+            report(e);
         }
     }
 }
@@ -220,12 +228,7 @@ pub(super) fn run(s: &Session, target: &str, args: &[String]) -> i32 {
     let (exec, cmd) = match prepared {
         Ok(x) => x,
         Err(e) => {
-            if let Some(f) = e.downcast_ref::<BuildFailed>() {
-                eprintln!("BUILD ERRORS ({})", f.failures.len());
-            } else {
-                report(&e);
-            }
-            eprintln!("BUILD FAILED");
+            print_build_failure(&e, &[]);
             return EXIT_USER_ERROR;
         }
     };

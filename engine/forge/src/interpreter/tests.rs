@@ -476,3 +476,56 @@ fn target_platform_from_attr_then_detector_spec() {
         None
     );
 }
+
+#[test]
+fn visibility_and_toolchain_checks() {
+    let toolchain_rule = "def _i(ctx):\n    return [DefaultInfo()]\n\
+        tc = rule(impl = _i, attrs = {}, is_toolchain_rule = True)\n\
+        user = rule(impl = _i, attrs = {\"t\": attrs.toolchain_dep(), \"d\": attrs.list(attrs.dep(), default = [])})\n";
+    let w = workspace(
+        &[
+            ("rules/tc.bzl", toolchain_rule),
+            (
+                "lib/BUCK",
+                "load(\"//rules:text.bzl\", \"text\")\n\
+                 text(name = \"private\")\n\
+                 text(name = \"public\", visibility = [\"PUBLIC\"])\n\
+                 text(name = \"for_app\", visibility = [\"//app/...\"])\n\
+                 text(name = \"sibling\", deps = [\":private\"])\n",
+            ),
+            (
+                "app/BUCK",
+                "load(\"//rules:text.bzl\", \"text\")\nload(\"//rules:tc.bzl\", \"tc\", \"user\")\n\
+                 text(name = \"ok\", deps = [\"//lib:public\", \"//lib:for_app\"])\n\
+                 text(name = \"bad\", deps = [\"//lib:private\"])\n\
+                 tc(name = \"tc\")\n\
+                 user(name = \"good_tc\", t = \":tc\")\n\
+                 user(name = \"not_tc\", t = \":ok\")\n\
+                 user(name = \"tc_as_dep\", t = \":tc\", d = [\":tc\"])\n",
+            ),
+            ("other/BUCK", "load(\"//rules:text.bzl\", \"text\")\ntext(name = \"x\", deps = [\"//lib:for_app\"])\n"),
+        ],
+        &[],
+    );
+    let check =
+        |t: &str| super::checks::check_graph(&w.loader, &[label(t)]).map_err(|e| e.to_string());
+    assert!(check("root//app:ok").is_ok());
+    assert!(check("root//lib:sibling").is_ok());
+    assert!(check("root//app:good_tc").is_ok());
+    let e = check("root//app:bad").unwrap_err();
+    assert!(
+        e.contains("`root//lib:private` is not visible to `root//app:bad`"),
+        "{e}"
+    );
+    assert!(check("root//other:x").unwrap_err().contains("not visible"));
+    let e = check("root//app:not_tc").unwrap_err();
+    assert!(
+        e.contains("was used as a toolchain_dep, but is not a toolchain rule"),
+        "{e}"
+    );
+    let e = check("root//app:tc_as_dep").unwrap_err();
+    assert!(
+        e.contains("was used not as a toolchain_dep, but is a toolchain rule"),
+        "{e}"
+    );
+}

@@ -134,11 +134,16 @@ impl BuildGrid {
     }
 
     pub fn start_with_instance(instance: &str) -> Option<BuildGrid> {
-        Self::start_with(instance, None)
+        Self::start_with(instance, None, None)
     }
 
     /// `tls`: (server certificate, server key) PEM files; the channel then requires TLS.
-    pub fn start_with(instance: &str, tls: Option<(&Path, &Path)>) -> Option<BuildGrid> {
+    /// `jwt_secret`: a file with an HS256 secret; requests then need `authorization: Bearer`.
+    pub fn start_with(
+        instance: &str,
+        tls: Option<(&Path, &Path)>,
+        jwt_secret: Option<&Path>,
+    ) -> Option<BuildGrid> {
         let bgd = bgd()?;
         let slot = ServerSlot::take();
         let dir = tempfile::Builder::new()
@@ -157,7 +162,7 @@ impl BuildGrid {
     address: "127.0.0.1:{port}"
 {channel_security}
 authorization:
-  method: none
+{authorization}
 storages:
   - !disk-storage &cas
     path: {cas}
@@ -178,6 +183,13 @@ instances:
         storage: *cas
 "#,
                 cas = cas.display(),
+                authorization = match jwt_secret {
+                    None => "  method: none".to_string(),
+                    Some(secret) => format!(
+                        "  method: jwt\n  secret: {}\n  algorithm: hs256",
+                        secret.display()
+                    ),
+                },
                 channel_security = match tls {
                     None => "    insecure-mode: true".to_string(),
                     Some((cert, key)) => format!(

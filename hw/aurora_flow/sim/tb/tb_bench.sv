@@ -19,7 +19,7 @@ module tb_bench #(
   realtime t_tx_first, t_rx_first, t_rx_last;
 
   initial begin
-    void'($value$plusargs("max_bytes=%d", max_bytes));
+    if ($value$plusargs("max_bytes=%d", max_bytes)) begin end
   end
 
   always @(posedge ap_clk) begin

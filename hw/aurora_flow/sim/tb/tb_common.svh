@@ -19,8 +19,8 @@ logic ap_rst_n = 1'b0;
 realtime ap_half, user_half;
 
 initial begin
-  void'($value$plusargs("seed=%d", seed));
-  void'($value$plusargs("ap_mhz=%d", ap_mhz));
+  if ($value$plusargs("seed=%d", seed)) begin end
+  if ($value$plusargs("ap_mhz=%d", ap_mhz)) begin end
   ap_half = 500.0ns / real'(ap_mhz);
   user_half = 1000.0ns / USER_CLK_MHZ / 2.0;
 end

@@ -33,7 +33,7 @@ module tb_flow_control #(
   endfunction
 
   initial begin
-    void'($value$plusargs("beats=%d", beats));
+    if ($value$plusargs("beats=%d", beats)) begin end
     rng = 64'h9E3779B97F4A7C15 ^ 64'(seed) * 64'hBF58476D1CE4E5B9;
   end
 

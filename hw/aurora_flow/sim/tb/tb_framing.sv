@@ -30,8 +30,8 @@ module tb_framing #(
   endfunction
 
   initial begin
-    void'($value$plusargs("beats=%d", beats));
-    void'($value$plusargs("errors=%d", with_errors));
+    if ($value$plusargs("beats=%d", beats)) begin end
+    if ($value$plusargs("errors=%d", with_errors)) begin end
     rng = 64'hD1B54A32D192ED03 ^ 64'(seed) * 64'hBF58476D1CE4E5B9;
   end
 

@@ -142,6 +142,9 @@ module tb_registers #(
     expect_reg(TX_COUNT, 32'(tb_tx_count), "TX_COUNT");
     expect_reg(RX_COUNT, 32'(tb_rx_count), "RX_COUNT");
     if (tb_tx_count != sent) fail("testbench TX count disagrees with its sender");
+    // idle: both FIFOs empty -> prog_empty and almost_empty of TX (bits 0,1) and RX (4,5)
+    expect_reg(FIFO_STATUS, 32'h33, "FIFO_STATUS (idle)");
+    expect_reg(FIFO_TX_OVERFLOW_COUNT, 0, "FIFO_TX_OVERFLOW_COUNT (link kept up)");
 
     // 3. counter reset while traffic flows
     send_enable = 1'b1;
@@ -192,6 +195,9 @@ module tb_registers #(
     settle();
     check_status_counters("link drop");
     if (c_chan < 5000) fail("channel down shorter than the drop");
+    // the sender kept going while the link was down: the TX FIFO filled up once
+    axil_read(FIFO_TX_OVERFLOW_COUNT, v);
+    if (v != 1) fail($sformatf("FIFO_TX_OVERFLOW_COUNT %0d after one link drop, expected 1", v));
     expect_reg(CORE_STATUS, CORE_STATUS_OK, "CORE_STATUS after restore");
 
     // 6. core reset while streaming

@@ -15,6 +15,8 @@ module tb_stream_rate #(
 
   // 32 B per cycle, 32 of 33 cycles carry payload (gearbox), 8 of every 10000 cycles CC
   localparam real LINK_PAYLOAD_GBPS = USER_CLK_MHZ * 256.0 * 32.0 / 33.0 * (1.0 - 8.0 / 10000.0) / 1000.0;
+  // upper bound: the gearbox alone (a short window may contain no clock compensation)
+  localparam real GEARBOX_LIMIT_GBPS = 4.0 * 25.78125 * 64.0 / 66.0;
   localparam real PG074_CORE_LATENCY = 55.0;
 
   int unsigned beats = 20000;
@@ -23,7 +25,7 @@ module tb_stream_rate #(
   longint unsigned mark_beat;
 
   initial begin
-    void'($value$plusargs("beats=%d", beats));
+    if ($value$plusargs("beats=%d", beats)) begin end
   end
 
   // sender: tvalid held high, next beat after each handshake
@@ -91,9 +93,9 @@ module tb_stream_rate #(
              FIFO_WIDTH, ap_mhz, beats, gbps, expect_gbps, LINK_PAYLOAD_GBPS, lat_ns, core_lat);
     if (gbps < 0.99 * expect_gbps)
       fail($sformatf("throughput %.3f Gbit/s below 99%% of %.3f", gbps, expect_gbps));
-    if (gbps > LINK_PAYLOAD_GBPS * 1.001)
+    if (gbps > GEARBOX_LIMIT_GBPS * 1.001)
       fail($sformatf("throughput %.3f Gbit/s above the 64b/66b payload limit %.3f", gbps,
-                     LINK_PAYLOAD_GBPS));
+                     GEARBOX_LIMIT_GBPS));
     if (real'(core_lat) != PG074_CORE_LATENCY + real'(CH_DELAY))
       fail($sformatf("core+channel latency %0d cycles, expected %0.0f + %0d", core_lat,
                      PG074_CORE_LATENCY, CH_DELAY));

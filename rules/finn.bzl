@@ -1,0 +1,285 @@
+# FINN in the build graph: a model, every FINN build step as its own cached action,
+# the per-layer estimates, and the multi-FPGA partition with its per-device models.
+
+load("@toolchains//:finn.bzl", "FinnToolchainInfo")
+
+FinnModelInfo = provider(
+    doc = "`model`: Artifact, an ONNX model.",
+    fields = ["model"],
+)
+
+FinnFlowInfo = provider(
+    doc = "`model`: Artifact, the model after the last step; `steps`: dict step name -> " +
+          "model after that step; `reports`: Artifact (dir) of FINN's estimate reports or None.",
+    fields = ["model", "steps", "reports"],
+)
+
+FinnEstimatesInfo = provider(
+    doc = "`estimates`: Artifact, per-layer estimates JSON (finn/flow/export_estimates.py); " +
+          "`model`: Artifact, the HW model they describe.",
+    fields = ["estimates", "model"],
+)
+
+PartitionPlanInfo = provider(
+    doc = "`plan`: Artifact, plan JSON (layer -> device + folding, cuts, per-device resources " +
+          "and FPS); `folding`: Artifact (dir), one FINN folding config per device; " +
+          "`partitions`: Artifact (dir), one ONNX model per device plus partitions.json.",
+    fields = ["plan", "folding", "partitions"],
+)
+
+# Steps that need vitis_hls / Vivado (finn.md §4): only run with `[fpga] toolchain = vitis`.
+_VITIS_STEPS = ["hw_ipgen", "set_fifo_depths", "create_stitched_ip", "out_of_context_synthesis"]
+
+def _finn_cmd(tc, script: str, args: list) -> cmd_args:
+    # Scripts run from the sandbox's mirror of the project root.
+    return cmd_args(tc.python, "finn/flow/" + script, args, hidden = tc.scripts + [tc.version])
+
+def _finn_model_impl(ctx: AnalysisContext) -> list[Provider]:
+    tc = ctx.attrs._finn[FinnToolchainInfo]
+    out = ctx.actions.declare_output(ctx.label.name + ".onnx")
+    args = ["--out", out.as_output()]
+    if ctx.attrs.src:
+        args += ["--from", ctx.attrs.src]
+    else:
+        args += ["--net", ctx.attrs.net, "--seed", str(ctx.attrs.seed)]
+    ctx.actions.run(
+        cmd_args(tc.python, "finn/models/gen_model.py", args, hidden = tc.scripts + [tc.version]),
+        category = "finn_model",
+    )
+    return [DefaultInfo(default_output = out), FinnModelInfo(model = out)]
+
+finn_model = rule(
+    impl = _finn_model_impl,
+    attrs = {
+        "net": attrs.enum(["mobilenet_v1", "tiny"], default = "mobilenet_v1"),
+        "seed": attrs.int(default = 0),
+        "src": attrs.option(attrs.source(), default = None),
+        "_finn": attrs.default_only(attrs.toolchain_dep(
+            default = "toolchains//:finn",
+            providers = [FinnToolchainInfo],
+        )),
+    },
+    doc = "A QONNX model: `src` (a user's ONNX file, checked and copied) or a generated " +
+          "network with seeded random weights (`net`: MobileNet-V1 1.0/224 w4a4 with an " +
+          "8-bit first layer, or a tiny CNN of the same structure).",
+)
+
+def _finn_steps_impl(ctx: AnalysisContext) -> list[Provider]:
+    tc = ctx.attrs._finn[FinnToolchainInfo]
+    prev = ctx.attrs.model[FinnModelInfo].model
+    steps = {}
+    sub_targets = {}
+    reports = None
+    for step in ctx.attrs.steps:
+        if step in _VITIS_STEPS and tc.fpga != "vitis":
+            fail("step {} needs vitis_hls/Vivado; set `-c fpga.toolchain=vitis` or drop it".format(step))
+        out = ctx.actions.declare_output("{}.onnx".format(step))
+        args = [
+            "--step",
+            step,
+            "--in",
+            prev,
+            "--out",
+            out.as_output(),
+            "--clk-ns",
+            str(ctx.attrs.clk_ns),
+            "--board",
+            ctx.attrs.board,
+        ]
+        if ctx.attrs.target_fps:
+            args += ["--target-fps", str(ctx.attrs.target_fps)]
+        step_outputs = [out]
+
+        # Only the steps that read a config get it as an input, so editing the folding
+        # re-runs apply_folding_config and what follows, nothing before.
+        if step == "apply_folding_config" and ctx.attrs.folding:
+            args += ["--folding", ctx.attrs.folding]
+        if step == "specialize_layers" and ctx.attrs.specialize:
+            args += ["--specialize-config", ctx.attrs.specialize]
+        if step == "generate_estimate_reports":
+            reports = ctx.actions.declare_output("reports", dir = True)
+            args += ["--report-dir", reports.as_output()]
+            step_outputs.append(reports)
+        ctx.actions.run(_finn_cmd(tc, "run_step.py", args), category = "finn_step", identifier = step)
+        steps[step] = out
+        sub_targets[step] = [DefaultInfo(default_outputs = step_outputs)]
+        prev = out
+    return [
+        DefaultInfo(default_output = prev, sub_targets = sub_targets),
+        FinnFlowInfo(model = prev, steps = steps, reports = reports),
+        FinnModelInfo(model = prev),
+    ]
+
+finn_steps = rule(
+    impl = _finn_steps_impl,
+    attrs = {
+        "board": attrs.string(default = "U280"),
+        "clk_ns": attrs.string(default = "4.0"),
+        "folding": attrs.option(attrs.source(), default = None),
+        "model": attrs.dep(providers = [FinnModelInfo]),
+        "specialize": attrs.option(attrs.source(), default = None),
+        "steps": attrs.list(attrs.string()),
+        "target_fps": attrs.int(default = 0),
+        "_finn": attrs.default_only(attrs.toolchain_dep(
+            default = "toolchains//:finn",
+            providers = [FinnToolchainInfo],
+        )),
+    },
+    doc = "FINN build steps, each its own action on the previous step's model; " +
+          "`:name[step]` is the model after `step` (plus the reports for " +
+          "generate_estimate_reports). Step names as finn/flow/run_step.py accepts them.",
+)
+
+def _finn_estimates_impl(ctx: AnalysisContext) -> list[Provider]:
+    tc = ctx.attrs._finn[FinnToolchainInfo]
+    model = ctx.attrs.flow[FinnModelInfo].model
+    out = ctx.actions.declare_output("estimates.json")
+    ctx.actions.run(
+        _finn_cmd(tc, "export_estimates.py", [
+            "--in",
+            model,
+            "--out",
+            out.as_output(),
+            "--clk-ns",
+            ctx.attrs.clk_ns,
+        ]),
+        category = "finn_estimates",
+    )
+    return [DefaultInfo(default_output = out), FinnEstimatesInfo(estimates = out, model = model)]
+
+finn_estimates = rule(
+    impl = _finn_estimates_impl,
+    attrs = {
+        "clk_ns": attrs.string(default = "4.0"),
+        "flow": attrs.dep(providers = [FinnModelInfo]),
+        "_finn": attrs.default_only(attrs.toolchain_dep(
+            default = "toolchains//:finn",
+            providers = [FinnToolchainInfo],
+        )),
+    },
+    doc = "Per-layer cycles and resources (FINN's estimates) and the HW graph as one JSON.",
+)
+
+def _finn_partition_impl(ctx: AnalysisContext) -> list[Provider]:
+    tc = ctx.attrs._finn[FinnToolchainInfo]
+    est = ctx.attrs.estimates[FinnEstimatesInfo]
+    plan = ctx.actions.declare_output("plan.json")
+    folding = ctx.actions.declare_output("folding", dir = True)
+    ctx.actions.run(
+        cmd_args(
+            ctx.attrs._partitioner[RunInfo],
+            "--estimates",
+            est.estimates,
+            "--devices",
+            ctx.attrs.devices,
+            "--topology",
+            ctx.attrs.topology,
+            "--objective",
+            ctx.attrs.objective,
+            "--out",
+            plan.as_output(),
+            "--folding-dir",
+            folding.as_output(),
+        ),
+        category = "finn_partition",
+    )
+    parts = ctx.actions.declare_output("partitions", dir = True)
+    ctx.actions.run(
+        _finn_cmd(tc, "split_partitions.py", ["--in", est.model, "--plan", plan, "--out-dir", parts.as_output()]),
+        category = "finn_split",
+    )
+    return [
+        DefaultInfo(default_output = plan, sub_targets = {
+            "folding": [DefaultInfo(default_output = folding)],
+            "partitions": [DefaultInfo(default_output = parts)],
+        }),
+        PartitionPlanInfo(plan = plan, folding = folding, partitions = parts),
+    ]
+
+finn_partition = rule(
+    impl = _finn_partition_impl,
+    attrs = {
+        "devices": attrs.source(),
+        "estimates": attrs.dep(providers = [FinnEstimatesInfo]),
+        "objective": attrs.enum(["balanced", "min-cut", "throughput"], default = "balanced"),
+        "topology": attrs.source(),
+        "_finn": attrs.default_only(attrs.toolchain_dep(
+            default = "toolchains//:finn",
+            providers = [FinnToolchainInfo],
+        )),
+        "_partitioner": attrs.default_only(attrs.exec_dep(
+            providers = [RunInfo],
+            default = "root//finn/partitioner:finn-partition",
+        )),
+    },
+    doc = "The MIP partitioner on `estimates` for the devices (JSON budgets) and topology " +
+          "(chain, ring, switch or links): plan JSON, per-device folding configs " +
+          "(`[folding]`) and per-device partition models (`[partitions]`).",
+)
+
+def _finn_report_impl(ctx: AnalysisContext) -> list[Provider]:
+    tc = ctx.attrs._finn[FinnToolchainInfo]
+    plan = ctx.attrs.partition[PartitionPlanInfo].plan
+    text = ctx.actions.declare_output("report.txt")
+    png = ctx.actions.declare_output("report.png")
+    ctx.actions.run(
+        _finn_cmd(tc, "report.py", ["--plan", plan, "--text", text.as_output(), "--png", png.as_output()]),
+        category = "finn_report",
+    )
+    return [DefaultInfo(default_outputs = [text, png])]
+
+finn_report = rule(
+    impl = _finn_report_impl,
+    attrs = {
+        "partition": attrs.dep(providers = [PartitionPlanInfo]),
+        "_finn": attrs.default_only(attrs.toolchain_dep(
+            default = "toolchains//:finn",
+            providers = [FinnToolchainInfo],
+        )),
+    },
+    doc = "A partition plan as text and as a picture (per-device utilisation bars, the cuts).",
+)
+
+def _finn_python_test_impl(ctx: AnalysisContext) -> list[Provider]:
+    tc = ctx.attrs._finn[FinnToolchainInfo]
+    command = cmd_args(
+        tc.python,
+        "-m",
+        "pytest",
+        "-q",
+        "-p",
+        "no:cacheprovider",
+        ctx.attrs.srcs,
+        hidden = tc.scripts + [tc.version] + ctx.attrs.data,
+    )
+    env = dict(ctx.attrs.env)
+    env["FINN_PARTITION_BIN"] = cmd_args(ctx.attrs._partitioner[RunInfo], delimiter = " ")
+    return [
+        DefaultInfo(),
+        ExternalRunnerTestInfo(
+            type = "pytest",
+            command = [command],
+            env = env,
+            labels = ctx.attrs.labels,
+        ),
+    ]
+
+finn_python_test = rule(
+    impl = _finn_python_test_impl,
+    attrs = {
+        "data": attrs.list(attrs.source(), default = []),
+        "env": attrs.dict(attrs.string(), attrs.string(), default = {}),
+        "labels": attrs.list(attrs.string(), default = []),
+        "srcs": attrs.list(attrs.source()),
+        "_finn": attrs.default_only(attrs.toolchain_dep(
+            default = "toolchains//:finn",
+            providers = [FinnToolchainInfo],
+        )),
+        "_partitioner": attrs.default_only(attrs.exec_dep(
+            providers = [RunInfo],
+            default = "root//finn/partitioner:finn-partition",
+        )),
+    },
+    doc = "pytest over `srcs` in the FINN environment, with FINN_PARTITION_BIN set to the " +
+          "partitioner binary.",
+)
