@@ -24,13 +24,14 @@ def _finn_toolchain_impl(ctx: AnalysisContext) -> list[Provider]:
             python = python,
             version = version,
             scripts = ctx.attrs.scripts[DefaultInfo].default_outputs,
-            fpga = read_config("fpga", "toolchain", "sim"),
+            fpga = ctx.attrs.fpga,
         ),
     ]
 
 finn_toolchain = rule(
     impl = _finn_toolchain_impl,
     attrs = {
+        "fpga": attrs.enum(["sim", "vitis"], default = "sim"),
         "scripts": attrs.dep(default = "root//finn/flow:scripts"),
         "venv": attrs.string(default = ".venv/finn"),
         "_probe": attrs.default_only(attrs.exec_dep(

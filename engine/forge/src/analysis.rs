@@ -6,6 +6,7 @@ pub mod analyzer;
 pub mod artifact;
 pub mod attrs;
 pub mod cmd_args;
+pub mod configuration;
 pub mod context;
 mod globals;
 pub mod label;

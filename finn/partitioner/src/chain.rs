@@ -16,14 +16,19 @@ use crate::topology::Layout;
 
 /// Whether `p` is the special case, and if so the device order to use.
 pub fn applies(p: &Problem) -> Option<Vec<usize>> {
-    let Layout::Ordered(orders) = p.layout else { return None };
+    let Layout::Ordered(orders) = p.layout else {
+        return None;
+    };
     if orders.len() != 1 || p.objective == Objective::Throughput {
         return None;
     }
     if p.units.iter().any(|u| u.candidates.len() != 1) {
         return None;
     }
-    if p.devices.iter().any(|d| (0..NUM_RES).any(|r| d.floor.get(r) > 0.0)) {
+    if p.devices
+        .iter()
+        .any(|d| (0..NUM_RES).any(|r| d.floor.get(r) > 0.0))
+    {
         return None;
     }
     // A path 0 -> 1 -> ... -> n-1.
@@ -45,7 +50,9 @@ fn pack(p: &Problem, order: &[usize], t: f64) -> Option<Vec<usize>> {
     let mut used = Res::default();
     let fits = |dev: &Device, u: &Res| {
         (0..NUM_RES).all(|r| {
-            !p.considered[r] || (u.get(r) <= dev.cap.get(r) + 1e-9 && u.get(r) / dev.total.get(r).max(1.0) <= t + 1e-12)
+            !p.considered[r]
+                || (u.get(r) <= dev.cap.get(r) + 1e-9
+                    && u.get(r) / dev.total.get(r).max(1.0) <= t + 1e-12)
         })
     };
     for i in 0..p.units.len() {
@@ -81,7 +88,11 @@ fn max_util(p: &Problem, assign: &[usize]) -> f64 {
 }
 
 fn cut_bits(edges: &[UnitEdge], assign: &[usize]) -> u64 {
-    edges.iter().filter(|e| assign[e.from] != assign[e.to]).map(|e| e.bits_per_frame).sum()
+    edges
+        .iter()
+        .filter(|e| assign[e.from] != assign[e.to])
+        .map(|e| e.bits_per_frame)
+        .sum()
 }
 
 fn balanced(p: &Problem, order: &[usize]) -> Option<Placement> {
@@ -114,7 +125,9 @@ fn min_cut(p: &Problem, order: &[usize]) -> Option<Placement> {
         pre[i + 1] = pre[i].add(&res(p.units, i));
     }
     let seg_fits = |a: usize, b: usize, d: usize| {
-        (0..NUM_RES).all(|r| !p.considered[r] || pre[b].get(r) - pre[a].get(r) <= p.devices[d].cap.get(r) + 1e-9)
+        (0..NUM_RES).all(|r| {
+            !p.considered[r] || pre[b].get(r) - pre[a].get(r) <= p.devices[d].cap.get(r) + 1e-9
+        })
     };
     const INF: u64 = u64::MAX;
     // cost[k][i]: units 0..i on positions 0..=k, the last segment ending at i on k.
@@ -139,7 +152,10 @@ fn min_cut(p: &Problem, order: &[usize]) -> Option<Placement> {
             }
         }
     }
-    let (k_best, _) = (0..l).map(|k| (k, cost[k][n])).filter(|&(_, c)| c != INF).min_by_key(|&(_, c)| c)?;
+    let (k_best, _) = (0..l)
+        .map(|k| (k, cost[k][n]))
+        .filter(|&(_, c)| c != INF)
+        .min_by_key(|&(_, c)| c)?;
     let mut assign = vec![0; n];
     let (mut k, mut i) = (k_best, n);
     loop {

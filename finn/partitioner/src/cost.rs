@@ -32,12 +32,18 @@ pub struct Cost {
 /// Which FINN estimate model applies to a layer.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Kind {
-    Mvau { rtl: bool },
-    Vvau { rtl: bool },
+    Mvau {
+        rtl: bool,
+    },
+    Vvau {
+        rtl: bool,
+    },
     Swg,
     /// Ops whose cycles are `channels / parallelism * const` (Thresholding, FMPadding,
     /// Pool, LabelSelect, ElementwiseAdd): the attribute that holds the parallelism.
-    Linear { par_attr: &'static str },
+    Linear {
+        par_attr: &'static str,
+    },
     Other,
 }
 
@@ -112,7 +118,12 @@ pub fn estimate(l: &Layer, f: Fold, fpga_part: &str) -> Result<Cost> {
                 modelled: false,
             })
         }
-        Kind::Other => Ok(Cost { cycles: l.cycles, res: l.res, out_stream_bits: l.out_stream_bits, modelled: false }),
+        Kind::Other => Ok(Cost {
+            cycles: l.cycles,
+            res: l.res,
+            out_stream_bits: l.out_stream_bits,
+            modelled: false,
+        }),
     }
 }
 
@@ -123,7 +134,11 @@ fn ceil_div(a: f64, b: f64) -> f64 {
 /// FINN-R BRAM18 count of a weight memory (`matrixvectoractivation.py:bram_estimation`;
 /// the VVAU variant divides widths by 8/16/32 instead of 9/18/36).
 fn weight_bram(omega: f64, mem_width: f64, vvau: bool) -> f64 {
-    let (d9, d18, d36) = if vvau { (8.0, 16.0, 32.0) } else { (9.0, 18.0, 36.0) };
+    let (d9, d18, d36) = if vvau {
+        (8.0, 16.0, 32.0)
+    } else {
+        (9.0, 18.0, 36.0)
+    };
     if mem_width == 1.0 {
         ceil_div(omega, 16384.0)
     } else if mem_width == 2.0 {
@@ -142,7 +157,10 @@ fn weight_bram(omega: f64, mem_width: f64, vvau: bool) -> f64 {
 /// Accumulator width used by the FINN-R LUT model: the declared one, capped by the
 /// data-type bound of arXiv:2301.13376.
 fn acc_bits(l: &Layer, dot_len: f64, w: f64, a: f64, a_signed: bool) -> Result<f64> {
-    let acc = l.dtype("accDataType").map(|d| d.bits as f64).unwrap_or(32.0);
+    let acc = l
+        .dtype("accDataType")
+        .map(|d| d.bits as f64)
+        .unwrap_or(32.0);
     let alpha = dot_len.log2() + w + a - 1.0 - if a_signed { 1.0 } else { 0.0 };
     Ok(acc.min((alpha + (1.0 + 2f64.powf(-alpha)).log2() + 1.0).ceil()))
 }
@@ -151,7 +169,10 @@ fn mvau(l: &Layer, f: Fold, rtl: bool, fpga_part: &str) -> Result<Cost> {
     let (mw, mh) = (l.int("MW")?, l.int("MH")?);
     let (p, q) = (f.pe, f.simd);
     if p <= 0 || q <= 0 || mh % p != 0 || mw % q != 0 {
-        bail!("layer {}: PE={p} must divide MH={mh} and SIMD={q} must divide MW={mw}", l.name);
+        bail!(
+            "layer {}: PE={p} must divide MH={mh} and SIMD={q} must divide MW={mw}",
+            l.name
+        );
     }
     let niv: i64 = l.ints("numInputVectors")?.iter().product();
     let th = l.int("TH").unwrap_or(1);
@@ -168,7 +189,10 @@ fn mvau(l: &Layer, f: Fold, rtl: bool, fpga_part: &str) -> Result<Cost> {
     let external = mmode == "external" || mmode == "external_mem";
     let small_embedded = mmode == "internal_embedded" && wmem <= 128;
     let decoupled = mmode == "internal_decoupled";
-    let bram = if (decoupled && (mstyle == "distributed" || mstyle == "ultra")) || small_embedded || external {
+    let bram = if (decoupled && (mstyle == "distributed" || mstyle == "ultra"))
+        || small_embedded
+        || external
+    {
         0.0
     } else {
         weight_bram(omega, mem_width, false)
@@ -181,7 +205,11 @@ fn mvau(l: &Layer, f: Fold, rtl: bool, fpga_part: &str) -> Result<Cost> {
     let res_type = l.str_attr("resType");
     let (lut, dsp) = if rtl {
         // rtl/matrixvectoractivation_rtl.py: LUT is not modelled (0).
-        let dsp = if is_dsp58(fpga_part) { p as f64 * ceil_div(q as f64, 3.0) } else { ceil_div(p as f64, 4.0) * q as f64 };
+        let dsp = if is_dsp58(fpga_part) {
+            p as f64 * ceil_div(q as f64, 3.0)
+        } else {
+            ceil_div(p as f64, 4.0) * q as f64
+        };
         (0.0, dsp)
     } else {
         // hls/matrixvectoractivation_hls.py:lut_estimation (FINN-R, c0=300, c1=1.1)
@@ -190,23 +218,39 @@ fn mvau(l: &Layer, f: Fold, rtl: bool, fpga_part: &str) -> Result<Cost> {
         } else {
             0.0
         };
-        let mult = if res_type == "dsp" { 0.0 } else { q as f64 * (2.0 * ceil_div(w + a, 6.0) - 1.0) * (w + a) };
+        let mult = if res_type == "dsp" {
+            0.0
+        } else {
+            q as f64 * (2.0 * ceil_div(w + a, 6.0) - 1.0) * (w + a)
+        };
         let adder = (w + a) * (2.0 * q as f64 - 1.0);
         let acc = acc_bits(l, mw as f64, w, a, idt.signed)?;
         let (mut thr, mut comp) = (0.0, 0.0);
-        if l.int("noActivation").unwrap_or(1) == 0 && l.str_attr("ram_style_thresholds") == "distributed" {
+        if l.int("noActivation").unwrap_or(1) == 0
+            && l.str_attr("ram_style_thresholds") == "distributed"
+        {
             let b = l.dtype("outputDataType")?.bits as f64;
             thr = (2f64.powf(b) - 1.0) * acc * ceil_div((mh / p) as f64, 64.0);
             comp = (2f64.powf(b) - 1.0) * acc;
         }
         let lut = (300.0 + 1.1 * (p as f64 * (mult + adder + acc + thr + comp)) + c2).trunc();
-        let dsp = if res_type == "dsp" { (p * q) as f64 * ceil_div(w + a, 48.0) } else { 0.0 };
+        let dsp = if res_type == "dsp" {
+            (p * q) as f64 * ceil_div(w + a, 48.0)
+        } else {
+            0.0
+        };
         (lut, dsp)
     };
     let obits = l.dtype("outputDataType")?.bits as u64;
     Ok(Cost {
         cycles,
-        res: Res { lut, ff: 0.0, bram18: bram, uram, dsp },
+        res: Res {
+            lut,
+            ff: 0.0,
+            bram18: bram,
+            uram,
+            dsp,
+        },
         out_stream_bits: p as u64 * obits,
         modelled: true,
     })
@@ -219,7 +263,10 @@ fn vvau(l: &Layer, f: Fold, rtl: bool) -> Result<Cost> {
     let (p, q) = (f.pe, f.simd);
     let kk = k[0] * k[1];
     if p <= 0 || q <= 0 || ch % p != 0 || kk % q != 0 {
-        bail!("layer {}: PE={p} must divide Channels={ch} and SIMD={q} must divide {kk}", l.name);
+        bail!(
+            "layer {}: PE={p} must divide Channels={ch} and SIMD={q} must divide {kk}",
+            l.name
+        );
     }
     // get_exp_cycles: (C·Kh·Kw)/PE/SIMD · Dim_h·Dim_w
     let cycles = ((ch * kk) as f64 / p as f64 / q as f64 * (dim[0] * dim[1]) as f64) as u64;
@@ -241,7 +288,10 @@ fn vvau(l: &Layer, f: Fold, rtl: bool) -> Result<Cost> {
     } else {
         weight_bram(omega, mem_width, true)
     };
-    let uram = if (decoupled && mstyle != "ultra") || mmode == "internal_embedded" || mmode == "external" {
+    let uram = if (decoupled && mstyle != "ultra")
+        || mmode == "internal_embedded"
+        || mmode == "external"
+    {
         0.0
     } else {
         ceil_div(mem_width, 72.0) * ceil_div(omega, 4096.0)
@@ -251,12 +301,18 @@ fn vvau(l: &Layer, f: Fold, rtl: bool) -> Result<Cost> {
         (0.0, p as f64 * ceil_div(q as f64, 3.0))
     } else {
         // hls/vectorvectoractivation_hls.py:lut_estimation
-        let c2 = if (decoupled && mstyle == "distributed") || (mmode == "internal_embedded" && wmem <= 128) {
+        let c2 = if (decoupled && mstyle == "distributed")
+            || (mmode == "internal_embedded" && wmem <= 128)
+        {
             (p * q) as f64 * w * ceil_div(wmem as f64, 64.0)
         } else {
             0.0
         };
-        let mult = if res_type == "dsp" { 0.0 } else { q as f64 * (2.0 * ceil_div(w + a, 6.0) - 1.0) * (w + a) };
+        let mult = if res_type == "dsp" {
+            0.0
+        } else {
+            q as f64 * (2.0 * ceil_div(w + a, 6.0) - 1.0) * (w + a)
+        };
         let adder = (w + a) * (2.0 * q as f64 - 1.0);
         let acc = acc_bits(l, kk as f64, w, a, idt.signed)?;
         let (mut thr, mut comp) = (0.0, 0.0);
@@ -266,13 +322,23 @@ fn vvau(l: &Layer, f: Fold, rtl: bool) -> Result<Cost> {
             comp = (2f64.powf(b) - 1.0) * acc;
         }
         let lut = (300.0 + 1.1 * (p as f64 * (mult + adder + acc + thr + comp)) + c2).trunc();
-        let dsp = if res_type == "dsp" { p as f64 * ceil_div(w + a, 48.0) } else { 0.0 };
+        let dsp = if res_type == "dsp" {
+            p as f64 * ceil_div(w + a, 48.0)
+        } else {
+            0.0
+        };
         (lut, dsp)
     };
     let obits = l.dtype("outputDataType")?.bits as u64;
     Ok(Cost {
         cycles,
-        res: Res { lut, ff: 0.0, bram18: bram, uram, dsp },
+        res: Res {
+            lut,
+            ff: 0.0,
+            bram18: bram,
+            uram,
+            dsp,
+        },
         out_stream_bits: p as u64 * obits,
         modelled: true,
     })
@@ -300,7 +366,10 @@ fn swg(l: &Layer, f: Fold) -> Result<Cost> {
     let mmv_out = if f.parallel_window { m * kh * kw } else { 1 };
     let parallel = mmv_out > 1 || (kh == 1 && kw == 1);
     if parallel && !depthwise && !(kh == 1 && kw == 1) && simd != c {
-        bail!("layer {}: parallel_window needs SIMD = IFMChannels for a non-depthwise window", l.name);
+        bail!(
+            "layer {}: parallel_window needs SIMD = IFMChannels for a non-depthwise window",
+            l.name
+        );
     }
     let cf = c / simd;
     let bits = l.dtype("inputDataType")?.bits as i64;
@@ -331,16 +400,31 @@ fn swg(l: &Layer, f: Fold) -> Result<Cost> {
     } else {
         (depth, 1)
     };
-    let bram = if ram_style == "block" || ram_style == "auto" { swg_bram(mem_depth, width) * count } else { 0 };
+    let bram = if ram_style == "block" || ram_style == "auto" {
+        swg_bram(mem_depth, width) * count
+    } else {
+        0
+    };
     let uram = if ram_style == "ultra" {
         ((mem_depth + 4095) / 4096) * ((width + 71) / 72) * count
     } else {
         0
     };
-    let lut = 300 + if ram_style == "distributed" { width * ((depth + 37) / 38) } else { 0 };
+    let lut = 300
+        + if ram_style == "distributed" {
+            width * ((depth + 37) / 38)
+        } else {
+            0
+        };
     Ok(Cost {
         cycles: cycles as u64,
-        res: Res { lut: lut as f64, ff: 0.0, bram18: bram as f64, uram: uram as f64, dsp: 0.0 },
+        res: Res {
+            lut: lut as f64,
+            ff: 0.0,
+            bram18: bram as f64,
+            uram: uram as f64,
+            dsp: 0.0,
+        },
         out_stream_bits: (simd * bits * mmv_out) as u64,
         modelled: true,
     })

@@ -40,7 +40,12 @@ impl Layer {
         self.attrs
             .get(key)
             .and_then(Value::as_i64)
-            .with_context(|| format!("layer {}: attribute {key} missing or not an integer", self.name))
+            .with_context(|| {
+                format!(
+                    "layer {}: attribute {key} missing or not an integer",
+                    self.name
+                )
+            })
     }
 
     pub fn ints(&self, key: &str) -> Result<Vec<i64>> {
@@ -48,9 +53,14 @@ impl Layer {
             .attrs
             .get(key)
             .and_then(Value::as_array)
-            .with_context(|| format!("layer {}: attribute {key} missing or not a list", self.name))?;
+            .with_context(|| {
+                format!("layer {}: attribute {key} missing or not a list", self.name)
+            })?;
         v.iter()
-            .map(|x| x.as_i64().with_context(|| format!("layer {}: {key} has a non-integer", self.name)))
+            .map(|x| {
+                x.as_i64()
+                    .with_context(|| format!("layer {}: {key} has a non-integer", self.name))
+            })
             .collect()
     }
 
@@ -60,8 +70,12 @@ impl Layer {
 
     /// Bit width and signedness of a FINN DataType attribute such as "INT4" or "UINT8".
     pub fn dtype(&self, key: &str) -> Result<DType> {
-        DType::parse(self.str_attr(key))
-            .with_context(|| format!("layer {}: attribute {key} is not a FINN integer datatype", self.name))
+        DType::parse(self.str_attr(key)).with_context(|| {
+            format!(
+                "layer {}: attribute {key} is not a FINN integer datatype",
+                self.name
+            )
+        })
     }
 }
 
@@ -74,12 +88,24 @@ pub struct DType {
 impl DType {
     pub fn parse(s: &str) -> Option<DType> {
         match s {
-            "BIPOLAR" => Some(DType { bits: 1, signed: true }),
-            "BINARY" => Some(DType { bits: 1, signed: false }),
-            "TERNARY" => Some(DType { bits: 2, signed: true }),
+            "BIPOLAR" => Some(DType {
+                bits: 1,
+                signed: true,
+            }),
+            "BINARY" => Some(DType {
+                bits: 1,
+                signed: false,
+            }),
+            "TERNARY" => Some(DType {
+                bits: 2,
+                signed: true,
+            }),
             _ => {
                 if let Some(n) = s.strip_prefix("UINT") {
-                    n.parse().ok().map(|bits| DType { bits, signed: false })
+                    n.parse().ok().map(|bits| DType {
+                        bits,
+                        signed: false,
+                    })
                 } else if let Some(n) = s.strip_prefix("INT") {
                     n.parse().ok().map(|bits| DType { bits, signed: true })
                 } else {
@@ -92,10 +118,12 @@ impl DType {
 
 impl Estimates {
     pub fn load(path: &Path) -> Result<Estimates> {
-        let text = std::fs::read_to_string(path).with_context(|| format!("reading {}", path.display()))?;
-        let est: Estimates =
-            serde_json::from_str(&text).with_context(|| format!("{}: not an estimates JSON", path.display()))?;
-        est.validate().with_context(|| format!("{}", path.display()))?;
+        let text =
+            std::fs::read_to_string(path).with_context(|| format!("reading {}", path.display()))?;
+        let est: Estimates = serde_json::from_str(&text)
+            .with_context(|| format!("{}: not an estimates JSON", path.display()))?;
+        est.validate()
+            .with_context(|| format!("{}", path.display()))?;
         Ok(est)
     }
 
@@ -111,7 +139,10 @@ impl Estimates {
         for (i, l) in self.layers.iter().enumerate() {
             for p in &l.preds {
                 if !seen.contains_key(p.as_str()) {
-                    bail!("layer {} names predecessor {p}, which is not an earlier layer", l.name);
+                    bail!(
+                        "layer {} names predecessor {p}, which is not an earlier layer",
+                        l.name
+                    );
                 }
             }
             if seen.insert(&l.name, i).is_some() {
@@ -122,6 +153,10 @@ impl Estimates {
     }
 
     pub fn index(&self) -> HashMap<&str, usize> {
-        self.layers.iter().enumerate().map(|(i, l)| (l.name.as_str(), i)).collect()
+        self.layers
+            .iter()
+            .enumerate()
+            .map(|(i, l)| (l.name.as_str(), i))
+            .collect()
     }
 }

@@ -103,7 +103,11 @@ pub fn units(est: &Estimates) -> (Vec<Vec<usize>>, Vec<UnitEdge>, Vec<usize>) {
 fn layer_folds(est: &Estimates, i: usize) -> Result<Vec<Fold>> {
     let l = &est.layers[i];
     let cur = cost::current_fold(l);
-    let f = |pe, simd, pw| Fold { pe, simd, parallel_window: pw };
+    let f = |pe, simd, pw| Fold {
+        pe,
+        simd,
+        parallel_window: pw,
+    };
     Ok(match cost::kind(&l.op_type) {
         Kind::Mvau { .. } => {
             let mut v = Vec::new();
@@ -125,7 +129,13 @@ fn layer_folds(est: &Estimates, i: usize) -> Result<Vec<Fold>> {
             let ch = cost::linear_channels(l)?;
             divisors(ch)
                 .into_iter()
-                .map(|p| if par_attr == "SIMD" { f(cur.pe, p, false) } else { f(p, cur.simd, false) })
+                .map(|p| {
+                    if par_attr == "SIMD" {
+                        f(cur.pe, p, false)
+                    } else {
+                        f(p, cur.simd, false)
+                    }
+                })
                 .collect()
         }
         Kind::Vvau { .. } | Kind::Other => vec![cur],
@@ -147,8 +157,22 @@ fn pair_folds(est: &Estimates, swg: usize, consumer: usize) -> Result<Vec<Vec<(u
         for simd in divisors(kk) {
             let pw = simd > 1;
             v.push(vec![
-                (swg, Fold { pe: 1, simd: pe, parallel_window: pw }),
-                (consumer, Fold { pe, simd, parallel_window: false }),
+                (
+                    swg,
+                    Fold {
+                        pe: 1,
+                        simd: pe,
+                        parallel_window: pw,
+                    },
+                ),
+                (
+                    consumer,
+                    Fold {
+                        pe,
+                        simd,
+                        parallel_window: false,
+                    },
+                ),
             ]);
         }
     }
@@ -165,7 +189,12 @@ fn price(est: &Estimates, folds: Vec<(usize, Fold)>, part: &str) -> Result<Candi
         res = res.add(&c.res);
         widths.push(c.out_stream_bits);
     }
-    Ok(Candidate { folds, cycles, res, out_stream_bits: widths })
+    Ok(Candidate {
+        folds,
+        cycles,
+        res,
+        out_stream_bits: widths,
+    })
 }
 
 /// The exported folding with FINN's own reported figures (no re-estimation).
@@ -177,20 +206,32 @@ fn reported(est: &Estimates, layers: &[usize]) -> Candidate {
         cycles = cycles.max(est.layers[i].cycles);
     }
     Candidate {
-        folds: layers.iter().map(|&i| (i, cost::current_fold(&est.layers[i]))).collect(),
+        folds: layers
+            .iter()
+            .map(|&i| (i, cost::current_fold(&est.layers[i])))
+            .collect(),
         cycles,
         res,
-        out_stream_bits: layers.iter().map(|&i| est.layers[i].out_stream_bits).collect(),
+        out_stream_bits: layers
+            .iter()
+            .map(|&i| est.layers[i].out_stream_bits)
+            .collect(),
     }
 }
 
 /// Keep candidates no other candidate beats on cycles and every resource at once,
 /// then at most `max_keep` of them spread over the cycle range.
 fn pareto(mut c: Vec<Candidate>, max_keep: usize) -> Vec<Candidate> {
-    c.sort_by(|a, b| a.cycles.cmp(&b.cycles).then(a.res.lut.total_cmp(&b.res.lut)));
+    c.sort_by(|a, b| {
+        a.cycles
+            .cmp(&b.cycles)
+            .then(a.res.lut.total_cmp(&b.res.lut))
+    });
     let mut keep: Vec<Candidate> = Vec::new();
     for cand in c {
-        let dominated = keep.iter().any(|k| k.cycles <= cand.cycles && k.res.dominated_by_or_eq(&cand.res));
+        let dominated = keep
+            .iter()
+            .any(|k| k.cycles <= cand.cycles && k.res.dominated_by_or_eq(&cand.res));
         if !dominated {
             keep.push(cand);
         }
@@ -213,24 +254,38 @@ fn pareto(mut c: Vec<Candidate>, max_keep: usize) -> Vec<Candidate> {
         return v;
     }
     let n = v.len();
-    (0..max_keep).map(|j| v[j * (n - 1) / (max_keep - 1)].clone()).collect()
+    (0..max_keep)
+        .map(|j| v[j * (n - 1) / (max_keep - 1)].clone())
+        .collect()
 }
 
 /// Build units; with `choose_folding` every unit gets its legal foldings priced by
 /// FINN's formulas, otherwise the single exported folding with FINN's figures.
-pub fn build(est: &Estimates, choose_folding: bool, part: &str, max_cands: usize) -> Result<(Vec<Unit>, Vec<UnitEdge>, Vec<usize>)> {
+pub fn build(
+    est: &Estimates,
+    choose_folding: bool,
+    part: &str,
+    max_cands: usize,
+) -> Result<(Vec<Unit>, Vec<UnitEdge>, Vec<usize>)> {
     let (groups, edges, unit_of) = units(est);
     let mut out = Vec::new();
     for layers in groups {
         let base = reported(est, &layers);
         if !choose_folding {
-            out.push(Unit { layers, candidates: vec![base], current: 0 });
+            out.push(Unit {
+                layers,
+                candidates: vec![base],
+                current: 0,
+            });
             continue;
         }
         let combos: Vec<Vec<(usize, Fold)>> = if layers.len() == 2 {
             pair_folds(est, layers[0], layers[1])?
         } else {
-            layer_folds(est, layers[0])?.into_iter().map(|f| vec![(layers[0], f)]).collect()
+            layer_folds(est, layers[0])?
+                .into_iter()
+                .map(|f| vec![(layers[0], f)])
+                .collect()
         };
         let mut cands = Vec::new();
         for folds in combos {
@@ -252,7 +307,11 @@ pub fn build(est: &Estimates, choose_folding: bool, part: &str, max_cands: usize
                 cands.len() - 1
             }
         };
-        out.push(Unit { layers, candidates: cands, current });
+        out.push(Unit {
+            layers,
+            candidates: cands,
+            current,
+        });
     }
     Ok((out, edges, unit_of))
 }

@@ -6,6 +6,9 @@
 //! bounds and port limits, and (for the throughput objective) picks each layer's
 //! folding together with its device.
 
+// Index loops over the parallel per-device / per-resource arrays read clearer than zips.
+#![allow(clippy::needless_range_loop)]
+
 pub mod chain;
 pub mod cost;
 pub mod devices;
@@ -72,7 +75,8 @@ fn partition_impl(
 ) -> Result<plan::Plan> {
     let layout = topo.layout(devs)?;
     let choose = opts.objective == Objective::Throughput;
-    let (units, edges, unit_of) = folding::build(est, choose, &opts.fpga_part, opts.max_candidates)?;
+    let (units, edges, unit_of) =
+        folding::build(est, choose, &opts.fpga_part, opts.max_candidates)?;
     let names: Vec<String> = est.layers.iter().map(|l| l.name.clone()).collect();
     let problem = mip::Problem {
         units: &units,

@@ -47,13 +47,21 @@ fn run(cli: &Cli) -> Result<()> {
     let est = estimates::Estimates::load(&cli.estimates)?;
     let devs = devices::load(&cli.devices)?;
     let topo = topology::load(&cli.topology)?;
-    let mut opts = Options { objective: cli.objective, time_limit_s: cli.time_limit, ..Options::default() };
+    let mut opts = Options {
+        objective: cli.objective,
+        time_limit_s: cli.time_limit,
+        ..Options::default()
+    };
     opts.considered[1] = cli.with_ff;
-    let plan = partition(&est, &devs, &topo, &opts).with_context(|| format!("partitioning {}", cli.estimates.display()))?;
+    let plan = partition(&est, &devs, &topo, &opts)
+        .with_context(|| format!("partitioning {}", cli.estimates.display()))?;
     if let Some(dir) = &cli.folding_dir {
         for d in &plan.devices {
             let cfg = plan::folding_config(&plan, &d.name);
-            write_atomic(&dir.join(format!("{}.json", d.name)), &serde_json::to_string_pretty(&cfg)?)?;
+            write_atomic(
+                &dir.join(format!("{}.json", d.name)),
+                &serde_json::to_string_pretty(&cfg)?,
+            )?;
         }
     }
     write_atomic(&cli.out, &serde_json::to_string_pretty(&plan)?)?;
@@ -63,7 +71,11 @@ fn run(cli: &Cli) -> Result<()> {
         plan.fps,
         plan.cuts.len(),
         plan.solver.seconds,
-        if plan.solver.optimal { "optimal".to_string() } else { format!("gap {:.2}%", plan.solver.gap * 100.0) }
+        if plan.solver.optimal {
+            "optimal".to_string()
+        } else {
+            format!("gap {:.2}%", plan.solver.gap * 100.0)
+        }
     );
     println!("{}", cli.out.display());
     Ok(())

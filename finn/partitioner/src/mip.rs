@@ -8,8 +8,8 @@ use std::time::Instant;
 use anyhow::{bail, Result};
 use good_lp::solvers::coin_cbc::coin_cbc;
 use good_lp::{
-    constraint, variable, Expression, ProblemVariables, ResolutionError, Solution, SolutionStatus, SolverModel,
-    Variable, WithTimeLimit,
+    constraint, variable, Expression, ProblemVariables, ResolutionError, Solution, SolutionStatus,
+    SolverModel, Variable, WithTimeLimit,
 };
 use serde::Serialize;
 
@@ -119,7 +119,10 @@ pub fn solve(p: &Problem) -> Result<Placement> {
             pl.solve_seconds = start.elapsed().as_secs_f64();
             Ok(pl)
         }
-        Err(e) if e.downcast_ref::<ResolutionError>().is_some_and(|r| matches!(r, ResolutionError::Infeasible)) => {
+        Err(e)
+            if e.downcast_ref::<ResolutionError>()
+                .is_some_and(|r| matches!(r, ResolutionError::Infeasible)) =>
+        {
             Err(diagnose(p).into())
         }
         Err(e) => Err(e),
@@ -134,7 +137,12 @@ fn solve_once(p: &Problem, order: Option<&Vec<usize>>, relax: bool) -> Result<Pl
     let y: Vec<Vec<Vec<Variable>>> = p
         .units
         .iter()
-        .map(|u| u.candidates.iter().map(|_| (0..nd).map(|_| vars.add(variable().binary())).collect()).collect())
+        .map(|u| {
+            u.candidates
+                .iter()
+                .map(|_| (0..nd).map(|_| vars.add(variable().binary())).collect())
+                .collect()
+        })
         .collect();
     let v = Vars { y };
     let mut cons = Vec::new();
@@ -192,7 +200,11 @@ fn solve_once(p: &Problem, order: Option<&Vec<usize>>, relax: bool) -> Result<Pl
             // device's share contiguous; sparse and with a tight LP relaxation.
             let last = order.len() - 1;
             let z: Vec<Vec<Option<Variable>>> = (0..p.units.len())
-                .map(|_| (0..order.len()).map(|k| (k < last).then(|| vars.add(variable().binary()))).collect())
+                .map(|_| {
+                    (0..order.len())
+                        .map(|k| (k < last).then(|| vars.add(variable().binary())))
+                        .collect()
+                })
                 .collect();
             let zk = |u: usize, k: usize| -> Expression {
                 match z[u][k] {
@@ -202,7 +214,11 @@ fn solve_once(p: &Problem, order: Option<&Vec<usize>>, relax: bool) -> Result<Pl
             };
             for u in 0..p.units.len() {
                 for k in 0..order.len() {
-                    let below = if k == 0 { Expression::from(0.0) } else { zk(u, k - 1) };
+                    let below = if k == 0 {
+                        Expression::from(0.0)
+                    } else {
+                        zk(u, k - 1)
+                    };
                     cons.push(constraint!(v.x(u, order[k]) == zk(u, k) - below.clone()));
                     if k > 0 {
                         cons.push(constraint!(below <= zk(u, k)));
@@ -229,7 +245,9 @@ fn solve_once(p: &Problem, order: Option<&Vec<usize>>, relax: bool) -> Result<Pl
             }
         }
         None => {
-            let Layout::General { mult, dynamic } = p.layout else { unreachable!() };
+            let Layout::General { mult, dynamic } = p.layout else {
+                unreachable!()
+            };
             let mut used = vec![vec![None; nd]; nd];
             for a in 0..nd {
                 for b in 0..nd {
@@ -261,7 +279,9 @@ fn solve_once(p: &Problem, order: Option<&Vec<usize>>, relax: bool) -> Result<Pl
             }
             // Device order variables keep the device-level graph acyclic, which is
             // what makes each device's share of the dataflow graph contiguous.
-            let ord: Vec<Variable> = (0..nd).map(|_| vars.add(variable().min(0.0).max(nd as f64))).collect();
+            let ord: Vec<Variable> = (0..nd)
+                .map(|_| vars.add(variable().min(0.0).max(nd as f64)))
+                .collect();
             let big = nd as f64 + 1.0;
             for a in 0..nd {
                 for b in 0..nd {
@@ -286,7 +306,11 @@ fn solve_once(p: &Problem, order: Option<&Vec<usize>>, relax: bool) -> Result<Pl
                     }
                 }
                 for (a, dev) in p.devices.iter().enumerate() {
-                    let n_links: Expression = link_vars[a].iter().flatten().map(|&l| Expression::from(l)).sum();
+                    let n_links: Expression = link_vars[a]
+                        .iter()
+                        .flatten()
+                        .map(|&l| Expression::from(l))
+                        .sum();
                     cons.push(constraint!(n_links <= dev.ports as f64));
                 }
             }
@@ -307,7 +331,12 @@ fn solve_once(p: &Problem, order: Option<&Vec<usize>>, relax: bool) -> Result<Pl
         }
     }
 
-    let total_bits: f64 = p.edges.iter().map(|e| e.bits_per_frame as f64).sum::<f64>().max(1.0);
+    let total_bits: f64 = p
+        .edges
+        .iter()
+        .map(|e| e.bits_per_frame as f64)
+        .sum::<f64>()
+        .max(1.0);
     let objective: Expression = if relax {
         slack_sum
     } else {
@@ -344,10 +373,20 @@ fn solve_once(p: &Problem, order: Option<&Vec<usize>>, relax: bool) -> Result<Pl
         }
         match found {
             Some(f) => assign.push(f),
-            None => bail!("the solver stopped (time limit {} s) before finding a placement", p.time_limit_s),
+            None => bail!(
+                "the solver stopped (time limit {} s) before finding a placement",
+                p.time_limit_s
+            ),
         }
     }
-    Ok(Placement { assign, objective: obj, best_bound: bound, optimal, solve_seconds: 0.0, method: "mip" })
+    Ok(Placement {
+        assign,
+        objective: obj,
+        best_bound: bound,
+        optimal,
+        solve_seconds: 0.0,
+        method: "mip",
+    })
 }
 
 /// Explain an infeasible problem: first a unit too big for any device, then the
@@ -358,9 +397,17 @@ fn diagnose(p: &Problem) -> Infeasible {
             continue;
         }
         for unit in p.units {
-            let need = unit.candidates.iter().map(|c| c.res.get(r)).fold(f64::INFINITY, f64::min);
+            let need = unit
+                .candidates
+                .iter()
+                .map(|c| c.res.get(r))
+                .fold(f64::INFINITY, f64::min);
             if p.devices.iter().all(|d| need > d.cap.get(r)) {
-                let best = p.devices.iter().max_by(|a, b| a.cap.get(r).total_cmp(&b.cap.get(r))).unwrap();
+                let best = p
+                    .devices
+                    .iter()
+                    .max_by(|a, b| a.cap.get(r).total_cmp(&b.cap.get(r)))
+                    .unwrap();
                 return Infeasible {
                     message: format!(
                         "infeasible: {} needs {need:.0} {} but device {} allows at most {:.0} (its largest budget); \
@@ -376,7 +423,12 @@ fn diagnose(p: &Problem) -> Infeasible {
         let need: f64 = p
             .units
             .iter()
-            .map(|u| u.candidates.iter().map(|c| c.res.get(r)).fold(f64::INFINITY, f64::min))
+            .map(|u| {
+                u.candidates
+                    .iter()
+                    .map(|c| c.res.get(r))
+                    .fold(f64::INFINITY, f64::min)
+            })
             .sum();
         let have: f64 = p.devices.iter().map(|d| d.cap.get(r)).sum();
         if need > have {
@@ -409,9 +461,20 @@ fn diagnose(p: &Problem) -> Infeasible {
                         .filter(|(_, &(dd, _))| dd == d)
                         .map(|(u, &(_, c))| p.units[u].candidates[c].res.get(r))
                         .sum();
-                    let over = (used - dev.cap.get(r)).max(dev.floor.get(r) - used) / dev.total.get(r).max(1.0);
+                    let over = (used - dev.cap.get(r)).max(dev.floor.get(r) - used)
+                        / dev.total.get(r).max(1.0);
                     if over > 1e-9 && worst.is_none_or(|w| over > w.0) {
-                        worst = Some((over, d, r, used, if used > dev.cap.get(r) { dev.cap.get(r) } else { dev.floor.get(r) }));
+                        worst = Some((
+                            over,
+                            d,
+                            r,
+                            used,
+                            if used > dev.cap.get(r) {
+                                dev.cap.get(r)
+                            } else {
+                                dev.floor.get(r)
+                            },
+                        ));
                     }
                 }
             }
@@ -429,12 +492,18 @@ fn diagnose(p: &Problem) -> Infeasible {
             }
         }
         Err(_) => Infeasible {
-            message: "infeasible: no contiguous placement fits the topology's links and port limits".into(),
+            message:
+                "infeasible: no contiguous placement fits the topology's links and port limits"
+                    .into(),
         },
     }
 }
 
 fn unit_name(p: &Problem, unit: &Unit) -> String {
-    let names: Vec<&str> = unit.layers.iter().map(|&i| p.layer_names[i].as_str()).collect();
+    let names: Vec<&str> = unit
+        .layers
+        .iter()
+        .map(|&i| p.layer_names[i].as_str())
+        .collect();
     format!("layer {}", names.join(" + "))
 }

@@ -133,14 +133,21 @@ pub fn trim_foldings(units: &[Unit], devices: &[Device], pl: &mut Placement) {
         let (d, c) = *a;
         let chosen = &units[u].candidates[c];
         let dev = &devices[d];
-        let weight = |r: &Res| (0..NUM_RES).map(|i| r.get(i) / dev.total.get(i).max(1.0)).sum::<f64>();
+        let weight = |r: &Res| {
+            (0..NUM_RES)
+                .map(|i| r.get(i) / dev.total.get(i).max(1.0))
+                .sum::<f64>()
+        };
         // Cheapest first; among equally cheap, the least parallel (narrowest streams).
         let mut best = c;
         for (k, cand) in units[u].candidates.iter().enumerate() {
             let b = &units[u].candidates[best];
             let better = weight(&cand.res) < weight(&b.res)
                 || (weight(&cand.res) == weight(&b.res) && cand.cycles > b.cycles);
-            if cand.cycles as f64 / dev.clk_mhz <= period * (1.0 + 1e-9) && cand.res.dominated_by_or_eq(&chosen.res) && better {
+            if cand.cycles as f64 / dev.clk_mhz <= period * (1.0 + 1e-9)
+                && cand.res.dominated_by_or_eq(&chosen.res)
+                && better
+            {
                 best = k;
             }
         }
@@ -162,7 +169,14 @@ pub struct Inputs<'a> {
 pub fn build(inp: &Inputs, pl: &Placement) -> Plan {
     let nl = inp.est.layers.len();
     let mut layer_dev = vec![0usize; nl];
-    let mut layer_fold = vec![Fold { pe: 1, simd: 1, parallel_window: false }; nl];
+    let mut layer_fold = vec![
+        Fold {
+            pe: 1,
+            simd: 1,
+            parallel_window: false
+        };
+        nl
+    ];
     let mut layer_cycles = vec![0u64; nl];
     let mut layer_res = vec![Res::default(); nl];
     let mut layer_width = vec![0u64; nl];
@@ -181,29 +195,50 @@ pub fn build(inp: &Inputs, pl: &Placement) -> Plan {
             } else if let Ok(cst) = cost::estimate(l, f, inp.fpga_part) {
                 layer_cycles[i] = cst.cycles;
                 layer_res[i] = cst.res;
-                layer_src[i] = if cst.modelled { "formula" } else { "finn_report_fixed" };
+                layer_src[i] = if cst.modelled {
+                    "formula"
+                } else {
+                    "finn_report_fixed"
+                };
             }
         }
     }
     let mut devices = Vec::new();
     for (d, dev) in inp.devices.iter().enumerate() {
         let mine: Vec<usize> = (0..nl).filter(|&i| layer_dev[i] == d).collect();
-        let res = mine.iter().fold(Res::default(), |a, &i| a.add(&layer_res[i]));
+        let res = mine
+            .iter()
+            .fold(Res::default(), |a, &i| a.add(&layer_res[i]));
         let max_cycles = mine.iter().map(|&i| layer_cycles[i]).max().unwrap_or(0);
         let mut util = BTreeMap::new();
         for (r, name) in RES_NAMES.iter().enumerate() {
-            let used = if mine.is_empty() { 0.0 } else { res.get(r) + dev.reserved.get(r) };
+            let used = if mine.is_empty() {
+                0.0
+            } else {
+                res.get(r) + dev.reserved.get(r)
+            };
             util.insert(*name, used / dev.total.get(r).max(1.0));
         }
         devices.push(DevicePlan {
             name: dev.name.clone(),
             clk_mhz: dev.clk_mhz,
-            layers: mine.iter().map(|&i| inp.est.layers[i].name.clone()).collect(),
+            layers: mine
+                .iter()
+                .map(|&i| inp.est.layers[i].name.clone())
+                .collect(),
             resources: res,
-            reserved_link_kernels: if mine.is_empty() { Res::default() } else { dev.reserved },
+            reserved_link_kernels: if mine.is_empty() {
+                Res::default()
+            } else {
+                dev.reserved
+            },
             utilization: util,
             max_cycles,
-            fps: if max_cycles > 0 { dev.clk_mhz * 1e6 / max_cycles as f64 } else { 0.0 },
+            fps: if max_cycles > 0 {
+                dev.clk_mhz * 1e6 / max_cycles as f64
+            } else {
+                0.0
+            },
         });
     }
     let (mut fps, mut bottleneck) = (f64::INFINITY, String::new());
@@ -242,14 +277,23 @@ pub fn build(inp: &Inputs, pl: &Placement) -> Plan {
             .iter()
             .map(|p| {
                 let j = idx[p.as_str()];
-                longest[j] + if layer_dev[j] != layer_dev[i] { LINK_HOP_US } else { 0.0 }
+                longest[j]
+                    + if layer_dev[j] != layer_dev[i] {
+                        LINK_HOP_US
+                    } else {
+                        0.0
+                    }
             })
             .fold(0.0, f64::max);
         longest[i] = before + own;
     }
     let latency_us = longest.iter().cloned().fold(0.0, f64::max);
     let n_cands = inp.units.iter().map(|u| u.candidates.len()).sum();
-    let gap = if pl.objective.abs() > 1e-12 { ((pl.objective - pl.best_bound) / pl.objective.abs()).max(0.0) } else { 0.0 };
+    let gap = if pl.objective.abs() > 1e-12 {
+        ((pl.objective - pl.best_bound) / pl.objective.abs()).max(0.0)
+    } else {
+        0.0
+    };
     Plan {
         model: inp.est.model.clone(),
         objective: inp.objective,

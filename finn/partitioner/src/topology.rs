@@ -18,7 +18,9 @@ pub enum Topology {
     Ring,
     /// An optical circuit switch: any two devices may be linked, one port each.
     Switch,
-    Links { links: Vec<Link> },
+    Links {
+        links: Vec<Link>,
+    },
 }
 
 #[derive(Clone, Debug, Deserialize, Serialize, PartialEq)]
@@ -40,7 +42,8 @@ pub enum Layout {
 }
 
 pub fn load(path: &Path) -> Result<Topology> {
-    let text = std::fs::read_to_string(path).with_context(|| format!("reading {}", path.display()))?;
+    let text =
+        std::fs::read_to_string(path).with_context(|| format!("reading {}", path.display()))?;
     serde_json::from_str(&text).with_context(|| format!("{}: not a topology JSON", path.display()))
 }
 
@@ -73,15 +76,23 @@ impl Topology {
                         need_ports(devs, i, 2, "ring")?;
                     }
                 }
-                let identical = devs.iter().all(|d| d.cap == devs[0].cap && d.clk_mhz == devs[0].clk_mhz);
+                let identical = devs
+                    .iter()
+                    .all(|d| d.cap == devs[0].cap && d.clk_mhz == devs[0].clk_mhz);
                 let starts = if identical { 1 } else { n };
-                Ok(Layout::Ordered((0..starts).map(|s| (0..n).map(|k| (s + k) % n).collect()).collect()))
+                Ok(Layout::Ordered(
+                    (0..starts)
+                        .map(|s| (0..n).map(|k| (s + k) % n).collect())
+                        .collect(),
+                ))
             }
             Topology::Switch => {
                 // Identical devices are interchangeable, so a switch plan is a chain
                 // over as many devices as the port limit lets a path reach: two ports
                 // pass traffic through, one port only ends a path.
-                let identical = devs.iter().all(|d| d.cap == devs[0].cap && d.clk_mhz == devs[0].clk_mhz);
+                let identical = devs
+                    .iter()
+                    .all(|d| d.cap == devs[0].cap && d.clk_mhz == devs[0].clk_mhz);
                 let min_ports = devs.iter().map(|d| d.ports).min().unwrap_or(0);
                 if identical {
                     let reach = match min_ports {
@@ -95,10 +106,17 @@ impl Topology {
                 for (i, row) in mult.iter_mut().enumerate() {
                     row[i] = 0;
                 }
-                Ok(Layout::General { mult, dynamic: true })
+                Ok(Layout::General {
+                    mult,
+                    dynamic: true,
+                })
             }
             Topology::Links { links } => {
-                let idx: HashMap<&str, usize> = devs.iter().enumerate().map(|(i, d)| (d.name.as_str(), i)).collect();
+                let idx: HashMap<&str, usize> = devs
+                    .iter()
+                    .enumerate()
+                    .map(|(i, d)| (d.name.as_str(), i))
+                    .collect();
                 let mut mult = vec![vec![0u32; n]; n];
                 let mut used: HashMap<(usize, u32), usize> = HashMap::new();
                 let mut per_dev = vec![0u32; n];
@@ -113,17 +131,28 @@ impl Topology {
                     need_ports(devs, d, c, "links")?;
                 }
                 for (k, l) in links.iter().enumerate() {
-                    let a = *idx.get(l.a.as_str()).with_context(|| format!("link {k}: unknown device {}", l.a))?;
-                    let b = *idx.get(l.b.as_str()).with_context(|| format!("link {k}: unknown device {}", l.b))?;
+                    let a = *idx
+                        .get(l.a.as_str())
+                        .with_context(|| format!("link {k}: unknown device {}", l.a))?;
+                    let b = *idx
+                        .get(l.b.as_str())
+                        .with_context(|| format!("link {k}: unknown device {}", l.b))?;
                     if a == b {
                         bail!("link {k}: connects device {} to itself", l.a);
                     }
                     for (d, p) in [(a, l.a_port), (b, l.b_port)] {
                         if p >= devs[d].ports {
-                            bail!("link {k}: device {} has ports 0..{}, not port {p}", devs[d].name, devs[d].ports);
+                            bail!(
+                                "link {k}: device {} has ports 0..{}, not port {p}",
+                                devs[d].name,
+                                devs[d].ports
+                            );
                         }
                         if let Some(prev) = used.insert((d, p), k) {
-                            bail!("links {prev} and {k} both use port {p} of device {}", devs[d].name);
+                            bail!(
+                                "links {prev} and {k} both use port {p} of device {}",
+                                devs[d].name
+                            );
                         }
                     }
                     mult[a][b] += 1;
@@ -131,7 +160,10 @@ impl Topology {
                 }
                 match maximal_paths(&mult, 64) {
                     Some(paths) => Ok(Layout::Ordered(paths)),
-                    None => Ok(Layout::General { mult, dynamic: false }),
+                    None => Ok(Layout::General {
+                        mult,
+                        dynamic: false,
+                    }),
                 }
             }
         }
@@ -141,7 +173,12 @@ impl Topology {
 /// Every simple path from device 0 that cannot be extended, or None when there are
 /// more than `limit` (then the general formulation is used).
 fn maximal_paths(mult: &[Vec<u32>], limit: usize) -> Option<Vec<Vec<usize>>> {
-    fn rec(mult: &[Vec<u32>], path: &mut Vec<usize>, out: &mut Vec<Vec<usize>>, limit: usize) -> bool {
+    fn rec(
+        mult: &[Vec<u32>],
+        path: &mut Vec<usize>,
+        out: &mut Vec<Vec<usize>>,
+        limit: usize,
+    ) -> bool {
         let last = *path.last().unwrap();
         let mut extended = false;
         for next in 0..mult.len() {

@@ -5,10 +5,12 @@ use std::path::PathBuf;
 
 use finn_partitioner::cost::{self, current_fold};
 use finn_partitioner::estimates::Estimates;
-use finn_partitioner::resources::{NUM_RES, RES_NAMES};
+use finn_partitioner::resources::RES_NAMES;
 
 fn data(name: &str) -> Estimates {
-    let p = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/data").join(name);
+    let p = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/data")
+        .join(name);
     Estimates::load(&p).unwrap()
 }
 
@@ -21,11 +23,21 @@ fn check(est: &Estimates) -> usize {
         assert_eq!(c.cycles, l.cycles, "cycles of {} ({})", l.name, l.op_type);
         if c.modelled {
             modelled += 1;
-            for r in 0..NUM_RES {
-                assert_eq!(c.res.get(r), l.res.get(r), "{} of {} ({})", RES_NAMES[r], l.name, l.op_type);
+            for (r, name) in RES_NAMES.iter().enumerate() {
+                assert_eq!(
+                    c.res.get(r),
+                    l.res.get(r),
+                    "{name} of {} ({})",
+                    l.name,
+                    l.op_type
+                );
             }
         }
-        assert_eq!(c.out_stream_bits, l.out_stream_bits, "output stream width of {}", l.name);
+        assert_eq!(
+            c.out_stream_bits, l.out_stream_bits,
+            "output stream width of {}",
+            l.name
+        );
     }
     modelled
 }
@@ -46,7 +58,11 @@ fn mobilenet_auto_folding_matches_finn_report() {
 #[test]
 fn mobilenet_partitioner_folding_matches_finn_report() {
     let est = data("mobilenet_v1_plan_folding_estimates.json");
-    let pw = est.layers.iter().filter(|l| l.attrs.get("parallel_window").and_then(|v| v.as_i64()) == Some(1)).count();
+    let pw = est
+        .layers
+        .iter()
+        .filter(|l| l.attrs.get("parallel_window").and_then(|v| v.as_i64()) == Some(1))
+        .count();
     assert!(pw >= 5, "the fixture exercises parallel windows");
     assert!(check(&est) >= 43);
 }

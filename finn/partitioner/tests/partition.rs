@@ -12,7 +12,8 @@ use finn_partitioner::{partition, Objective, Options};
 use serde_json::json;
 
 fn mobilenet() -> Estimates {
-    let p = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/data/mobilenet_v1_estimates.json");
+    let p =
+        PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/data/mobilenet_v1_estimates.json");
     Estimates::load(&p).unwrap()
 }
 
@@ -25,7 +26,13 @@ fn u280s(n: usize, max_util: f64) -> Vec<Device> {
                 total: None,
                 clk_mhz: 250.0,
                 ports: None,
-                max_util: Some(Res { lut: max_util, ff: max_util, bram18: max_util, uram: max_util, dsp: max_util }),
+                max_util: Some(Res {
+                    lut: max_util,
+                    ff: max_util,
+                    bram18: max_util,
+                    uram: max_util,
+                    dsp: max_util,
+                }),
                 min_util: None,
                 reserve_link_kernels: None,
             }
@@ -36,7 +43,10 @@ fn u280s(n: usize, max_util: f64) -> Vec<Device> {
 }
 
 fn opts(objective: Objective) -> Options {
-    Options { objective, ..Options::default() }
+    Options {
+        objective,
+        ..Options::default()
+    }
 }
 
 fn device_index(plan: &Plan, name: &str) -> usize {
@@ -46,12 +56,19 @@ fn device_index(plan: &Plan, name: &str) -> usize {
 /// Along every dataflow edge the device index never decreases and steps by at most
 /// one (chain contiguity).
 fn assert_chain_contiguous(est: &Estimates, plan: &Plan) {
-    let dev: std::collections::HashMap<&str, usize> =
-        plan.layers.iter().map(|l| (l.name.as_str(), device_index(plan, &l.device))).collect();
+    let dev: std::collections::HashMap<&str, usize> = plan
+        .layers
+        .iter()
+        .map(|l| (l.name.as_str(), device_index(plan, &l.device)))
+        .collect();
     for l in &est.layers {
         for p in &l.preds {
             let (a, b) = (dev[p.as_str()], dev[l.name.as_str()]);
-            assert!(b == a || b == a + 1, "edge {p} -> {} goes from device {a} to {b}", l.name);
+            assert!(
+                b == a || b == a + 1,
+                "edge {p} -> {} goes from device {a} to {b}",
+                l.name
+            );
         }
     }
 }
@@ -59,7 +76,13 @@ fn assert_chain_contiguous(est: &Estimates, plan: &Plan) {
 #[test]
 fn balanced_chain_on_two_u280s_is_contiguous_and_within_budget() {
     let est = mobilenet();
-    let plan = partition(&est, &u280s(2, 0.8), &Topology::Chain, &opts(Objective::Balanced)).unwrap();
+    let plan = partition(
+        &est,
+        &u280s(2, 0.8),
+        &Topology::Chain,
+        &opts(Objective::Balanced),
+    )
+    .unwrap();
     assert_chain_contiguous(&est, &plan);
     assert_eq!(plan.cuts.len(), 1);
     for d in &plan.devices {
@@ -75,7 +98,13 @@ fn balanced_chain_on_two_u280s_is_contiguous_and_within_budget() {
 fn ring_topology_is_accepted_where_finn_plus_raises() {
     let est = mobilenet();
     for n in [2, 3] {
-        let plan = partition(&est, &u280s(n, 0.3), &Topology::Ring, &opts(Objective::Balanced)).unwrap();
+        let plan = partition(
+            &est,
+            &u280s(n, 0.3),
+            &Topology::Ring,
+            &opts(Objective::Balanced),
+        )
+        .unwrap();
         assert_chain_contiguous(&est, &plan);
     }
 }
@@ -83,7 +112,13 @@ fn ring_topology_is_accepted_where_finn_plus_raises() {
 #[test]
 fn a_budget_no_partition_meets_names_resource_and_device() {
     let est = mobilenet();
-    let err = partition(&est, &u280s(2, 0.05), &Topology::Chain, &opts(Objective::Balanced)).unwrap_err();
+    let err = partition(
+        &est,
+        &u280s(2, 0.05),
+        &Topology::Chain,
+        &opts(Objective::Balanced),
+    )
+    .unwrap_err();
     let msg = format!("{err:#}");
     assert!(msg.contains("infeasible"), "{msg}");
     assert!(msg.contains("BRAM_18K") || msg.contains("DSP"), "{msg}");
@@ -93,7 +128,13 @@ fn a_budget_no_partition_meets_names_resource_and_device() {
 #[test]
 fn one_layer_too_big_for_every_device_is_named() {
     let est = mobilenet();
-    let err = partition(&est, &u280s(4, 0.02), &Topology::Chain, &opts(Objective::Balanced)).unwrap_err();
+    let err = partition(
+        &est,
+        &u280s(4, 0.02),
+        &Topology::Chain,
+        &opts(Objective::Balanced),
+    )
+    .unwrap_err();
     let msg = format!("{err:#}");
     assert!(msg.contains("layer ") && msg.contains("fpga"), "{msg}");
 }
@@ -102,9 +143,24 @@ fn one_layer_too_big_for_every_device_is_named() {
 fn more_links_than_ports_is_an_error() {
     let devs = u280s(3, 0.8);
     let links = vec![
-        Link { a: "fpga0".into(), a_port: 0, b: "fpga1".into(), b_port: 0 },
-        Link { a: "fpga0".into(), a_port: 1, b: "fpga2".into(), b_port: 0 },
-        Link { a: "fpga0".into(), a_port: 2, b: "fpga2".into(), b_port: 1 },
+        Link {
+            a: "fpga0".into(),
+            a_port: 0,
+            b: "fpga1".into(),
+            b_port: 0,
+        },
+        Link {
+            a: "fpga0".into(),
+            a_port: 1,
+            b: "fpga2".into(),
+            b_port: 0,
+        },
+        Link {
+            a: "fpga0".into(),
+            a_port: 2,
+            b: "fpga2".into(),
+            b_port: 1,
+        },
     ];
     let err = Topology::Links { links }.layout(&devs).unwrap_err();
     let msg = format!("{err:#}");
@@ -135,9 +191,22 @@ fn switch_port_limit_binds() {
     for d in &mut two_ports {
         d.ports = 2;
     }
-    let plan3 = partition(&est, &two_ports, &Topology::Switch, &opts(Objective::Balanced)).unwrap();
-    let used3 = plan3.devices.iter().filter(|d| !d.layers.is_empty()).count();
-    assert_eq!(used3, 3, "with two ports the balanced plan spreads over all three");
+    let plan3 = partition(
+        &est,
+        &two_ports,
+        &Topology::Switch,
+        &opts(Objective::Balanced),
+    )
+    .unwrap();
+    let used3 = plan3
+        .devices
+        .iter()
+        .filter(|d| !d.layers.is_empty())
+        .count();
+    assert_eq!(
+        used3, 3,
+        "with two ports the balanced plan spreads over all three"
+    );
     // A budget that needs three devices fails with one port each.
     let mut tight = u280s(3, 0.2);
     for d in &mut tight {
@@ -152,9 +221,19 @@ fn throughput_grows_with_cards_under_tight_budgets() {
     let mut last = 0.0;
     let mut fps = Vec::new();
     for n in [2, 3, 4] {
-        let plan = partition(&est, &u280s(n, 0.2), &Topology::Chain, &opts(Objective::Throughput)).unwrap();
+        let plan = partition(
+            &est,
+            &u280s(n, 0.2),
+            &Topology::Chain,
+            &opts(Objective::Throughput),
+        )
+        .unwrap();
         assert_chain_contiguous(&est, &plan);
-        assert!(plan.fps >= last - 1e-6, "{n} cards: {} FPS after {last}", plan.fps);
+        assert!(
+            plan.fps >= last - 1e-6,
+            "{n} cards: {} FPS after {last}",
+            plan.fps
+        );
         last = plan.fps;
         fps.push(plan.fps);
     }
@@ -188,10 +267,22 @@ fn small_devices(n: usize, lut: f64, dsp: f64) -> Vec<Device> {
         .map(|i| DeviceSpec {
             name: format!("d{i}"),
             kind: None,
-            total: Some(Res { lut, ff: 1.0, bram18: 1.0, uram: 1.0, dsp }),
+            total: Some(Res {
+                lut,
+                ff: 1.0,
+                bram18: 1.0,
+                uram: 1.0,
+                dsp,
+            }),
             clk_mhz: 200.0,
             ports: Some(2),
-            max_util: Some(Res { lut: 1.0, ff: 1.0, bram18: 1.0, uram: 1.0, dsp: 1.0 }),
+            max_util: Some(Res {
+                lut: 1.0,
+                ff: 1.0,
+                bram18: 1.0,
+                uram: 1.0,
+                dsp: 1.0,
+            }),
             min_util: None,
             reserve_link_kernels: Some(false),
         })
@@ -223,7 +314,16 @@ fn splits(n: usize, d: usize) -> Vec<Vec<usize>> {
 
 #[test]
 fn balanced_and_min_cut_match_exhaustive_search() {
-    let res = [(30.0, 2.0), (10.0, 9.0), (25.0, 1.0), (5.0, 5.0), (40.0, 3.0), (15.0, 8.0), (20.0, 2.0), (12.0, 6.0)];
+    let res = [
+        (30.0, 2.0),
+        (10.0, 9.0),
+        (25.0, 1.0),
+        (5.0, 5.0),
+        (40.0, 3.0),
+        (15.0, 8.0),
+        (20.0, 2.0),
+        (12.0, 6.0),
+    ];
     let bits = [800, 300, 900, 100, 700, 200, 600, 50];
     let est = chain_estimates(&res, &bits);
     let devs = small_devices(3, 100.0, 20.0);
@@ -238,9 +338,15 @@ fn balanced_and_min_cut_match_exhaustive_search() {
         if use_.iter().any(|u| u[0] > 100.0 || u[1] > 20.0) {
             continue;
         }
-        let bal = use_.iter().map(|u| (u[0] / 100.0).max(u[1] / 20.0)).fold(0.0, f64::max);
+        let bal = use_
+            .iter()
+            .map(|u| (u[0] / 100.0).max(u[1] / 20.0))
+            .fold(0.0, f64::max);
         best_bal = best_bal.min(bal);
-        let cut: u64 = (1..s.len()).filter(|&i| s[i] != s[i - 1]).map(|i| bits[i - 1]).sum();
+        let cut: u64 = (1..s.len())
+            .filter(|&i| s[i] != s[i - 1])
+            .map(|i| bits[i - 1])
+            .sum();
         best_cut = best_cut.min(cut);
     }
     // Both solvers: the exact chain algorithm and the MIP.
@@ -251,7 +357,11 @@ fn balanced_and_min_cut_match_exhaustive_search() {
             .iter()
             .map(|d| (d.resources.lut / 100.0).max(d.resources.dsp / 20.0))
             .fold(0.0, f64::max);
-        assert!((got_bal - best_bal).abs() < 1e-9, "{} {got_bal} vs exhaustive {best_bal}", plan.solver.method);
+        assert!(
+            (got_bal - best_bal).abs() < 1e-9,
+            "{} {got_bal} vs exhaustive {best_bal}",
+            plan.solver.method
+        );
         let plan = solve(&est, &devs, &Topology::Chain, &opts(Objective::MinCut)).unwrap();
         let got_cut: u64 = plan.cuts.iter().map(|c| c.bits_per_frame).sum();
         assert_eq!(got_cut, best_cut, "{}", plan.solver.method);
@@ -272,11 +382,33 @@ fn branches_stay_contiguous_and_one_stream_per_link() {
     .unwrap();
     // No cut may split the branch region (two streams over one link), so a, b, c, d
     // (160 LUT) must share a device: infeasible at 150 per device, feasible at 170.
-    let msg = format!("{:#}", partition(&est, &small_devices(3, 150.0, 1.0), &Topology::Chain, &opts(Objective::Balanced)).unwrap_err());
+    let msg = format!(
+        "{:#}",
+        partition(
+            &est,
+            &small_devices(3, 150.0, 1.0),
+            &Topology::Chain,
+            &opts(Objective::Balanced)
+        )
+        .unwrap_err()
+    );
     assert!(msg.contains("LUT"), "{msg}");
-    let plan = partition(&est, &small_devices(3, 170.0, 1.0), &Topology::Chain, &opts(Objective::Balanced)).unwrap();
+    let plan = partition(
+        &est,
+        &small_devices(3, 170.0, 1.0),
+        &Topology::Chain,
+        &opts(Objective::Balanced),
+    )
+    .unwrap();
     assert_chain_contiguous(&est, &plan);
-    let on = |n: &str| plan.layers.iter().find(|l| l.name == n).unwrap().device.clone();
+    let on = |n: &str| {
+        plan.layers
+            .iter()
+            .find(|l| l.name == n)
+            .unwrap()
+            .device
+            .clone()
+    };
     assert!(["b", "c", "d"].iter().all(|n| on(n) == on("a")));
     assert_ne!(on("e"), on("a"));
     // Between consecutive devices only one stream may cross.
@@ -284,7 +416,9 @@ fn branches_stay_contiguous_and_one_stream_per_link() {
         let n = plan
             .cuts
             .iter()
-            .filter(|c| device_index(&plan, &c.from_device) <= k && device_index(&plan, &c.to_device) > k)
+            .filter(|c| {
+                device_index(&plan, &c.from_device) <= k && device_index(&plan, &c.to_device) > k
+            })
             .count();
         assert!(n <= 1, "{n} streams cross cut {k}");
     }
@@ -296,7 +430,13 @@ fn exact_chain_algorithm_agrees_with_the_mip() {
     for n in [2, 3, 4] {
         for obj in [Objective::Balanced, Objective::MinCut] {
             let fast = partition(&est, &u280s(n, 0.3), &Topology::Chain, &opts(obj)).unwrap();
-            let mip = finn_partitioner::partition_with_mip(&est, &u280s(n, 0.3), &Topology::Chain, &opts(obj)).unwrap();
+            let mip = finn_partitioner::partition_with_mip(
+                &est,
+                &u280s(n, 0.3),
+                &Topology::Chain,
+                &opts(obj),
+            )
+            .unwrap();
             assert_eq!(fast.solver.method, "chain");
             assert_eq!(mip.solver.method, "mip");
             let score = |p: &Plan| match obj {
@@ -307,7 +447,12 @@ fn exact_chain_algorithm_agrees_with_the_mip() {
                     .flat_map(|d| ["LUT", "BRAM_18K", "URAM", "DSP"].map(|r| d.resources_util(r)))
                     .fold(0.0, f64::max),
             };
-            assert!((score(&fast) - score(&mip)).abs() < 1e-6, "{n} devices {obj:?}: {} vs {}", score(&fast), score(&mip));
+            assert!(
+                (score(&fast) - score(&mip)).abs() < 1e-6,
+                "{n} devices {obj:?}: {} vs {}",
+                score(&fast),
+                score(&mip)
+            );
         }
     }
 }
@@ -325,8 +470,17 @@ fn synthetic_500_layers_on_48_devices_is_fast() {
         .collect();
     let est: Estimates = serde_json::from_value(json!({"clk_ns": 4.0, "layers": layers})).unwrap();
     let t = std::time::Instant::now();
-    let plan = partition(&est, &u280s(48, 0.8), &Topology::Chain, &opts(Objective::Balanced)).unwrap();
+    let plan = partition(
+        &est,
+        &u280s(48, 0.8),
+        &Topology::Chain,
+        &opts(Objective::Balanced),
+    )
+    .unwrap();
     assert!(t.elapsed().as_secs_f64() < 10.0);
     assert!(plan.solver.optimal);
-    assert_eq!(plan.devices.iter().filter(|d| !d.layers.is_empty()).count(), 48);
+    assert_eq!(
+        plan.devices.iter().filter(|d| !d.layers.is_empty()).count(),
+        48
+    );
 }

@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # Run the AuroraFlow simulation suite: lint, then every test of tests.txt
 # (build the testbench with Verilator, run each plusarg set; two runs at a
-# time). A failing run prints its seed and cycle; the command to replay it is
-# printed too.
+# time). A failing run prints its seed and cycle and its plusargs; replay it
+# with `sim/verilate.sh OUT TB PARAMS` and `OUT PLUSARGS`.
 # Usage: hw/aurora_flow/sim/run_tests.sh [-k BUILD_DIR] [-s SCALE] [TEST ...]
 #   -s SCALE   divide the +beats= of every run by SCALE (quick local runs)
 set -euo pipefail

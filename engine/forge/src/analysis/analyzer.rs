@@ -1,7 +1,7 @@
 //! The analysis graph walk: analyses each configured target once (deps first), reports
 //! dependency cycles with their full path, and accumulates the action graph.
 
-use std::collections::HashMap;
+use std::collections::{BTreeMap, HashMap};
 use std::sync::{Arc, Mutex};
 
 use anyhow::{Context, Result};
@@ -14,13 +14,20 @@ use starlark::values::structs::AllocStruct;
 use starlark::values::{OwnedFrozenValue, Value};
 
 use super::actions::{ActionsState, AnalysisActions};
-use super::attrs::{check_toolchain_edge, AttrResolver, ResolvedDep};
+use super::attrs::{check_toolchain_edge, parse_relative_label, AttrResolver, ResolvedDep};
+use super::configuration::{
+    configured_deps, platform_data, resolve_all, resolve_select, select_keys, setting_data,
+    Configuration,
+};
 use super::context::AnalysisContext;
-use super::label::{ConfiguredLabel, StarlarkLabel, UNSPECIFIED_CFG_HASH};
+use super::label::{ConfiguredLabel, StarlarkLabel, UNSPECIFIED_CFG};
 use super::outputs::target_outputs;
 use super::providers::{Builtin, ProviderCollection, ProviderInstance};
 use crate::interpreter::Loader;
-use crate::model::{ActionGraph, ActionId, ProvidersLabel, TargetLabel, TargetNode, TargetOutputs};
+use crate::model::{
+    ActionGraph, ActionId, CoercedAttr, DepKind, ProvidersLabel, TargetLabel, TargetNode,
+    TargetOutputs,
+};
 
 #[derive(Debug, thiserror::Error)]
 pub enum AnalysisError {
@@ -50,21 +57,39 @@ pub struct Analysed {
 
 #[derive(Default)]
 struct State {
-    done: HashMap<TargetLabel, Arc<Analysed>>,
-    stack: Vec<TargetLabel>,
+    done: HashMap<CfgKey, Arc<Analysed>>,
+    stack: Vec<CfgKey>,
+    configurations: HashMap<TargetLabel, Arc<Configuration>>,
     graph: ActionGraph,
 }
 
 /// Where the analyzer gets target nodes from (the loader, or a fixed set in tests).
 pub trait TargetSource {
     fn get_target(&self, label: &TargetLabel) -> Result<Arc<TargetNode>>;
+    /// The target platform a requested target is configured with (`None` = unspecified).
+    fn target_platform(&self, _label: &TargetLabel) -> Result<Option<TargetLabel>> {
+        Ok(None)
+    }
+    /// `read_config` on the root cell, for `ConfigurationInfo.values`.
+    fn config(&self, _section: &str, _key: &str) -> Option<String> {
+        None
+    }
 }
 
 impl TargetSource for Loader {
     fn get_target(&self, label: &TargetLabel) -> Result<Arc<TargetNode>> {
         Loader::get_target(self, label)
     }
+    fn target_platform(&self, label: &TargetLabel) -> Result<Option<TargetLabel>> {
+        Loader::target_platform(self, label)
+    }
+    fn config(&self, section: &str, key: &str) -> Option<String> {
+        self.workspace().config(section, key)
+    }
 }
+
+/// A target in a configuration: the platform it is configured for (`None` = unspecified).
+type CfgKey = (TargetLabel, Option<TargetLabel>);
 
 /// Analyses targets on demand; results and actions are kept for the whole command.
 pub struct Analyzer {
@@ -119,30 +144,70 @@ impl Analyzer {
         resolve_sub_target(&analysed, &label.sub_target)
     }
 
-    /// Analyses one target once; deps first.
+    /// Analyses one requested target in its target platform (deps first, once each).
     pub fn analyse(&self, target: &TargetLabel) -> Result<Arc<Analysed>> {
+        let platform = self.loader.target_platform(target)?;
+        self.analyse_in(target, platform)
+    }
+
+    fn configuration(&self, platform: &Option<TargetLabel>) -> Result<Arc<Configuration>> {
+        let Some(p) = platform else {
+            return Ok(Arc::new(Configuration::unspecified()));
+        };
+        if let Some(c) = self.lock().configurations.get(p) {
+            return Ok(c.clone());
+        }
+        let analysed = self.analyse_in(p, None)?;
+        let coll = ProviderCollection::from_value(analysed.providers.value())
+            .expect("analysis results are provider collections");
+        let cfg = Arc::new(Configuration::for_platform(p, platform_data(p, coll)?));
+        self.lock().configurations.insert(p.clone(), cfg.clone());
+        Ok(cfg)
+    }
+
+    fn configured_label(&self, target: &TargetLabel, cfg: &Configuration) -> ConfiguredLabel {
+        let mut l = ConfiguredLabel::unspecified(target.clone());
+        l.cfg = cfg.display();
+        l
+    }
+
+    fn analyse_in(
+        &self,
+        target: &TargetLabel,
+        platform: Option<TargetLabel>,
+    ) -> Result<Arc<Analysed>> {
+        let key = (target.clone(), platform.clone());
         {
             let mut st = self.lock();
-            if let Some(a) = st.done.get(target) {
+            if let Some(a) = st.done.get(&key) {
                 return Ok(a.clone());
             }
-            if let Some(pos) = st.stack.iter().position(|t| t == target) {
-                let mut lines: Vec<String> = st.stack[pos..]
-                    .iter()
-                    .map(|t| ConfiguredLabel::unspecified(t.clone()).to_string())
-                    .collect();
-                lines.push(ConfiguredLabel::unspecified(target.clone()).to_string());
+            if let Some(pos) = st.stack.iter().position(|t| *t == key) {
+                let shown = |k: &CfgKey| {
+                    let cfg = match &k.1 {
+                        None => UNSPECIFIED_CFG.to_owned(),
+                        Some(p) => st
+                            .configurations
+                            .get(p)
+                            .map(|c| c.display())
+                            .unwrap_or_else(|| p.to_string()),
+                    };
+                    format!("{} ({cfg})", k.0)
+                };
+                let mut lines: Vec<String> = st.stack[pos..].iter().map(shown).collect();
+                lines.push(shown(&key));
                 let msg = format!(
                     "Configured target cycle detected (`->` means \"depends on\"):\n  {}",
                     lines.join(" ->\n  ")
                 );
-                return Err(anyhow::anyhow!(msg).context(analysis_error(
-                    &ConfiguredLabel::unspecified(target.clone()),
-                )));
+                let first = lines.swap_remove(0);
+                return Err(
+                    anyhow::anyhow!(msg).context(format!("Error running analysis for `{first}`"))
+                );
             }
-            st.stack.push(target.clone());
+            st.stack.push(key.clone());
         }
-        let result = self.analyse_uncached(target);
+        let result = self.analyse_uncached(target, &platform);
         let mut st = self.lock();
         st.stack.pop();
         let (analysed, actions) = result?;
@@ -156,26 +221,64 @@ impl Analyzer {
             }
             graph.actions.push(a);
         }
-        st.done.insert(target.clone(), analysed.clone());
+        st.done.insert(key, analysed.clone());
         Ok(analysed)
     }
 
-    fn analyse_uncached(&self, target: &TargetLabel) -> Result<(Analysed, ActionsState)> {
-        let label = ConfiguredLabel::unspecified(target.clone());
+    fn analyse_uncached(
+        &self,
+        target: &TargetLabel,
+        platform: &Option<TargetLabel>,
+    ) -> Result<(Analysed, ActionsState)> {
         let node = self.loader.get_target(target)?;
+        // Configuration rules (platforms, settings, constraints) are analysed unconfigured.
+        let platform = if node.rule.is_configuration_rule {
+            None
+        } else {
+            platform.clone()
+        };
+        let cfg = self.configuration(&platform)?;
+        let label = self.configured_label(target, &cfg);
+        let own = |e: anyhow::Error| e.context(analysis_error(&label));
+        let mut settings = BTreeMap::new();
+        let mut keys = Vec::new();
+        for v in node.attrs.values() {
+            select_keys(v, &mut keys);
+        }
+        if platform.is_some() {
+            for k in &keys {
+                let key_label = parse_relative_label(k, target)
+                    .ok_or_else(|| own(anyhow::anyhow!("Invalid select key `{k}`")))?;
+                let analysed = self.analyse_in(&key_label.target, None)?;
+                let coll = ProviderCollection::from_value(analysed.providers.value())
+                    .expect("analysis results are provider collections");
+                settings.insert(k.clone(), setting_data(k, coll).map_err(own)?);
+            }
+        }
+        let read_config = |s: &str, k: &str| self.loader.config(s, k);
+        let resolve = |branches: &[(String, CoercedAttr)]| -> Result<CoercedAttr> {
+            resolve_select(branches, &cfg, &settings, &read_config).cloned()
+        };
+        let mut attrs = BTreeMap::new();
+        for (k, v) in &node.attrs {
+            attrs.insert(k.clone(), resolve_all(v, &resolve).map_err(own)?);
+        }
         let mut deps = HashMap::new();
-        for (dep, kind) in node.deps() {
+        for (dep, kind) in configured_deps(&node, &resolve).map_err(own)? {
             let dep_node = self
                 .loader
                 .get_target(&dep.target)
                 .with_context(|| format!("-> {} (^)", dep.target))
-                .with_context(|| analysis_error(&label))?;
+                .map_err(own)?;
             check_toolchain_edge(&dep.target, kind, dep_node.rule.is_toolchain_rule)
-                .with_context(|| analysis_error(&label))?;
+                .map_err(own)?;
+            let dep_platform = match kind {
+                DepKind::Exec => None,
+                DepKind::Normal | DepKind::Toolchain => platform.clone(),
+            };
             // A dep's own failure already names the dep.
-            let analysed = self.analyse(&dep.target)?;
-            let providers = resolve_sub_target(&analysed, &dep.sub_target)
-                .with_context(|| analysis_error(&label))?;
+            let analysed = self.analyse_in(&dep.target, dep_platform)?;
+            let providers = resolve_sub_target(&analysed, &dep.sub_target).map_err(own)?;
             let mut dep_label = analysed.label.clone();
             dep_label.label.sub_target = dep.sub_target.clone();
             deps.insert(
@@ -187,8 +290,8 @@ impl Analyzer {
             );
         }
         let (providers, actions) = self
-            .run_impl(&node, &label, &deps)
-            .with_context(|| analysis_error(&label))?;
+            .run_impl(&node, &attrs, &label, &cfg, &deps)
+            .map_err(own)?;
         Ok((
             Analysed {
                 label,
@@ -202,7 +305,9 @@ impl Analyzer {
     fn run_impl(
         &self,
         node: &TargetNode,
+        attrs: &BTreeMap<String, CoercedAttr>,
         label: &ConfiguredLabel,
+        cfg: &Configuration,
         deps: &HashMap<ProvidersLabel, ResolvedDep>,
     ) -> Result<(OwnedFrozenValue, ActionsState)> {
         let t = &node.label;
@@ -215,7 +320,7 @@ impl Analyzer {
             owner: Some(label.clone()),
             out_prefix: format!(
                 "buck-out/forge/art/{}/{}/{}__{}__",
-                t.cell, UNSPECIFIED_CFG_HASH, pkg, t.name
+                t.cell, cfg.hash, pkg, t.name
             ),
             scratch_prefix: format!(
                 "buck-out/forge/tmp/{}/{}",
@@ -229,10 +334,10 @@ impl Analyzer {
             let heap = module.heap();
             let resolver = AttrResolver { target: t, deps };
             let mut fields: Vec<(String, Value)> = Vec::new();
-            if !node.attrs.contains_key("name") {
+            if !attrs.contains_key("name") {
                 fields.push(("name".to_owned(), heap.alloc(t.name.as_str())));
             }
-            for (k, v) in &node.attrs {
+            for (k, v) in attrs {
                 let ty = node.rule.attrs.get(k).map(|s| &s.ty);
                 let value = resolver.to_value(v, ty, heap)?;
                 fields.push((k.clone(), value));

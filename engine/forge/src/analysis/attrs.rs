@@ -166,6 +166,7 @@ impl AttrResolver<'_> {
             CoercedAttr::Arg { raw, macro_deps } => {
                 heap.alloc(StarlarkCmdArgs::new(self.expand_arg(raw, macro_deps)?))
             }
+            // The analyzer resolves selects before conversion (see `configuration`).
             CoercedAttr::Select(_) => return Err(AttrError::UnspecifiedSelect.into()),
             CoercedAttr::Concat(parts) => {
                 let mut values = Vec::new();

@@ -17,7 +17,7 @@ use starlark::starlark_module;
 use starlark::typing::{Ty, TyStarlarkValue, TyUser, TyUserFields, TyUserParams};
 use starlark::values::dict::{AllocDict, DictRef};
 use starlark::values::list::{AllocList, ListRef};
-use starlark::values::typing::TypeInstanceId;
+use starlark::values::typing::{TypeCompiled, TypeInstanceId};
 use starlark::values::{
     starlark_value, AllocFrozenValue, Freeze, FreezeResult, Freezer, FrozenHeap, FrozenValue, Heap,
     NoSerialize, StarlarkValue, Trace, Value, ValueLike,
@@ -50,6 +50,14 @@ pub enum ProviderError {
         field: String,
         expected: String,
         got: String,
+    },
+    #[error("Value `{value}` of type `{value_type}` does not match the type annotation `{ty}` for field `{field}` of `{provider}`")]
+    FieldType {
+        value: String,
+        value_type: String,
+        ty: String,
+        field: String,
+        provider: String,
     },
     #[error("Provider `{0}` was not found in the collection. Found these providers: {1}")]
     NotFound(String, String),
@@ -157,6 +165,8 @@ pub struct ProviderCallable<'v> {
     fields: Vec<String>,
     required: Vec<bool>,
     defaults: Vec<Option<Value<'v>>>,
+    /// The declared type of each field (dict form), checked when an instance is made.
+    types: Vec<Option<Value<'v>>>,
     #[allocative(skip)]
     #[trace(static)]
     meta: OnceCell<Arc<ProviderMeta>>,
@@ -193,10 +203,18 @@ impl<'v> Freeze for ProviderCallable<'v> {
                 None => None,
             });
         }
+        let mut types = Vec::new();
+        for t in self.types {
+            types.push(match t {
+                Some(v) => Some(v.freeze(freezer)?),
+                None => None,
+            });
+        }
         Ok(FrozenProviderCallable {
             instance_meta: meta.clone(),
             meta,
             defaults,
+            types,
         })
     }
 }
@@ -239,7 +257,7 @@ impl<'v> StarlarkValue<'v> for ProviderCallable<'v> {
             .meta
             .get()
             .ok_or_else(|| starlark::Error::new_other(ProviderError::NotExported))?;
-        instantiate(meta, meta, &self.defaults, args, eval.heap())
+        instantiate(meta, meta, &self.defaults, &self.types, args, eval.heap())
             .map_err(starlark::Error::new_other)
     }
 }
@@ -253,6 +271,7 @@ pub struct FrozenProviderCallable {
     #[allocative(skip)]
     instance_meta: Arc<ProviderMeta>,
     defaults: Vec<Option<FrozenValue>>,
+    types: Vec<Option<FrozenValue>>,
 }
 
 impl fmt::Display for FrozenProviderCallable {
@@ -286,10 +305,13 @@ impl<'v> StarlarkValue<'v> for FrozenProviderCallable {
             .iter()
             .map(|d| d.map(|v| v.to_value()))
             .collect();
+        let types: Vec<Option<Value<'v>>> =
+            self.types.iter().map(|d| d.map(|v| v.to_value())).collect();
         instantiate(
             &self.meta,
             &self.instance_meta,
             &defaults,
+            &types,
             args,
             eval.heap(),
         )
@@ -313,6 +335,7 @@ fn instantiate<'v>(
     meta: &Arc<ProviderMeta>,
     instance_meta: &Arc<ProviderMeta>,
     defaults: &[Option<Value<'v>>],
+    types: &[Option<Value<'v>>],
     args: &Arguments<'v, '_>,
     heap: Heap<'v>,
 ) -> anyhow::Result<Value<'v>> {
@@ -342,6 +365,19 @@ fn instantiate<'v>(
     }
     let mut out = Vec::with_capacity(values.len());
     for (i, v) in values.into_iter().enumerate() {
+        if let (Some(v), Some(Some(ty))) = (v, types.get(i)) {
+            let compiled = TypeCompiled::new(*ty, heap)?;
+            if !compiled.matches(v) {
+                return Err(ProviderError::FieldType {
+                    value: v.to_repr(),
+                    value_type: v.get_type().to_owned(),
+                    ty: compiled.to_string(),
+                    field: meta.fields[i].clone(),
+                    provider: meta.name.clone(),
+                }
+                .into());
+            }
+        }
         let v = match v {
             Some(v) if !(meta.builtin.is_some() && v.is_none()) => v,
             _ => match defaults.get(i).copied().flatten() {
@@ -661,6 +697,7 @@ fn builtin(
         meta,
         instance_meta,
         defaults: vec![None; n],
+        types: vec![None; n],
     }
 }
 
@@ -816,15 +853,18 @@ fn register_provider_functions(builder: &mut GlobalsBuilder) {
         let mut names = Vec::new();
         let mut required = Vec::new();
         let mut defaults = Vec::new();
+        let mut types = Vec::new();
         if let Some(d) = DictRef::from_value(fields) {
             for (k, v) in d.iter() {
                 let name = k.unpack_str().ok_or(ProviderError::BadFields)?.to_owned();
                 if let Some(pf) = ProviderField::from_value(v) {
                     required.push(pf.default.is_empty());
                     defaults.push(pf.default.first().map(|x| x.to_value()));
+                    types.push(Some(pf.ty.to_value()));
                 } else {
-                    required.push(false);
+                    required.push(true);
                     defaults.push(None);
+                    types.push(Some(v));
                 }
                 names.push(name);
             }
@@ -840,6 +880,7 @@ fn register_provider_functions(builder: &mut GlobalsBuilder) {
                 names.push(x.unpack_str().ok_or(ProviderError::BadFields)?.to_owned());
                 required.push(false);
                 defaults.push(None);
+                types.push(None);
             }
         }
         for (i, n) in names.iter().enumerate() {
@@ -852,6 +893,7 @@ fn register_provider_functions(builder: &mut GlobalsBuilder) {
             fields: names,
             required,
             defaults,
+            types,
             meta: OnceCell::new(),
         })
     }

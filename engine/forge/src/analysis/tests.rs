@@ -88,6 +88,8 @@ fn src(project_path: &str, rel: &str) -> CoercedAttr {
 struct Fixture {
     module: Option<FrozenModule>,
     nodes: HashMap<TargetLabel, Arc<TargetNode>>,
+    platforms: HashMap<TargetLabel, TargetLabel>,
+    config: HashMap<(String, String), String>,
 }
 
 impl TargetSource for Fixture {
@@ -101,17 +103,37 @@ impl TargetSource for Fixture {
             )
         })
     }
+
+    fn target_platform(&self, label: &TargetLabel) -> Result<Option<TargetLabel>> {
+        Ok(self.platforms.get(label).cloned())
+    }
+
+    fn config(&self, section: &str, key: &str) -> Option<String> {
+        self.config
+            .get(&(section.to_owned(), key.to_owned()))
+            .cloned()
+    }
 }
 
 impl Fixture {
     fn new(bzl: &str) -> Fixture {
         Fixture {
             module: Some(eval_bzl(bzl)),
-            nodes: HashMap::new(),
+            ..Default::default()
         }
     }
 
     fn rule(&self, impl_name: &str, attrs: &[(&str, AttrType)], toolchain: bool) -> Arc<RuleSpec> {
+        self.rule_kind(impl_name, attrs, toolchain, false)
+    }
+
+    fn rule_kind(
+        &self,
+        impl_name: &str,
+        attrs: &[(&str, AttrType)],
+        toolchain: bool,
+        configuration: bool,
+    ) -> Arc<RuleSpec> {
         let m = self.module.as_ref().unwrap();
         Arc::new(RuleSpec {
             name: impl_name.to_owned(),
@@ -132,7 +154,7 @@ impl Fixture {
                 })
                 .collect(),
             is_toolchain_rule: toolchain,
-            is_configuration_rule: false,
+            is_configuration_rule: configuration,
             doc: String::new(),
         })
     }
@@ -534,6 +556,12 @@ def no_default_impl(ctx: AnalysisContext) -> list[Provider]:
 
 def unknown_field_impl(ctx: AnalysisContext) -> list[Provider]:
     return [DefaultInfo(), P(y = 1)]
+
+def wrong_type_impl(ctx: AnalysisContext) -> list[Provider]:
+    return [DefaultInfo(), TypedInfo(name = "n", count = "three")]
+
+def missing_required_impl(ctx: AnalysisContext) -> list[Provider]:
+    return [DefaultInfo(), TypedInfo(count = 1)]
 "##;
 
 fn providers_fixture() -> Fixture {
@@ -568,6 +596,10 @@ fn providers_fixture() -> Fixture {
     f.add("root//:no_default", &nd, vec![]);
     let uf = f.rule("unknown_field_impl", &[], false);
     f.add("root//:unknown_field", &uf, vec![]);
+    let wt = f.rule("wrong_type_impl", &[], false);
+    f.add("root//:wrong_type", &wt, vec![]);
+    let mr = f.rule("missing_required_impl", &[], false);
+    f.add("root//:missing_required", &mr, vec![]);
     f
 }
 
@@ -605,6 +637,21 @@ fn missing_default_info_message_matches_buck2() {
     let e = error_of(&an, "root//:no_default");
     assert!(
         e.contains("collection [P(x=1)] did not receive a `DefaultInfo` provider"),
+        "{e}"
+    );
+}
+
+#[test]
+fn provider_field_types_are_checked() {
+    let an = providers_fixture().analyzer();
+    let e = error_of(&an, "root//:wrong_type");
+    assert!(
+        e.contains("Value `\"three\"` of type `string` does not match the type annotation `int` for field `count` of `TypedInfo`"),
+        "{e}"
+    );
+    let e = error_of(&an, "root//:missing_required");
+    assert!(
+        e.contains("Missing named-only parameter `name` for call to `TypedInfo`"),
         "{e}"
     );
 }
@@ -1052,4 +1099,209 @@ fn run_and_test_outputs() {
         k => panic!("{k:?}"),
     }
     assert!(a.inputs.iter().any(|i| i.path() == art));
+}
+
+const CONFIG_BZL: &str = r##"
+def constraint_setting_impl(ctx: AnalysisContext) -> list[Provider]:
+    return [DefaultInfo(), ConstraintSettingInfo(label = ctx.label.raw_target())]
+
+def constraint_value_impl(ctx: AnalysisContext) -> list[Provider]:
+    cv = ConstraintValueInfo(setting = ctx.attrs.setting[ConstraintSettingInfo], label = ctx.label.raw_target())
+    return [DefaultInfo(), cv, ConfigurationInfo(constraints = {cv.setting.label: cv}, values = {})]
+
+def config_setting_impl(ctx: AnalysisContext) -> list[Provider]:
+    return [DefaultInfo(), ConfigurationInfo(constraints = {}, values = ctx.attrs.values)]
+
+def platform_impl(ctx: AnalysisContext) -> list[Provider]:
+    constraints = {}
+    for c in ctx.attrs.constraints:
+        cv = c[ConstraintValueInfo]
+        constraints[cv.setting.label] = cv
+    return [
+        DefaultInfo(),
+        PlatformInfo(label = str(ctx.label.raw_target()), configuration = ConfigurationInfo(constraints = constraints, values = {})),
+    ]
+
+def pick_impl(ctx: AnalysisContext) -> list[Provider]:
+    out = ctx.actions.write("v.txt", ctx.attrs.v + "|" + str(ctx.label))
+    return [DefaultInfo(default_output = out)]
+"##;
+
+fn sel(branches: &[(&str, &str)]) -> CoercedAttr {
+    CoercedAttr::Select(
+        branches
+            .iter()
+            .map(|(k, v)| ((*k).to_owned(), CoercedAttr::String((*v).to_owned())))
+            .collect(),
+    )
+}
+
+#[test]
+fn select_resolves_under_a_platform() {
+    let mut f = Fixture::new(CONFIG_BZL);
+    let dep_ty = || AttrType::Dep {
+        kind: DepKind::Normal,
+        providers: vec![],
+    };
+    let setting = f.rule_kind("constraint_setting_impl", &[], false, true);
+    let value = f.rule_kind(
+        "constraint_value_impl",
+        &[("setting", dep_ty())],
+        false,
+        true,
+    );
+    let cfg_setting = f.rule_kind(
+        "config_setting_impl",
+        &[(
+            "values",
+            AttrType::Dict {
+                key: Box::new(AttrType::String),
+                value: Box::new(AttrType::String),
+                sorted: false,
+            },
+        )],
+        false,
+        true,
+    );
+    let platform = f.rule_kind(
+        "platform_impl",
+        &[("constraints", AttrType::List(Box::new(dep_ty())))],
+        false,
+        true,
+    );
+    let pick = f.rule(
+        "pick_impl",
+        &[
+            ("v", AttrType::String),
+            ("deps", AttrType::List(Box::new(dep_ty()))),
+        ],
+        false,
+    );
+    f.add("root//config:speed", &setting, vec![]);
+    f.add(
+        "root//config:fast",
+        &value,
+        vec![("setting", dep("root//config:speed"))],
+    );
+    f.add(
+        "root//config:slow",
+        &value,
+        vec![("setting", dep("root//config:speed"))],
+    );
+    f.add(
+        "root//config:fast_platform",
+        &platform,
+        vec![(
+            "constraints",
+            CoercedAttr::List(vec![dep("root//config:fast")]),
+        )],
+    );
+    f.add(
+        "root//config:empty_platform",
+        &platform,
+        vec![("constraints", CoercedAttr::List(vec![]))],
+    );
+    f.add(
+        "root//config:mode_debug",
+        &cfg_setting,
+        vec![(
+            "values",
+            CoercedAttr::Dict(vec![(
+                CoercedAttr::String("build.mode".to_owned()),
+                CoercedAttr::String("debug".to_owned()),
+            )]),
+        )],
+    );
+    let speed = sel(&[
+        ("root//config:fast", "F"),
+        ("root//config:slow", "S"),
+        ("DEFAULT", "D"),
+    ]);
+    let none = CoercedAttr::List(vec![]);
+    f.add(
+        "root//:on_fast",
+        &pick,
+        vec![
+            ("v", speed.clone()),
+            ("deps", CoercedAttr::List(vec![dep("root//:child")])),
+        ],
+    );
+    f.add(
+        "root//:child",
+        &pick,
+        vec![("v", speed.clone()), ("deps", none.clone())],
+    );
+    f.add(
+        "root//:on_empty",
+        &pick,
+        vec![("v", speed.clone()), ("deps", none.clone())],
+    );
+    f.add(
+        "root//:by_config",
+        &pick,
+        vec![
+            (
+                "v",
+                sel(&[("root//config:mode_debug", "dbg"), ("DEFAULT", "rel")]),
+            ),
+            ("deps", none.clone()),
+        ],
+    );
+    f.add(
+        "root//:no_default",
+        &pick,
+        vec![("v", sel(&[("root//config:slow", "S")])), ("deps", none)],
+    );
+    for t in ["root//:on_fast", "root//:no_default"] {
+        f.platforms.insert(tl(t), tl("root//config:fast_platform"));
+    }
+    for t in ["root//:on_empty", "root//:by_config"] {
+        f.platforms.insert(tl(t), tl("root//config:empty_platform"));
+    }
+    f.config
+        .insert(("build".to_owned(), "mode".to_owned()), "debug".to_owned());
+    let an = f.analyzer();
+    let fast = an.outputs(&pl("root//:on_fast")).unwrap();
+    let path = fast.default_outputs[0].path().to_owned();
+    let hash = path.split('/').nth(4).unwrap().to_owned();
+    assert_eq!(hash.len(), 16);
+    assert_ne!(hash, CFG, "each platform gets its own hash");
+    assert_eq!(
+        path,
+        format!("buck-out/forge/art/root/{hash}/__on_fast__/v.txt")
+    );
+    let content = |target: &str| {
+        let t = tl(target);
+        an.action_graph()
+            .actions
+            .iter()
+            .find_map(|a| match &a.kind {
+                ActionKind::Write { content, .. } if a.owner == t => {
+                    Some(String::from_utf8(content.clone()).unwrap())
+                }
+                _ => None,
+            })
+            .unwrap()
+    };
+    // O7/O8: the label shows the platform and its hash.
+    assert_eq!(
+        content("root//:on_fast"),
+        format!("F|root//:on_fast (root//config:fast_platform#{hash})")
+    );
+    // Deps inherit the dependent's platform.
+    assert_eq!(
+        content("root//:child"),
+        format!("F|root//:child (root//config:fast_platform#{hash})")
+    );
+    an.outputs(&pl("root//:on_empty")).unwrap();
+    assert!(
+        content("root//:on_empty").starts_with("D|root//:on_empty (root//config:empty_platform#")
+    );
+    an.outputs(&pl("root//:by_config")).unwrap();
+    assert!(content("root//:by_config").starts_with("dbg|"));
+    let e = error_of(&an, "root//:no_default");
+    assert!(
+        e.contains("None of 1 conditions matched configuration `root//config:fast_platform#"),
+        "{e}"
+    );
 }

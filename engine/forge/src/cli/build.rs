@@ -13,7 +13,11 @@ use forge_exec::{BuildFailed, ConsoleMode, ExecOptions, Executor, RemoteMode};
 const NO_OUTPUTS_HELP: &str = "This means the rule did not define any outputs. See \
 https://buck2.build/docs/users/faq/common_issues/#why-does-my-target-not-have-any-outputs for more information";
 
-fn remote_cache(s: &Session) -> Result<(Option<Arc<dyn forge_reapi::RemoteCache>>, RemoteMode)> {
+/// The remote cache to use and its mode; `errors` counts a server found unreachable here.
+fn remote_cache(
+    s: &Session,
+    errors: &mut usize,
+) -> Result<(Option<Arc<dyn forge_reapi::RemoteCache>>, RemoteMode)> {
     let ws = s.loader.workspace();
     let mode = match s.common.remote_cache {
         RemoteCacheArg::Off => return Ok((None, RemoteMode::Off)),
@@ -34,6 +38,7 @@ fn remote_cache(s: &Session) -> Result<(Option<Arc<dyn forge_reapi::RemoteCache>
         Ok(Some(c)) => Ok((Some(c), mode)),
         Ok(None) => Ok((None, RemoteMode::Off)),
         Err(e) if forge_reapi::is_unavailable(&e) => {
+            *errors += 1;
             eprintln!("warning: remote cache unavailable, building locally: {e:#}");
             Ok((None, RemoteMode::Off))
         }
@@ -41,11 +46,13 @@ fn remote_cache(s: &Session) -> Result<(Option<Arc<dyn forge_reapi::RemoteCache>
     }
 }
 
-fn executor(s: &Session) -> Result<Executor> {
+/// The executor, and how many remote cache errors its setup met.
+fn executor(s: &Session) -> Result<(Executor, usize)> {
     let ws = s.loader.workspace();
     let mut opts = ExecOptions::new(ws.root.clone());
     opts.jobs = s.common.jobs.unwrap_or(0);
-    let (remote, mode) = remote_cache(s)?;
+    let mut remote_errors = 0;
+    let (remote, mode) = remote_cache(s, &mut remote_errors)?;
     opts.remote = remote;
     opts.remote_mode = mode;
     opts.default_allow_cache_upload = ws
@@ -61,7 +68,7 @@ fn executor(s: &Session) -> Result<Executor> {
         ConsoleArg::Super => ConsoleMode::Fancy,
         ConsoleArg::None => ConsoleMode::Quiet,
     };
-    Executor::new(opts)
+    Ok((Executor::new(opts)?, remote_errors))
 }
 
 fn unspecified(l: &ProvidersLabel) -> String {
@@ -122,7 +129,7 @@ pub(super) fn build(s: &Session, patterns: &[String], show_output: bool) -> i32 
         wanted.extend(o.other_outputs.iter().cloned());
     }
     let graph = analyzer.action_graph();
-    let exec = match executor(s) {
+    let (exec, setup_remote_errors) = match executor(s) {
         Ok(e) => e,
         Err(e) => {
             eprintln!("BUILD FAILED");
@@ -175,6 +182,10 @@ pub(super) fn build(s: &Session, patterns: &[String], show_output: bool) -> i32 
             for line in report.summary_lines() {
                 eprintln!("{line}");
             }
+            let remote_errors = report.remote_errors + setup_remote_errors;
+            if remote_errors > 0 {
+                eprintln!("Remote cache errors: {remote_errors} (those actions ran locally)");
+            }
             eprintln!("BUILD SUCCEEDED");
             0
         }
@@ -220,7 +231,7 @@ pub(super) fn run(s: &Session, target: &str, args: &[String]) -> i32 {
                 unspecified(&label)
             )
         })?;
-        let exec = executor(s)?;
+        let (exec, _) = executor(s)?;
         let graph = analyzer.action_graph();
         exec.build(&graph, &cmd.inputs)?;
         Ok((exec, cmd))
@@ -267,7 +278,7 @@ pub(super) fn test(s: &Session, patterns: &[String]) -> i32 {
     };
     let tests: Vec<_> = targets.into_iter().filter_map(|(_, o)| o.test).collect();
     let exec = match executor(s) {
-        Ok(e) => e,
+        Ok((e, _)) => e,
         Err(e) => {
             report(&e);
             return EXIT_USER_ERROR;

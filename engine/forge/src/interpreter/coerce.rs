@@ -7,7 +7,7 @@ use anyhow::{anyhow, bail, Result};
 use starlark::values::dict::DictRef;
 use starlark::values::list::ListRef;
 use starlark::values::tuple::TupleRef;
-use starlark::values::Value;
+use starlark::values::{UnpackValue, Value};
 
 use super::cells::{join, Cells};
 use super::eval::BuildContext;
@@ -111,8 +111,10 @@ fn coerce_plain(ty: &AttrType, v: Value, cx: &CoerceCx) -> Result<CoercedAttr> {
             if v.unpack_bool().is_some() {
                 return Err(expected(ty, v));
             }
-            v.unpack_i32()
-                .map(|i| CoercedAttr::Int(i as i64))
+            i64::unpack_value(v)
+                .ok()
+                .flatten()
+                .map(CoercedAttr::Int)
                 .ok_or_else(|| expected(ty, v))
         }
         AttrType::Bool => v
@@ -230,8 +232,8 @@ fn coerce_any(v: Value) -> Result<CoercedAttr> {
     if let Some(b) = v.unpack_bool() {
         return Ok(CoercedAttr::Bool(b));
     }
-    if let Some(i) = v.unpack_i32() {
-        return Ok(CoercedAttr::Int(i as i64));
+    if let Ok(Some(i)) = i64::unpack_value(v) {
+        return Ok(CoercedAttr::Int(i));
     }
     if let Some(s) = v.unpack_str() {
         return Ok(CoercedAttr::String(s.to_owned()));

@@ -50,7 +50,13 @@ impl<'a> BuildContext<'a> {
     pub fn from_eval<'e>(eval: &'e Evaluator) -> starlark::Result<&'e BuildContext<'e>> {
         eval.extra
             .and_then(|e| e.downcast_ref::<BuildContext>())
-            .ok_or_else(|| starlark::Error::new_other(anyhow!("internal: no build context")))
+            .ok_or_else(|| {
+                starlark::Error::new_other(anyhow!(
+                    "This function can only be called while loading (in a build file, or at the \
+                     top level of a .bzl), not from a rule implementation during analysis; pass \
+                     the value to the rule through an attribute instead"
+                ))
+            })
     }
 
     /// Cell-relative directory of the file being evaluated.

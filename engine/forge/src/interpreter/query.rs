@@ -1,5 +1,6 @@
 //! `uquery` over unconfigured target nodes: `deps(x[, depth])`, `rdeps(universe, x[, depth])`,
-//! `set(...)`, `+`/`union`, `^`/`intersect`, `-`/`except`, target patterns as literals.
+//! `kind(regex, x)`, `filter(regex, x)`, `set(...)`, `+`/`union`, `^`/`intersect`,
+//! `-`/`except`, target patterns as literals.
 
 use std::collections::{BTreeMap, BTreeSet, VecDeque};
 
@@ -212,12 +213,28 @@ impl QueryEnv<'_> {
                     }
                     Ok(out)
                 }
+                ("kind", [Expr::Pattern(re), x]) => {
+                    let re = regex::Regex::new(re)
+                        .map_err(|e| anyhow!("kind(): invalid regex `{re}`: {e}"))?;
+                    let mut out = Set::new();
+                    for t in self.eval(x)? {
+                        if re.is_match(&self.loader.get_target(&t)?.rule.name) {
+                            out.insert(t);
+                        }
+                    }
+                    Ok(out)
+                }
+                ("filter", [Expr::Pattern(re), x]) => {
+                    let re = regex::Regex::new(re)
+                        .map_err(|e| anyhow!("filter(): invalid regex `{re}`: {e}"))?;
+                    Ok(self.eval(x)?.into_iter().filter(|t| re.is_match(&t.to_string())).collect())
+                }
                 ("deps", [x]) => self.closure(&self.eval(x)?, None),
                 ("deps", [x, Expr::Int(d)]) => self.closure(&self.eval(x)?, Some(*d)),
                 ("rdeps", [u, x]) => self.rdeps(&self.eval(u)?, &self.eval(x)?, None),
                 ("rdeps", [u, x, Expr::Int(d)]) => self.rdeps(&self.eval(u)?, &self.eval(x)?, Some(*d)),
                 _ => bail!(
-                    "Unsupported query function `{name}` with {} argument(s) (supported: deps, rdeps, set)",
+                    "Unsupported query function `{name}` with {} argument(s) (supported: deps, rdeps, kind, filter, set)",
                     args.len()
                 ),
             },

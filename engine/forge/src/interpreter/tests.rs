@@ -434,6 +434,9 @@ fn uquery_deps_rdeps_and_sets() {
     assert_eq!(q("deps(//q:a) - deps(//q:b)"), vec!["a", "c"]);
     assert_eq!(q("deps(//q:b) intersect deps(//q:a, 1)"), vec!["b"]);
     assert_eq!(q("set(//q:c //q:d) + //q:a"), vec!["a", "c", "d"]);
+    assert_eq!(q("kind('^te.t$', deps(//q:a))"), vec!["a", "b", "c", "d"]);
+    assert!(q("kind(other, deps(//q:a))").is_empty());
+    assert_eq!(q("filter(':[bc]$', deps(//q:a))"), vec!["b", "c"]);
 }
 
 #[test]

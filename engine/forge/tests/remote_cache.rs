@@ -1,0 +1,537 @@
+//! The `forge` binary against a real BuildGrid (cache only, on 127.0.0.1): a clean machine
+//! is served entirely from the remote cache, `--remote-cache=read|off` keep their promises,
+//! a dead server or a corrupted blob never fails a build nor yields a wrong output, and a
+//! malformed `[buck2_re_client]` address is a user error naming the key.
+//!
+//! Expected outputs are known by construction of the workspace's shell commands (and, for the
+//! server side, read straight from BuildGrid's disk storage), not taken from forge.
+
+#[path = "../../reapi/tests/common/mod.rs"]
+mod bgd;
+
+use std::io::{BufRead, BufReader};
+use std::net::TcpListener;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output, Stdio};
+
+use bgd::BuildGrid;
+
+const ART: &str = "buck-out/forge/art/root/1ef78538d8598cb2/pkg/__g__";
+const EXIT_USER_ERROR: i32 = 3;
+
+/// Bytes of `big.bin`: large enough that BuildGrid's batch limits send it through ByteStream.
+const BIG_SIZE: usize = 6_000_000;
+
+const RULES: &str = r#"def _gen_impl(ctx: AnalysisContext) -> list[Provider]:
+    a = ctx.actions.declare_output("a.txt")
+    ctx.actions.run(
+        cmd_args("/bin/sh", "-c", "echo \"$1\" > \"$0\"", a.as_output(), ctx.attrs.word),
+        category = "gen_a",
+        local_only = True,
+        allow_cache_upload = True,
+    )
+    tree = ctx.actions.declare_output("tree", dir = True)
+    ctx.actions.run(
+        cmd_args(
+            "/bin/sh",
+            "-c",
+            "sleep \"$2\" && mkdir -p \"$0/sub\" && cp \"$1\" \"$0/sub/copy.txt\" && echo leaf > \"$0/leaf.txt\"",
+            tree.as_output(),
+            a,
+            ctx.attrs.delay,
+        ),
+        category = "gen_tree",
+        local_only = True,
+        allow_cache_upload = True,
+    )
+    b = ctx.actions.declare_output("b.txt")
+    ctx.actions.run(
+        cmd_args("/bin/sh", "-c", "cat \"$1/sub/copy.txt\" \"$1/leaf.txt\" > \"$0\"", b.as_output(), tree),
+        category = "gen_b",
+        local_only = True,
+        allow_cache_upload = True,
+    )
+    big = ctx.actions.declare_output("big.bin")
+    ctx.actions.run(
+        cmd_args("/bin/sh", "-c", "yes forge | head -c {big} > \"$0\"", big.as_output()),
+        category = "gen_big",
+        local_only = True,
+        allow_cache_upload = True,
+    )
+    return [DefaultInfo(default_output = b, other_outputs = [tree, big])]
+
+gen = rule(
+    impl = _gen_impl,
+    attrs = {
+        "delay": attrs.string(default = "0"),
+        "word": attrs.string(),
+    },
+)
+"#;
+
+/// A throwaway project: `//pkg:g` runs four commands (one with a directory output, one with
+/// a 6 MB output), all `local_only` with `allow_cache_upload`.
+struct Workspace {
+    dir: tempfile::TempDir,
+}
+
+impl Workspace {
+    fn new(re_client: &str, delay: &str) -> Workspace {
+        let dir = tempfile::Builder::new()
+            .prefix("forge-remote-cache-")
+            .tempdir()
+            .unwrap();
+        let root = dir.path();
+        std::fs::create_dir_all(root.join("rules")).unwrap();
+        std::fs::create_dir_all(root.join("pkg")).unwrap();
+        std::fs::write(root.join(".buckroot"), "").unwrap();
+        std::fs::write(
+            root.join(".buckconfig"),
+            format!("[cells]\n  root = .\n\n[buildfile]\n  name = BUCK\n\n[buck2_re_client]\n{re_client}"),
+        )
+        .unwrap();
+        std::fs::write(
+            root.join("rules/defs.bzl"),
+            RULES.replace("{big}", &BIG_SIZE.to_string()),
+        )
+        .unwrap();
+        std::fs::write(
+            root.join("pkg/BUCK"),
+            format!(
+                "load(\"//rules:defs.bzl\", \"gen\")\n\ngen(\n    name = \"g\",\n    delay = \"{delay}\",\n    word = \"hello\",\n)\n"
+            ),
+        )
+        .unwrap();
+        Workspace { dir }
+    }
+
+    fn for_server(server: &BuildGrid, delay: &str) -> Workspace {
+        let mut section = String::new();
+        for (k, v) in server.section() {
+            section.push_str(&format!("  {k} = {v}\n"));
+        }
+        Workspace::new(&section, delay)
+    }
+
+    fn root(&self) -> &Path {
+        self.dir.path()
+    }
+
+    fn forge(&self, args: &[&str]) -> Command {
+        let mut cmd = Command::new(env!("CARGO_BIN_EXE_forge"));
+        cmd.args(args).current_dir(self.root()).stdin(Stdio::null());
+        cmd
+    }
+
+    fn build(&self, extra: &[&str]) -> Run {
+        let mut args = vec!["build", "//pkg:g"];
+        args.extend_from_slice(extra);
+        Run::from(self.forge(&args).output().unwrap())
+    }
+
+    /// A clean machine state: no outputs, no local cache, no logs.
+    fn wipe_buck_out(&self) {
+        std::fs::remove_dir_all(self.root().join("buck-out")).unwrap();
+    }
+
+    fn art(&self, rel: &str) -> PathBuf {
+        self.root().join(ART).join(rel)
+    }
+
+    /// Every output file (relative path, bytes, executable bit), in path order.
+    fn outputs(&self) -> Vec<(String, Vec<u8>, bool)> {
+        use std::os::unix::fs::PermissionsExt;
+        let base = self.root().join(ART);
+        let mut files = Vec::new();
+        for rel in [
+            "a.txt",
+            "b.txt",
+            "big.bin",
+            "tree/leaf.txt",
+            "tree/sub/copy.txt",
+        ] {
+            let p = base.join(rel);
+            let mode = std::fs::metadata(&p)
+                .unwrap_or_else(|e| panic!("{}: {e}", p.display()))
+                .permissions()
+                .mode();
+            files.push((
+                rel.to_string(),
+                std::fs::read(&p).unwrap(),
+                mode & 0o111 != 0,
+            ));
+        }
+        files
+    }
+
+    /// The outputs are what the shell commands produce.
+    fn assert_outputs_correct(&self) {
+        let read = |rel: &str| std::fs::read_to_string(self.art(rel)).unwrap();
+        assert_eq!(read("a.txt"), "hello\n");
+        assert_eq!(read("tree/sub/copy.txt"), "hello\n");
+        assert_eq!(read("tree/leaf.txt"), "leaf\n");
+        assert_eq!(read("b.txt"), "hello\nleaf\n");
+        let big = std::fs::read(self.art("big.bin")).unwrap();
+        assert_eq!(big.len(), BIG_SIZE);
+        assert!(
+            big.chunks(6).all(|c| b"forge\n".starts_with(c)),
+            "big.bin is not `yes forge` output"
+        );
+    }
+
+    fn what_ran(&self) -> String {
+        let out = self.forge(&["log", "what-ran"]).output().unwrap();
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        String::from_utf8(out.stdout).unwrap()
+    }
+}
+
+struct Run {
+    code: i32,
+    stderr: String,
+}
+
+impl From<Output> for Run {
+    fn from(o: Output) -> Run {
+        Run {
+            code: o.status.code().unwrap_or(-1),
+            stderr: String::from_utf8_lossy(&o.stderr).into_owned(),
+        }
+    }
+}
+
+#[derive(Debug, PartialEq, Eq)]
+struct Counts {
+    commands: usize,
+    cached: usize,
+    remote: usize,
+    local: usize,
+}
+
+impl Run {
+    fn ok(self) -> Run {
+        assert_eq!(self.code, 0, "forge build failed:\n{}", self.stderr);
+        self
+    }
+
+    /// buck2's `Commands: N (cached: X, remote: Y, local: Z)` summary line.
+    fn counts(&self) -> Counts {
+        let line = self
+            .stderr
+            .lines()
+            .find_map(|l| l.strip_prefix("Commands: "))
+            .unwrap_or_else(|| panic!("no `Commands:` line in:\n{}", self.stderr));
+        let nums: Vec<usize> = line
+            .split(|c: char| !c.is_ascii_digit())
+            .filter(|s| !s.is_empty())
+            .map(|s| s.parse().unwrap())
+            .collect();
+        assert_eq!(nums.len(), 4, "unexpected summary line `{line}`");
+        Counts {
+            commands: nums[0],
+            cached: nums[1],
+            remote: nums[2],
+            local: nums[3],
+        }
+    }
+
+    /// Remote cache warnings (each may have continuation lines of its own).
+    fn warnings(&self) -> Vec<&str> {
+        self.stderr
+            .lines()
+            .filter(|l| l.starts_with("warning: remote cache"))
+            .collect()
+    }
+}
+
+fn counts(cached: usize, remote: usize, local: usize) -> Counts {
+    Counts {
+        commands: cached + remote + local,
+        cached,
+        remote,
+        local,
+    }
+}
+
+/// Files in BuildGrid's disk CAS.
+fn server_blobs(server: &BuildGrid) -> usize {
+    let objects = server.dir.path().join("storage");
+    walk_files(&objects).len()
+}
+
+fn walk_files(dir: &Path) -> Vec<PathBuf> {
+    let mut out = Vec::new();
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return out;
+    };
+    for e in entries.flatten() {
+        let p = e.path();
+        if p.is_dir() {
+            out.extend(walk_files(&p));
+        } else {
+            out.push(p);
+        }
+    }
+    out
+}
+
+#[test]
+fn clean_machine_is_served_entirely_from_the_remote_cache() {
+    let Some(server) = BuildGrid::start() else {
+        return;
+    };
+    let ws = Workspace::for_server(&server, "0");
+    let first = ws.build(&[]).ok();
+    assert_eq!(first.counts(), counts(0, 0, 4), "{}", first.stderr);
+    assert!(first.warnings().is_empty(), "{}", first.stderr);
+    ws.assert_outputs_correct();
+    let built = ws.outputs();
+
+    ws.wipe_buck_out();
+    let second = ws.build(&[]).ok();
+    assert_eq!(
+        second.counts(),
+        counts(0, 4, 0),
+        "every command must come from the remote cache:\n{}",
+        second.stderr
+    );
+    assert!(second.warnings().is_empty(), "{}", second.stderr);
+    assert_eq!(
+        ws.outputs(),
+        built,
+        "restored outputs differ from built ones"
+    );
+    let ran = ws.what_ran();
+    let kinds: Vec<&str> = ran
+        .lines()
+        .skip(1)
+        .filter_map(|l| l.split_whitespace().next())
+        .collect();
+    assert_eq!(kinds, ["remote"; 4], "forge log what-ran:\n{ran}");
+}
+
+#[test]
+fn read_mode_never_uploads() {
+    let Some(server) = BuildGrid::start() else {
+        return;
+    };
+    let ws = Workspace::for_server(&server, "0");
+    let first = ws.build(&["--remote-cache=read"]).ok();
+    assert_eq!(first.counts(), counts(0, 0, 4), "{}", first.stderr);
+    assert_eq!(
+        server_blobs(&server),
+        0,
+        "read mode wrote to the server's CAS"
+    );
+
+    // Nothing was uploaded, so a clean machine finds nothing either.
+    ws.wipe_buck_out();
+    let second = ws.build(&["--remote-cache=read"]).ok();
+    assert_eq!(second.counts(), counts(0, 0, 4), "{}", second.stderr);
+    assert!(second.warnings().is_empty(), "{}", second.stderr);
+    assert_eq!(
+        server_blobs(&server),
+        0,
+        "read mode wrote to the server's CAS"
+    );
+    ws.assert_outputs_correct();
+}
+
+#[test]
+fn off_mode_never_contacts_the_server() {
+    // A listener that records whether anything connects; no real server is needed.
+    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+    listener.set_nonblocking(true).unwrap();
+    let port = listener.local_addr().unwrap().port();
+    let ws = Workspace::new(
+        &format!("  address = grpc://127.0.0.1:{port}\n  tls = false\n"),
+        "0",
+    );
+    let run = ws.build(&["--remote-cache=off"]).ok();
+    assert_eq!(run.counts(), counts(0, 0, 4), "{}", run.stderr);
+    assert!(run.warnings().is_empty(), "{}", run.stderr);
+    match listener.accept() {
+        Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => {}
+        Ok((_, peer)) => panic!("--remote-cache=off connected to the server (from {peer})"),
+        Err(e) => panic!("accept: {e}"),
+    }
+    ws.assert_outputs_correct();
+}
+
+#[test]
+fn server_down_before_the_build_does_not_fail_it() {
+    // A port nobody listens on.
+    let port = TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    let ws = Workspace::new(
+        &format!("  address = grpc://127.0.0.1:{port}\n  tls = false\n"),
+        "0",
+    );
+    let run = ws.build(&[]).ok();
+    assert_eq!(run.counts(), counts(0, 0, 4), "{}", run.stderr);
+    assert_eq!(run.warnings().len(), 1, "one warning:\n{}", run.stderr);
+    ws.assert_outputs_correct();
+}
+
+/// The issue asks for "one clear warning and a count in the summary" when the server is
+/// down: a summary line after `Commands:` that counts the remote cache errors.
+#[test]
+fn remote_cache_errors_are_counted_in_the_summary() {
+    let port = TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    let ws = Workspace::new(
+        &format!("  address = grpc://127.0.0.1:{port}\n  tls = false\n"),
+        "0",
+    );
+    let run = ws.build(&[]).ok();
+    let after_commands: Vec<&str> = run
+        .stderr
+        .lines()
+        .skip_while(|l| !l.starts_with("Commands: "))
+        .collect();
+    assert!(
+        after_commands.iter().any(|l| {
+            let l = l.to_ascii_lowercase();
+            l.contains("remote cache error") && l.chars().any(|c| c.is_ascii_digit())
+        }),
+        "the build summary does not count the remote cache errors:\n{}",
+        run.stderr
+    );
+}
+
+#[test]
+fn server_killed_mid_build_does_not_fail_it() {
+    let Some(mut server) = BuildGrid::start() else {
+        return;
+    };
+    // `gen_tree` sleeps, so the server is dead before its upload and before `gen_b` starts.
+    let ws = Workspace::for_server(&server, "1");
+    let mut child = ws
+        .forge(&["build", "//pkg:g"])
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut stderr = String::new();
+    let mut killed = false;
+    for line in BufReader::new(child.stderr.take().unwrap()).lines() {
+        let line = line.unwrap();
+        if !killed && line.starts_with("[1/") {
+            server.kill();
+            killed = true;
+        }
+        stderr.push_str(&line);
+        stderr.push('\n');
+    }
+    let status = child.wait().unwrap();
+    let run = Run {
+        code: status.code().unwrap_or(-1),
+        stderr,
+    };
+    assert!(killed, "no action finished:\n{}", run.stderr);
+    let run = run.ok();
+    let c = run.counts();
+    assert_eq!((c.commands, c.local), (4, 4), "{}", run.stderr);
+    assert_eq!(run.warnings().len(), 1, "one warning:\n{}", run.stderr);
+    ws.assert_outputs_correct();
+}
+
+#[test]
+fn corrupted_blob_on_the_server_is_detected() {
+    let Some(server) = BuildGrid::start() else {
+        return;
+    };
+    let ws = Workspace::for_server(&server, "0");
+    let first = ws.build(&[]).ok();
+    assert_eq!(first.counts(), counts(0, 0, 4), "{}", first.stderr);
+
+    // Flip one byte of `a.txt` in BuildGrid's disk storage (same size, wrong content).
+    let hash = bgd::sha256sum(&ws.art("a.txt"));
+    let blob = server.blob_path(&forge_reapi::Digest {
+        hash,
+        size_bytes: 6,
+    });
+    let mut bytes = std::fs::read(&blob)
+        .unwrap_or_else(|e| panic!("BuildGrid stores no {}: {e}", blob.display()));
+    assert_eq!(bytes, b"hello\n");
+    bytes[0] ^= 0x20;
+    std::fs::write(&blob, &bytes).unwrap();
+
+    ws.wipe_buck_out();
+    let second = ws.build(&[]).ok();
+    let c = second.counts();
+    assert_eq!(
+        (c.commands, c.local),
+        (4, 1),
+        "only the action with the corrupted output runs again:\n{}",
+        second.stderr
+    );
+    let warnings = second.warnings();
+    assert_eq!(warnings.len(), 1, "one warning:\n{}", second.stderr);
+    assert!(
+        warnings[0].contains("gen_a"),
+        "the warning names the action:\n{}",
+        second.stderr
+    );
+    ws.assert_outputs_correct();
+}
+
+#[test]
+fn malformed_address_is_a_user_error_naming_the_key() {
+    let ws = Workspace::new("  address = grpc//127.0.0.1 8980\n  tls = false\n", "0");
+    let run = ws.build(&[]);
+    assert_eq!(run.code, EXIT_USER_ERROR, "{}", run.stderr);
+    assert!(
+        run.stderr.contains("[buck2_re_client] address"),
+        "the error names the key:\n{}",
+        run.stderr
+    );
+    assert!(
+        !ws.root().join(ART).join("a.txt").exists(),
+        "nothing was built"
+    );
+}
+
+#[test]
+fn result_referencing_a_missing_blob_is_a_miss() {
+    let Some(server) = BuildGrid::start() else {
+        return;
+    };
+    let ws = Workspace::for_server(&server, "0");
+    let first = ws.build(&[]).ok();
+    assert_eq!(first.counts(), counts(0, 0, 4), "{}", first.stderr);
+
+    // The action cache still names `b.txt`, but the CAS lost it (evicted, say).
+    let blob = server.blob_path(&forge_reapi::Digest {
+        hash: bgd::sha256sum(&ws.art("b.txt")),
+        size_bytes: 11,
+    });
+    std::fs::remove_file(&blob)
+        .unwrap_or_else(|e| panic!("BuildGrid stores no {}: {e}", blob.display()));
+
+    ws.wipe_buck_out();
+    let second = ws.build(&[]).ok();
+    assert_eq!(
+        second.counts(),
+        counts(0, 3, 1),
+        "only `gen_b` runs again:\n{}",
+        second.stderr
+    );
+    assert!(
+        second.warnings().is_empty(),
+        "a missing blob is an ordinary miss:\n{}",
+        second.stderr
+    );
+    ws.assert_outputs_correct();
+    assert!(blob.exists(), "the rebuilt output was uploaded again");
+}
