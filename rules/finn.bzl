@@ -70,10 +70,12 @@ def _finn_steps_impl(ctx: AnalysisContext) -> list[Provider]:
     steps = {}
     sub_targets = {}
     reports = None
-    for step in ctx.attrs.steps:
+    for entry in ctx.attrs.steps:
+        # "name=step" exposes FINN step `step` as sub-target `name`.
+        name, _, step = entry.partition("=") if "=" in entry else (entry, "", entry)
         if step in _VITIS_STEPS and tc.fpga != "vitis":
             fail("step {} needs vitis_hls/Vivado; set `-c fpga.toolchain=vitis` or drop it".format(step))
-        out = ctx.actions.declare_output("{}.onnx".format(step))
+        out = ctx.actions.declare_output("{}.onnx".format(name))
         args = [
             "--step",
             step,
@@ -100,9 +102,9 @@ def _finn_steps_impl(ctx: AnalysisContext) -> list[Provider]:
             reports = ctx.actions.declare_output("reports", dir = True)
             args += ["--report-dir", reports.as_output()]
             step_outputs.append(reports)
-        ctx.actions.run(_finn_cmd(tc, "run_step.py", args), category = "finn_step", identifier = step)
-        steps[step] = out
-        sub_targets[step] = [DefaultInfo(default_outputs = step_outputs)]
+        ctx.actions.run(_finn_cmd(tc, "run_step.py", args), category = "finn_step", identifier = name)
+        steps[name] = out
+        sub_targets[name] = [DefaultInfo(default_outputs = step_outputs)]
         prev = out
     return [
         DefaultInfo(default_output = prev, sub_targets = sub_targets),
@@ -127,7 +129,8 @@ finn_steps = rule(
     },
     doc = "FINN build steps, each its own action on the previous step's model; " +
           "`:name[step]` is the model after `step` (plus the reports for " +
-          "generate_estimate_reports). Step names as finn/flow/run_step.py accepts them.",
+          "generate_estimate_reports). Step names as finn/flow/run_step.py accepts them; " +
+          "`name=step` names the sub-target `name`.",
 )
 
 def _finn_estimates_impl(ctx: AnalysisContext) -> list[Provider]:

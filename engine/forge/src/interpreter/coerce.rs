@@ -23,6 +23,8 @@ pub struct CoerceCx<'a> {
     pub project_root: &'a Path,
     /// Sources must exist and stay inside the package (false for rule defaults).
     pub check_sources: bool,
+    /// Build file names: a source may not lie inside a nested package.
+    pub buildfiles: &'a [String],
 }
 
 /// The name buck2 prints for an attribute type in coercion errors.
@@ -308,6 +310,24 @@ fn coerce_source(s: &str, allow_directory: bool, cx: &CoerceCx) -> Result<Coerce
         if abs.is_dir() && !allow_directory {
             bail!("Source `{s}` is a directory; declare the attribute with `attrs.source(allow_directory = True)`");
         }
+        // Each directory between the package and the file must not be a package itself.
+        let pkg_dir = cx.project_root.join(join(cell_dir, cx.package));
+        let mut dir = pkg_dir.clone();
+        for seg in &parts[..parts.len() - 1] {
+            dir.push(seg);
+            if cx.buildfiles.iter().any(|b| dir.join(b).is_file()) {
+                let nested = dir
+                    .strip_prefix(cx.project_root)
+                    .unwrap_or(&dir)
+                    .to_string_lossy();
+                bail!(
+                    "Source file `{s}` of package `{}//{}` belongs to the nested package in \
+                     `{nested}`; refer to it through a target of that package",
+                    cx.cell,
+                    cx.package
+                );
+            }
+        }
     }
     Ok(CoercedAttr::SourceFile {
         project_path,
@@ -346,6 +366,7 @@ pub fn coerce_default(ty: &AttrType, v: Value, bx: &BuildContext) -> Result<Coer
         package: &dir,
         project_root: &bx.loader.workspace().root,
         check_sources: false,
+        buildfiles: &bx.loader.workspace().buildfile_names,
     };
     coerce(ty, v, &cx)
         .map_err(|e| anyhow!("Invalid default for `attrs.{}()`: {e:#}", type_name(ty)))

@@ -280,6 +280,7 @@ impl<'v> StarlarkValue<'v> for FrozenRuleCallable {
             package: &pkg.package,
             project_root: &ws.root,
             check_sources: true,
+            buildfiles: &ws.buildfile_names,
         };
         let mut attrs = BTreeMap::new();
         for (attr, aspec) in &spec.attrs {

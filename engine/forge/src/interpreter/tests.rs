@@ -270,6 +270,9 @@ fn coercion_errors_use_buck2_texts() {
             ("dup/BUCK", "load(\"//rules:text.bzl\", \"text\")\ntext(name = \"t\")\ntext(name = \"t\")\n"),
             ("enum/BUCK", "load(\"//rules:text.bzl\", \"text\")\ntext(name = \"t\", mode = \"medium\")\n"),
             ("noname/BUCK", "load(\"//rules:text.bzl\", \"text\")\ntext(msg = \"x\")\n"),
+            ("outer/BUCK", "load(\"//rules:text.bzl\", \"text\")\ntext(name = \"t\", srcs = [\"inner/f.txt\"])\n"),
+            ("outer/inner/BUCK", ""),
+            ("outer/inner/f.txt", ""),
         ],
         &[],
     );
@@ -297,6 +300,11 @@ fn coercion_errors_use_buck2_texts() {
     assert!(e.contains("root//dup:t") && e.contains("twice"), "{e}");
     let e = error(&w, "root", "enum");
     assert!(e.contains("medium"), "{e}");
+    let e = error(&w, "root", "outer");
+    assert!(
+        e.contains("inner/f.txt") && e.contains("nested package in `outer/inner`"),
+        "{e}"
+    );
     let e = error(&w, "root", "noname");
     assert!(e.contains("`name`"), "{e}");
 }
