@@ -29,11 +29,24 @@ impl Cas {
         if dst.exists() {
             return Ok(());
         }
-        fs::create_dir_all(dst.parent().expect("blob has a parent"))?;
-        let tmp = temp_sibling(&dst);
-        if fs::hard_link(file, &tmp).is_err() {
-            fs::copy(file, &tmp)?;
+        let parent = dst.parent().expect("blob has a parent");
+        // A hard link names the complete file at once, so it can take the final name
+        // directly (no temporary name + rename); only a copy needs the temporary name.
+        let linked = match fs::hard_link(file, &dst) {
+            Err(e) if e.kind() == io::ErrorKind::NotFound && !parent.exists() => {
+                fs::create_dir_all(parent)?;
+                fs::hard_link(file, &dst)
+            }
+            other => other,
+        };
+        match linked {
+            Ok(()) => return Ok(()),
+            Err(e) if e.kind() == io::ErrorKind::AlreadyExists => return Ok(()),
+            Err(_) => {}
         }
+        fs::create_dir_all(parent)?;
+        let tmp = temp_sibling(&dst);
+        fs::copy(file, &tmp)?;
         fs::rename(&tmp, &dst).inspect_err(|_| {
             let _ = fs::remove_file(&tmp);
         })

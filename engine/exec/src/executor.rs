@@ -2,9 +2,9 @@
 //! `jobs` weight permits) and the per-action pipeline: key -> local action cache -> remote
 //! cache -> execute (sandboxed command or in-process) -> store.
 
-use std::collections::{HashMap, VecDeque};
+use std::collections::{BTreeSet, HashMap, VecDeque};
 use std::fs;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Condvar, Mutex};
 use std::time::{Duration, Instant};
@@ -26,11 +26,45 @@ use crate::layout::{remove_any, replace_with, temp_sibling, Layout};
 use crate::outputs;
 use crate::progress::Progress;
 use crate::remote::RemoteState;
-use crate::sandbox::{Sandbox, SandboxKind, FOREST_NOTICE, NETWORK_ENV};
+use crate::sandbox::{Sandbox, SandboxKind, Sandboxes, FOREST_NOTICE, NETWORK_ENV, STRICT_ENV};
 use crate::{in_process, BuildReport, ExecOptions};
 
 /// Lines of stderr shown in an action failure (the full text goes to the log dir).
 const STDERR_TAIL_LINES: usize = 60;
+
+/// An anonymous file for one captured stream of an action: a memfd, so capturing costs no
+/// directory entry to create and delete per action; an unlinked file beside the sandbox
+/// where memfds are unavailable.
+fn stream_file(sandbox: &Path, stream: &str) -> Result<fs::File> {
+    let name = std::ffi::CString::new(format!("forge-{stream}")).expect("no NUL in the name");
+    // SAFETY: memfd_create takes a valid C string and returns a new descriptor we own.
+    let fd = unsafe { libc::memfd_create(name.as_ptr(), libc::MFD_CLOEXEC) };
+    if fd >= 0 {
+        use std::os::fd::FromRawFd;
+        // SAFETY: `fd` is a fresh descriptor owned by nobody else.
+        return Ok(unsafe { fs::File::from_raw_fd(fd) });
+    }
+    let path = sandbox.with_extension(stream);
+    let file = fs::OpenOptions::new()
+        .read(true)
+        .write(true)
+        .create(true)
+        .truncate(true)
+        .open(&path)
+        .with_context(|| format!("creating `{}`", path.display()))?;
+    let _ = fs::remove_file(&path);
+    Ok(file)
+}
+
+/// Everything written to a stream file.
+fn read_stream(file: &mut fs::File) -> Vec<u8> {
+    use std::io::{Read, Seek, SeekFrom};
+    let mut bytes = Vec::new();
+    if file.seek(SeekFrom::Start(0)).is_ok() {
+        let _ = file.read_to_end(&mut bytes);
+    }
+    bytes
+}
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum Outcome {
@@ -73,10 +107,17 @@ impl Sched {
     }
 }
 
+/// The emptied forest sandbox a worker keeps for its next action.
+struct SandboxSlot {
+    dir: PathBuf,
+    /// The directories it holds (see `Sandbox::prepare`).
+    dirs: BTreeSet<String>,
+}
+
 pub(crate) struct Build<'a> {
     pub layout: &'a Layout,
     pub opts: &'a ExecOptions,
-    pub sandbox: &'a SandboxKind,
+    pub sandbox: &'a Sandboxes,
     pub build_id: &'a str,
     pub digests: DigestCache,
     pub cas: Cas,
@@ -160,7 +201,7 @@ impl<'a> Build<'a> {
     pub fn new(
         layout: &'a Layout,
         opts: &'a ExecOptions,
-        sandbox: &'a SandboxKind,
+        sandbox: &'a Sandboxes,
         build_id: &'a str,
         progress: Progress,
     ) -> Build<'a> {
@@ -296,10 +337,15 @@ impl<'a> Build<'a> {
         shared: &(Mutex<Sched>, Condvar),
     ) {
         let (lock, cvar) = shared;
+        let mut slot: Option<SandboxSlot> = None;
         let mut st = lock.lock().unwrap();
         loop {
             if st.finished() {
                 cvar.notify_all();
+                drop(st);
+                if let Some(s) = slot {
+                    self.janitor.discard(&s.dir);
+                }
                 return;
             }
             let next = match st.ready.front() {
@@ -319,7 +365,7 @@ impl<'a> Build<'a> {
             drop(st);
             let action = &graph.actions[id.0];
             self.progress.started(id.0, action_title(action));
-            let result = self.process(action);
+            let result = self.process(action, &mut slot);
             match &result {
                 Ok(outcome) => self.progress.finished(id.0, outcome.name()),
                 Err(f) => {
@@ -354,15 +400,24 @@ impl<'a> Build<'a> {
                 }
                 Err(f) => st.failures.push(f),
             }
-            cvar.notify_all();
+            // This worker takes the next ready action itself (it loops with the lock held);
+            // the others only need waking when there is more than one to take. The end of
+            // the build is announced by whichever worker sees `finished()` first.
+            if st.ready.len() > 1 {
+                cvar.notify_all();
+            }
         }
     }
 
-    fn process(&self, action: &Action) -> Result<Outcome, ActionFailure> {
+    fn process(
+        &self,
+        action: &Action,
+        slot: &mut Option<SandboxSlot>,
+    ) -> Result<Outcome, ActionFailure> {
         let start = Instant::now();
         let keyed = key_action(action, &self.layout.root, &self.digests)
             .map_err(|e| failure(action, &format!("{e:#}")))?;
-        match self.process_keyed(action, &keyed) {
+        match self.process_keyed(action, &keyed, slot) {
             Ok(outcome) => {
                 self.record(action, &keyed, outcome.name(), start.elapsed());
                 Ok(outcome)
@@ -377,7 +432,12 @@ impl<'a> Build<'a> {
         }
     }
 
-    fn process_keyed(&self, action: &Action, keyed: &KeyedAction) -> Result<Outcome> {
+    fn process_keyed(
+        &self,
+        action: &Action,
+        keyed: &KeyedAction,
+        slot: &mut Option<SandboxSlot>,
+    ) -> Result<Outcome> {
         if let Some(cached) = self.ac.get(&keyed.key) {
             if self.outputs_match(&cached) {
                 return Ok(Outcome::UpToDate);
@@ -413,7 +473,7 @@ impl<'a> Build<'a> {
         }
         match &action.kind {
             ActionKind::Run { .. } => {
-                let (stdout, stderr) = self.run_local(action, keyed)?;
+                let (stdout, stderr) = self.run_local(action, keyed, slot)?;
                 if let Some(desc) = &desc {
                     self.remote
                         .upload(action, desc, self.layout, &stdout, &stderr, &self.progress);
@@ -488,17 +548,21 @@ impl<'a> Build<'a> {
     }
 
     /// Runs a command in its sandbox, moves its outputs into place and caches them.
-    fn run_local(&self, action: &Action, keyed: &KeyedAction) -> Result<(Vec<u8>, Vec<u8>)> {
+    fn run_local(
+        &self,
+        action: &Action,
+        keyed: &KeyedAction,
+        slot: &mut Option<SandboxSlot>,
+    ) -> Result<(Vec<u8>, Vec<u8>)> {
         let ActionKind::Run {
             argv, env, scratch, ..
         } = &action.kind
         else {
             unreachable!("run_local is only called for run actions");
         };
-        if matches!(self.sandbox, SandboxKind::SymlinkForest)
-            && self.opts.sandbox == crate::SandboxMode::Auto
-            && !self.forest_notice.swap(true, Ordering::Relaxed)
-        {
+        let strict = env.iter().any(|(k, v)| k == STRICT_ENV && v == "1");
+        let (kind, weaker) = self.sandbox.for_action(strict);
+        if weaker && !self.forest_notice.swap(true, Ordering::Relaxed) {
             self.progress.println(FOREST_NOTICE);
         }
         let root = &self.layout.root;
@@ -513,13 +577,24 @@ impl<'a> Build<'a> {
                 bail!("cannot remove the old output `{}`", o.path);
             }
         }
-        let n = self.sandbox_counter.fetch_add(1, Ordering::Relaxed);
-        let short_id = &self.build_id[..8];
-        let dir = self.layout.sandbox_dir().join(format!("{short_id}-{n}"));
+        // A forest sandbox the same worker emptied after its previous action is reused.
+        let reused = match kind {
+            SandboxKind::SymlinkForest => slot.take(),
+            SandboxKind::Bubblewrap(_) => None,
+        };
+        let (dir, existing) = match reused {
+            Some(s) => (s.dir, s.dirs),
+            None => {
+                let n = self.sandbox_counter.fetch_add(1, Ordering::Relaxed);
+                let short_id = &self.build_id[..8];
+                let dir = self.layout.sandbox_dir().join(format!("{short_id}-{n}"));
+                (dir, BTreeSet::new())
+            }
+        };
         let inputs: Vec<String> = keyed.inputs.iter().map(|i| i.path.clone()).collect();
         let network = env.iter().any(|(k, v)| k == NETWORK_ENV && v == "1");
         let sandbox = Sandbox::new(
-            self.sandbox,
+            kind,
             root,
             dir.clone(),
             &inputs,
@@ -528,21 +603,27 @@ impl<'a> Build<'a> {
             &self.opts.sandbox_passthrough,
             network,
         );
-        sandbox.prepare()?;
+        let dirs = match sandbox.prepare(existing, &self.janitor) {
+            Ok(dirs) => dirs,
+            Err(e) => {
+                sandbox.remove(&self.janitor);
+                return Err(e);
+            }
+        };
         let mut request_env = vec![("BUCK_SCRATCH_PATH".to_string(), scratch.clone())];
         request_env.extend(env.iter().cloned());
         let mut cmd = sandbox.command(argv, &request_env);
         cmd.env("BUCK_BUILD_ID", self.build_id);
-        let out_path = dir.with_extension("stdout");
-        let err_path = dir.with_extension("stderr");
-        cmd.stdout(fs::File::create(&out_path)?);
-        cmd.stderr(fs::File::create(&err_path)?);
+        let mut out_file = stream_file(&dir, "stdout")?;
+        let mut err_file = stream_file(&dir, "stderr")?;
+        cmd.stdout(out_file.try_clone()?);
+        cmd.stderr(err_file.try_clone()?);
         let line = command_line(&root.to_string_lossy(), &request_env, argv);
         let status = cmd.status();
-        let stdout = fs::read(&out_path).unwrap_or_default();
-        let stderr = fs::read(&err_path).unwrap_or_default();
-        let _ = fs::remove_file(&out_path);
-        let _ = fs::remove_file(&err_path);
+        // The spawned command's copies of the descriptors are closed once it has exited.
+        drop(cmd);
+        let stdout = read_stream(&mut out_file);
+        let stderr = read_stream(&mut err_file);
         let fail = |reason: String| -> anyhow::Error {
             let log = self.keep_log(action, &line, &reason, &stdout, &stderr);
             let body = format!(
@@ -594,7 +675,10 @@ impl<'a> Build<'a> {
             replace_with(&sandbox.dir.join(&o.path), &self.layout.abs(&o.path))
                 .with_context(|| format!("moving output `{}` into place", o.path))?;
         }
-        sandbox.remove(&self.janitor);
+        match sandbox.release(dirs, &self.janitor) {
+            Some(dirs) => *slot = Some(SandboxSlot { dir, dirs }),
+            None => sandbox.remove(&self.janitor),
+        }
         let records = self.capture_outputs(action)?;
         for r in &records {
             outputs::store(&self.layout.abs(&r.path), &r.node, &self.cas)

@@ -33,7 +33,7 @@ use forge_core::{ActionGraph, ArtifactRef, TestSpec};
 
 pub use failure::{ActionFailure, BuildFailed};
 pub use progress::ConsoleMode;
-pub use sandbox::{SandboxMode, EXCLUDED_ENV, NETWORK_ENV};
+pub use sandbox::{SandboxMode, EXCLUDED_ENV, NETWORK_ENV, STRICT_ENV};
 pub use test_runner::TEST_ENV_ALLOWLIST;
 
 use layout::Layout;
@@ -55,6 +55,8 @@ pub struct ExecOptions {
     pub default_allow_cache_upload: bool,
     /// `[forge] sandbox_passthrough`: see the `sandbox` module docs.
     pub sandbox_passthrough: Vec<String>,
+    /// `[forge] sandbox` ([`SandboxMode::parse`]); the module docs of `sandbox` explain the
+    /// default's trade-off.
     pub sandbox: SandboxMode,
     pub console: ConsoleMode,
     /// Per-test timeout for `run_tests`.
@@ -123,7 +125,7 @@ impl BuildReport {
 pub struct Executor {
     opts: ExecOptions,
     layout: Layout,
-    sandbox: sandbox::SandboxKind,
+    sandbox: sandbox::Sandboxes,
     build_id: String,
 }
 
@@ -151,7 +153,7 @@ impl Executor {
                 .map(|n| n.get())
                 .unwrap_or(1);
         }
-        let sandbox = sandbox::detect(opts.sandbox)?;
+        let sandbox = sandbox::Sandboxes::new(opts.sandbox)?;
         Ok(Executor {
             layout: Layout::new(&opts.project_root),
             opts,
@@ -203,7 +205,8 @@ impl Executor {
         &self.build_id
     }
 
-    /// `bubblewrap` or `symlink-forest`.
+    /// `bubblewrap` or `symlink-forest`: what actions run in (in the `auto` mode, those that
+    /// ask for the strict sandbox run under bubblewrap).
     pub fn sandbox_name(&self) -> &'static str {
         self.sandbox.name()
     }

@@ -2,7 +2,7 @@
 //! what is running for how long), otherwise plain lines on stderr.
 
 use std::collections::BTreeMap;
-use std::io::IsTerminal;
+use std::io::{IsTerminal, Write};
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
@@ -97,12 +97,15 @@ impl Progress {
             bar.set_position(*done as u64);
         } else if self.plain && executor != "up-to-date" && executor != "in-process" {
             if let Some((name, start)) = entry {
-                eprintln!(
-                    "[{}/{}] {executor} {name} ({:.1}s)",
+                // One write per line: stderr is unbuffered, and a formatted eprintln! costs a
+                // system call per piece.
+                let line = format!(
+                    "[{}/{}] {executor} {name} ({:.1}s)\n",
                     *done,
                     *self.total.lock().unwrap(),
                     start.elapsed().as_secs_f64()
                 );
+                let _ = std::io::stderr().write_all(line.as_bytes());
             }
         }
     }

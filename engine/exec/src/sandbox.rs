@@ -8,13 +8,30 @@
 //!   bind-mounted read-only; `/usr` (+ merged-usr links), `/etc`, `/opt` and `$HOME` (where
 //!   user-installed toolchains such as rustup or pyenv live) are visible read-only; `/tmp` is
 //!   private; every namespace is unshared, so there is no network.
-//! - **symlink forest** (fallback): inputs are symlinks to the real files. Undeclared project
-//!   files are invisible by relative path, but absolute paths, the network and the rest of the
-//!   machine are not isolated, and an action could write through an input symlink.
+//! - **symlink forest**: inputs are symlinks to the real files. Undeclared project files are
+//!   invisible by relative path (the paths rules and toolchains use), but absolute paths, the
+//!   network and the rest of the machine are not isolated, and an action could write through
+//!   an input symlink.
 //!
-//! Network: an action whose `env` sets [`NETWORK_ENV`]` = "1"` keeps the host network (for
-//! toolchains that need a license server). Rules set it only for such toolchains; the key is
-//! part of the action's env like any other, so it is visible in the action key.
+//! Which one runs (`[forge] sandbox` in `.buckconfig`, see [`SandboxMode::parse`]):
+//! - `auto` (default): the symlink forest, except for actions that ask for the strict sandbox
+//!   by setting [`STRICT_ENV`]` = "1"` in their `env`; those run under bubblewrap when it
+//!   works here (otherwise in the forest, with a notice).
+//! - `bwrap`: every action under bubblewrap; an error when it is not available.
+//! - `forest`: every action in the symlink forest.
+//!
+//! The trade-off behind the default: starting bubblewrap (new namespaces, one mount per input)
+//! costs 15-20 ms per action on a 2-core machine, more than the trivial actions of a large
+//! graph take themselves, and it would double the wall time of a build of many small actions
+//! against GNU make. The forest keeps the property builds depend on — an undeclared project
+//! file cannot be read by its project path, and a write beside the declared outputs is an
+//! error — at the cost of a few directory entries per action; the strict mode, which also
+//! hides absolute paths and the network, stays one config line (or one action env key) away.
+//!
+//! Network: an action whose `env` sets [`NETWORK_ENV`]` = "1"` keeps the host network under
+//! bubblewrap (for toolchains that need a license server). Rules set it only for such
+//! toolchains; the key is part of the action's env like any other, so it is visible in the
+//! action key.
 //!
 //! `[forge] sandbox_passthrough` (`.buckconfig`, space separated): project-relative paths are
 //! made visible read-WRITE at their project path (a shared cargo target dir, `.venv`);
@@ -29,16 +46,21 @@ use std::os::unix::fs::symlink;
 use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
+use std::sync::OnceLock;
 
 use anyhow::{bail, Context, Result};
 
 use forge_core::OutputDecl;
 
 use crate::action_key::find_on_path;
+use crate::janitor::Janitor;
 use crate::layout::parent_of;
 
 /// Env key an action sets to `"1"` to keep network access under bubblewrap.
 pub const NETWORK_ENV: &str = "FORGE_SANDBOX_NETWORK";
+
+/// Env key an action sets to `"1"` to run under bubblewrap in the `auto` mode.
+pub const STRICT_ENV: &str = "FORGE_SANDBOX_STRICT";
 
 /// Environment variables removed from the inherited environment (as buck2 does).
 pub const EXCLUDED_ENV: &[&str] = &[
@@ -49,14 +71,29 @@ pub const EXCLUDED_ENV: &[&str] = &[
     "LD_PRELOAD",
 ];
 
-/// Which sandbox to use (`ExecOptions::sandbox`).
+/// Which sandbox to use (`ExecOptions::sandbox`, `[forge] sandbox`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
 pub enum SandboxMode {
-    /// bubblewrap when it is installed and works, the symlink forest otherwise.
+    /// The symlink forest, bubblewrap for actions that set [`STRICT_ENV`].
     #[default]
     Auto,
     Bubblewrap,
     SymlinkForest,
+}
+
+impl SandboxMode {
+    /// The value of `[forge] sandbox`: `auto`, `bwrap` (or `bubblewrap`), `forest` (or
+    /// `symlink-forest`).
+    pub fn parse(value: &str) -> Result<SandboxMode> {
+        match value.trim() {
+            "auto" | "" => Ok(SandboxMode::Auto),
+            "bwrap" | "bubblewrap" => Ok(SandboxMode::Bubblewrap),
+            "forest" | "symlink-forest" => Ok(SandboxMode::SymlinkForest),
+            other => bail!(
+                "`[forge] sandbox = {other}` is not a sandbox mode: use `auto` (symlink forest, bubblewrap for actions that ask for it), `bwrap` (every action under bubblewrap) or `forest`"
+            ),
+        }
+    }
 }
 
 #[derive(Clone, Debug)]
@@ -92,27 +129,62 @@ fn bwrap_works(bwrap: &Path) -> bool {
         .unwrap_or(false)
 }
 
-pub fn detect(mode: SandboxMode) -> Result<SandboxKind> {
-    match mode {
-        SandboxMode::SymlinkForest => Ok(SandboxKind::SymlinkForest),
-        SandboxMode::Auto | SandboxMode::Bubblewrap => {
-            if let Some(bwrap) = find_on_path("bwrap") {
-                if bwrap_works(&bwrap) {
-                    return Ok(SandboxKind::Bubblewrap(bwrap));
-                }
-                if mode == SandboxMode::Bubblewrap {
-                    bail!("`{}` is installed but cannot create namespaces here (try `bwrap --ro-bind / / --unshare-all true`)", bwrap.display());
-                }
-            } else if mode == SandboxMode::Bubblewrap {
-                bail!("bubblewrap (`bwrap`) is not installed: `apt-get install bubblewrap`");
-            }
-            Ok(SandboxKind::SymlinkForest)
+/// bubblewrap, when it is installed and can create namespaces here.
+fn find_bwrap() -> Result<SandboxKind> {
+    let Some(bwrap) = find_on_path("bwrap") else {
+        bail!("bubblewrap (`bwrap`) is not installed: `apt-get install bubblewrap`");
+    };
+    if !bwrap_works(&bwrap) {
+        bail!(
+            "`{}` is installed but cannot create namespaces here (try `bwrap --ro-bind / / --unshare-all true`)",
+            bwrap.display()
+        );
+    }
+    Ok(SandboxKind::Bubblewrap(bwrap))
+}
+
+/// The sandboxes one executor hands out: the mode's kind for every action, and in the `auto`
+/// mode bubblewrap for actions that ask for it (looked for once, on first use, so builds
+/// that never ask do not pay for the probe).
+pub struct Sandboxes {
+    mode: SandboxMode,
+    default: SandboxKind,
+    strict: OnceLock<SandboxKind>,
+}
+
+impl Sandboxes {
+    pub fn new(mode: SandboxMode) -> Result<Sandboxes> {
+        let default = match mode {
+            SandboxMode::Bubblewrap => find_bwrap()?,
+            SandboxMode::Auto | SandboxMode::SymlinkForest => SandboxKind::SymlinkForest,
+        };
+        Ok(Sandboxes {
+            mode,
+            default,
+            strict: OnceLock::new(),
+        })
+    }
+
+    /// What most actions run in: `bubblewrap` or `symlink-forest`.
+    pub fn name(&self) -> &'static str {
+        self.default.name()
+    }
+
+    /// The sandbox for an action (`strict`: it sets [`STRICT_ENV`]), and whether it asked
+    /// for bubblewrap but gets the forest because bubblewrap does not work here.
+    pub fn for_action(&self, strict: bool) -> (&SandboxKind, bool) {
+        if self.mode != SandboxMode::Auto || !strict {
+            return (&self.default, false);
         }
+        let kind = self
+            .strict
+            .get_or_init(|| find_bwrap().unwrap_or(SandboxKind::SymlinkForest));
+        (kind, matches!(kind, SandboxKind::SymlinkForest))
     }
 }
 
-/// What the once-per-build notice says when the weaker sandbox is in use.
-pub const FOREST_NOTICE: &str = "forge: bubblewrap (`bwrap`) is not available, so actions run in a symlink-forest sandbox: undeclared project files are hidden, but absolute paths, the network and writes through input symlinks are not. Install the Debian package `bubblewrap` for the full sandbox.";
+/// What the once-per-build notice says when an action asks for bubblewrap and cannot have it.
+pub const FOREST_NOTICE: &str = "forge: an action asks for the strict sandbox (FORGE_SANDBOX_STRICT=1) but bubblewrap (`bwrap`) is not available, so it runs in the symlink-forest sandbox: undeclared project files are hidden, but absolute paths, the network and writes through input symlinks are not. Install the Debian package `bubblewrap` for the strict sandbox.";
 
 /// One action's sandbox.
 pub struct Sandbox<'a> {
@@ -132,6 +204,14 @@ pub struct Sandbox<'a> {
 
 fn is_under(path: &str, dir: &str) -> bool {
     dir.is_empty() || path == dir || (path.starts_with(dir) && path.as_bytes()[dir.len()] == b'/')
+}
+
+/// Adds `rel` (project-relative) and every ancestor of it, down to `""` (the sandbox).
+fn add_with_ancestors(dirs: &mut BTreeSet<String>, rel: &str) {
+    let mut p = rel;
+    while dirs.insert(p.to_string()) && !p.is_empty() {
+        p = parent_of(p);
+    }
 }
 
 /// Drops paths that sit inside another path of the set.
@@ -203,10 +283,16 @@ impl<'a> Sandbox<'a> {
         )
     }
 
-    /// Creates the sandbox directory tree.
-    pub fn prepare(&self) -> Result<()> {
-        fs::create_dir_all(&self.dir)
-            .with_context(|| format!("creating sandbox `{}`", self.dir.display()))?;
+    /// Creates the sandbox tree in `self.dir`, which either does not exist yet (`existing`
+    /// empty) or holds exactly the directories `existing` (project-relative, `""` being the
+    /// sandbox itself) and nothing else — a forest sandbox that [`Sandbox::release`] emptied
+    /// after an earlier action. Directories this action does not need are moved out first,
+    /// so the tree the action sees is the same either way. Returns the directories it holds.
+    pub fn prepare(
+        &self,
+        existing: BTreeSet<String>,
+        janitor: &Janitor,
+    ) -> Result<BTreeSet<String>> {
         for o in self.outputs {
             if let Some(i) = self.inputs.iter().find(|i| is_under(&o.path, i)) {
                 bail!(
@@ -214,9 +300,7 @@ impl<'a> Sandbox<'a> {
                     o.path
                 );
             }
-            fs::create_dir_all(self.dir.join(parent_of(&o.path)))?;
         }
-        fs::create_dir_all(self.dir.join(self.scratch))?;
         for p in self.relative_passthrough() {
             // A shared cache dir under buck-out (e.g. a cargo target dir) may not exist yet;
             // without it the action would find a read-only path instead.
@@ -224,6 +308,11 @@ impl<'a> Sandbox<'a> {
                 fs::create_dir_all(self.root.join(p))?;
             }
         }
+        let mut dirs = BTreeSet::new();
+        for o in self.outputs {
+            add_with_ancestors(&mut dirs, parent_of(&o.path));
+        }
+        add_with_ancestors(&mut dirs, self.scratch);
         let passthrough: Vec<String> = self
             .relative_passthrough()
             .filter(|p| self.root.join(p).exists())
@@ -236,28 +325,98 @@ impl<'a> Sandbox<'a> {
                 .chain(&passthrough)
                 .cloned(),
         );
+        // (path, real path, bubblewrap mount point is a directory)
+        let mut entries = Vec::new();
         for rel in &mounted {
-            let real = self.root.join(rel);
-            let inside = self.dir.join(rel);
-            if inside.symlink_metadata().is_ok() {
+            if dirs.contains(rel.as_str()) {
                 // An output parent or the scratch dir already holds this path.
                 continue;
             }
-            fs::create_dir_all(inside.parent().expect("mirrored path has a parent"))?;
+            add_with_ancestors(&mut dirs, parent_of(rel));
+            let real = self.root.join(rel);
+            let is_dir = matches!(self.kind, SandboxKind::Bubblewrap(_)) && real.is_dir();
+            entries.push((rel, real, is_dir));
+        }
+        for (rel, _, is_dir) in &entries {
+            if *is_dir {
+                dirs.insert(rel.to_string());
+            }
+        }
+        // Stale directories go outermost first (one rename each); new ones are created
+        // parents first (set order puts a parent before its children).
+        for stale in existing.difference(&dirs) {
+            if dirs.contains(parent_of(stale)) {
+                janitor.discard(&self.dir.join(stale));
+            }
+        }
+        if existing.is_empty() {
+            fs::create_dir_all(&self.dir)
+                .with_context(|| format!("creating sandbox `{}`", self.dir.display()))?;
+        }
+        for d in dirs.difference(&existing) {
+            if d.is_empty() {
+                continue;
+            }
+            let inside = self.dir.join(d);
+            fs::create_dir(&inside)
+                .with_context(|| format!("creating `{}`", inside.display()))?;
+        }
+        for (rel, real, is_dir) in &entries {
+            if *is_dir {
+                continue;
+            }
+            let inside = self.dir.join(rel);
             match self.kind {
-                SandboxKind::SymlinkForest => symlink(&real, &inside),
+                SandboxKind::SymlinkForest => symlink(real, &inside),
                 // bubblewrap needs an existing mount point in the read-only sandbox.
-                SandboxKind::Bubblewrap(_) => {
-                    if real.is_dir() {
-                        fs::create_dir(&inside)
-                    } else {
-                        fs::File::create(&inside).map(drop)
-                    }
-                }
+                SandboxKind::Bubblewrap(_) => fs::File::create(&inside).map(drop),
             }
             .with_context(|| format!("mirroring `{rel}` into the sandbox"))?;
         }
-        Ok(())
+        Ok(dirs)
+    }
+
+    /// After a successful run whose outputs were moved out and which wrote nothing
+    /// undeclared: empties a forest sandbox back to bare directories (input links and the
+    /// scratch dir removed) so the next action of the same worker can reuse it instead of
+    /// creating and deleting a whole tree. `None` when that is not possible; the caller then
+    /// discards the sandbox.
+    pub fn release(&self, mut dirs: BTreeSet<String>, janitor: &Janitor) -> Option<BTreeSet<String>> {
+        if !matches!(self.kind, SandboxKind::SymlinkForest) {
+            return None;
+        }
+        let mut walk = walkdir::WalkDir::new(&self.dir).min_depth(1).into_iter();
+        let scratch = self.dir.join(self.scratch);
+        // Every known directory must still be there (the action may have removed one).
+        let mut seen = 1;
+        while let Some(entry) = walk.next() {
+            let entry = entry.ok()?;
+            if entry.path() == scratch {
+                seen += 1;
+                walk.skip_current_dir();
+                continue;
+            }
+            let rel = entry.path().strip_prefix(&self.dir).ok()?.to_str()?;
+            if entry.file_type().is_dir() && dirs.contains(rel) {
+                seen += 1;
+                continue;
+            }
+            // Only the input links are left besides the known directories (a symlink to a
+            // directory is not descended into).
+            if !entry.path_is_symlink() {
+                return None;
+            }
+            fs::remove_file(entry.path()).ok()?;
+        }
+        if seen != dirs.len() {
+            return None;
+        }
+        // Scratch paths are per target, so the next action needs another one anyway.
+        if fs::remove_dir(&scratch).is_err() {
+            janitor.discard(&scratch);
+        }
+        dirs.remove(self.scratch);
+        Some(dirs)
     }
 
     /// TMPDIR as the action sees it.
@@ -398,7 +557,7 @@ impl<'a> Sandbox<'a> {
         found
     }
 
-    pub fn remove(&self, janitor: &crate::janitor::Janitor) {
+    pub fn remove(&self, janitor: &Janitor) {
         janitor.discard(&self.dir);
     }
 }

@@ -70,7 +70,11 @@ impl Inner {
     /// batch limit, large ones through ByteStream.
     pub(crate) async fn upload_blobs(&self, blobs: Vec<(Digest, BlobSource)>) -> Result<()> {
         let digests: Vec<Digest> = blobs.iter().map(|(d, _)| d.clone()).collect();
-        let missing = self.find_missing(&digests).await?;
+        let mut missing = self.find_missing(&digests).await?;
+        {
+            let corrupt = self.corrupt_on_server.lock().unwrap_or_else(|e| e.into_inner());
+            missing.extend(digests.iter().filter(|d| corrupt.contains(*d)).cloned());
+        }
         let mut batch: Vec<re::batch_update_blobs_request::Request> = Vec::new();
         let mut batch_bytes = 0usize;
         let mut done = std::collections::HashSet::new();
@@ -401,6 +405,19 @@ impl Inner {
     /// Downloads into a temporary file beside `dest`, verifies, then renames: `dest` is either
     /// absent/unchanged or holds exactly the blob.
     pub(crate) async fn fetch_to_file(&self, digest: &Digest, dest: &Path) -> Result<()> {
+        let result = self.fetch_to_file_unrecorded(digest, dest).await;
+        if let Err(e) = &result {
+            if crate::is_corrupt(e) {
+                self.corrupt_on_server
+                    .lock()
+                    .unwrap_or_else(|e| e.into_inner())
+                    .insert(digest.clone());
+            }
+        }
+        result
+    }
+
+    async fn fetch_to_file_unrecorded(&self, digest: &Digest, dest: &Path) -> Result<()> {
         let parent = dest
             .parent()
             .filter(|p| !p.as_os_str().is_empty())

@@ -23,6 +23,9 @@ pub(crate) struct Inner {
     pub health: Health,
     /// Effective batch limit: the smaller of the server's and `max_total_batch_size`.
     pub batch_limit: usize,
+    /// Blobs this client found corrupt on the server: re-sent on upload even though
+    /// FindMissingBlobs reports them present, so a good copy replaces the bad one.
+    pub corrupt_on_server: std::sync::Mutex<std::collections::HashSet<crate::Digest>>,
 }
 
 /// A REAPI v2 cache client (GetActionResult / UpdateActionResult + CAS + ByteStream).
@@ -78,6 +81,7 @@ impl Inner {
             clients,
             health,
             batch_limit: configured,
+            corrupt_on_server: Default::default(),
         };
         if inner.cfg.capabilities {
             inner.check_capabilities().await?;
