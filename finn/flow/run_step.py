@@ -82,8 +82,11 @@ CUSTOM_STEPS = {"mnv1_tail": step_mnv1_tail}
 
 
 def resolve_step(name):
-    if name in NEEDS_AMD_TOOLS:
-        raise UserError(f"step '{name}' needs {NEEDS_AMD_TOOLS[name]}; use the vitis toolchain")
+    if name in NEEDS_AMD_TOOLS and not (shutil.which("vitis_hls") and shutil.which("vivado")):
+        raise UserError(
+            f"step '{name}' needs {NEEDS_AMD_TOOLS[name]} (not found on PATH); "
+            "use the vitis toolchain on a machine with the AMD tools"
+        )
     if name in CUSTOM_STEPS:
         return CUSTOM_STEPS[name]
     from finn.builder import build_dataflow_steps as steps

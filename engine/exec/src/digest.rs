@@ -28,7 +28,9 @@ pub fn hash_bytes(bytes: &[u8]) -> String {
 
 pub fn hash_reader(mut r: impl Read) -> io::Result<(String, u64)> {
     let mut hasher = Sha256::new();
-    let mut buf = vec![0u8; 1 << 20];
+    // Small enough to stay off mmap: a fresh 1 MiB buffer per file cost a map, page faults
+    // and an unmap for every (typically tiny) output and input hashed.
+    let mut buf = vec![0u8; 64 << 10];
     let mut size = 0u64;
     loop {
         let n = r.read(&mut buf)?;

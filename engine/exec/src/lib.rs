@@ -2,7 +2,8 @@
 //! cache, the build log (`forge log what-ran`) and the test runner.
 //!
 //! Layout under `buck-out/forge/`: `art/` outputs, `tmp/` scratch paths (inside sandboxes),
-//! `sandbox/` per-action sandboxes, `cache/cas/<aa>/<sha256>` blobs, `cache/ac/` action
+//! `sandbox/` action sandboxes (one per worker, emptied and reused between its actions in the
+//! symlink-forest mode), `cache/cas/<aa>/<sha256>` blobs, `cache/ac/` action
 //! results, `cache/digests` the digest cache, `log/` the build log and failure logs, `lock`
 //! the workspace lock.
 

@@ -275,9 +275,6 @@ fn render_artifact(a: &ArtifactData, root: Option<&str>, path_opts: &[&ArgOption
     format!("{prefix}{rendered}{suffix}")
 }
 
-/// Hook so `RunInfo` values can be used as command line arguments.
-pub type RunInfoArgs = fn(Value) -> Option<Arc<CmdArgsData>>;
-
 /// Appends a Starlark value (string, artifact, cmd_args, RunInfo, list of these) to `items`.
 pub fn add_value(items: &mut Vec<ArgItem>, v: Value) -> anyhow::Result<()> {
     if let Some(s) = v.unpack_str() {

@@ -1088,8 +1088,6 @@ fn run_and_test_outputs() {
     let a = g.actions.iter().find(|a| a.category == "use_arg").unwrap();
     match &a.kind {
         ActionKind::Run { argv, env, .. } => {
-            let expected_arg = format!("--tool={art} --x {art} tools/data.txt \"two words\"");
-            let _ = &expected_arg;
             assert_eq!(
                 argv[0],
                 format!("--tool={art} --x {art} tools/data.txt two words")
