@@ -56,6 +56,26 @@ fn stream_file(sandbox: &Path, stream: &str) -> Result<fs::File> {
     Ok(file)
 }
 
+/// Size, modification time and inode of a file: what changes when it is written or replaced.
+type Stamp = Option<(u64, i64, i64, u64)>;
+
+fn file_stamp(path: &Path) -> Stamp {
+    use std::os::unix::fs::MetadataExt;
+    fs::metadata(path)
+        .ok()
+        .map(|m| (m.len(), m.mtime(), m.mtime_nsec(), m.ino()))
+}
+
+/// Stamps of an action's file inputs, taken before it runs: in the symlink forest an action
+/// can write through an input link, which the sandbox cannot prevent but forge can notice.
+fn input_stamps(root: &Path, inputs: &[crate::digest::InputDigest]) -> Vec<(String, Stamp)> {
+    inputs
+        .iter()
+        .filter(|i| !i.is_dir)
+        .map(|i| (i.path.clone(), file_stamp(&root.join(&i.path))))
+        .collect()
+}
+
 /// Everything written to a stream file.
 fn read_stream(file: &mut fs::File) -> Vec<u8> {
     use std::io::{Read, Seek, SeekFrom};
@@ -619,6 +639,10 @@ impl<'a> Build<'a> {
         cmd.stdout(out_file.try_clone()?);
         cmd.stderr(err_file.try_clone()?);
         let line = command_line(&root.to_string_lossy(), &request_env, argv);
+        let before = match kind {
+            SandboxKind::SymlinkForest => input_stamps(root, &keyed.inputs),
+            SandboxKind::Bubblewrap(_) => Vec::new(),
+        };
         let status = cmd.status();
         // The spawned command's copies of the descriptors are closed once it has exited.
         drop(cmd);
@@ -661,6 +685,15 @@ impl<'a> Build<'a> {
             return Err(fail(format!(
                 "Required outputs are missing: Action failed to produce outputs: {}",
                 missing.join(", ")
+            )));
+        }
+        if let Some(changed) = before
+            .iter()
+            .find(|(rel, stamp)| file_stamp(&root.join(rel)) != *stamp)
+        {
+            return Err(fail(format!(
+                "Input `{}` changed while the action ran: in the symlink-forest sandbox inputs are links to the real files, so a write to one reaches the project (write a declared output instead)",
+                changed.0
             )));
         }
         let undeclared = sandbox.undeclared_writes();

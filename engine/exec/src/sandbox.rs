@@ -358,8 +358,7 @@ impl<'a> Sandbox<'a> {
                 continue;
             }
             let inside = self.dir.join(d);
-            fs::create_dir(&inside)
-                .with_context(|| format!("creating `{}`", inside.display()))?;
+            fs::create_dir(&inside).with_context(|| format!("creating `{}`", inside.display()))?;
         }
         for (rel, real, is_dir) in &entries {
             if *is_dir {
@@ -381,7 +380,11 @@ impl<'a> Sandbox<'a> {
     /// scratch dir removed) so the next action of the same worker can reuse it instead of
     /// creating and deleting a whole tree. `None` when that is not possible; the caller then
     /// discards the sandbox.
-    pub fn release(&self, mut dirs: BTreeSet<String>, janitor: &Janitor) -> Option<BTreeSet<String>> {
+    pub fn release(
+        &self,
+        mut dirs: BTreeSet<String>,
+        janitor: &Janitor,
+    ) -> Option<BTreeSet<String>> {
         if !matches!(self.kind, SandboxKind::SymlinkForest) {
             return None;
         }

@@ -67,7 +67,13 @@ fn a_reused_sandbox_holds_nothing_of_the_previous_action() {
             RunSpec::new(
                 label("pkg", "c"),
                 "cc",
-                &["/bin/sh", "-c", "find . | LC_ALL=C sort > $1", "--", &c],
+                &[
+                    "/bin/sh",
+                    "-c",
+                    "listing=$(find . | LC_ALL=C sort); echo \"$listing\" > $1",
+                    "--",
+                    &c,
+                ],
             )
             .input(&b)
             .output(&c),
@@ -75,9 +81,10 @@ fn a_reused_sandbox_holds_nothing_of_the_previous_action() {
         one_worker(root, mode)
             .build(&g.graph, &[ArtifactRef::Build(c.clone())])
             .unwrap();
-        // Only c's own input, output and scratch dir: not a's source, a's output dir or the
-        // scratch dirs of a and b.
-        let want = expected_listing(&[&b, &c, "buck-out/forge/tmp/root/0123456789abcdef/cc"]);
+        // Only c's own input, output dir and scratch dir: not a's source, a's output dir or
+        // the scratch dirs of a and b.
+        let c_dir = c.rsplit_once('/').unwrap().0;
+        let want = expected_listing(&[&b, c_dir, "buck-out/forge/tmp/root/0123456789abcdef/cc"]);
         assert_eq!(read(root, &c), want, "{mode:?}");
     }
 }
@@ -161,6 +168,43 @@ fn auto_mode_uses_bubblewrap_only_for_actions_that_ask() {
         executor(&root, SandboxMode::Bubblewrap).sandbox_name(),
         "bubblewrap"
     );
+}
+
+#[test]
+fn a_write_through_an_input_link_is_an_error() {
+    for mode in sandbox_modes() {
+        let ws = tempfile::tempdir().unwrap();
+        let root = ws.path();
+        write_file(root, "pkg/in.txt", "in\n");
+        let o = out("pkg", "w", "o.txt");
+        let mut g = GraphBuilder::default();
+        g.run(
+            RunSpec::new(
+                label("pkg", "w"),
+                "c",
+                &["/bin/sh", "-c", "echo x >> pkg/in.txt; echo > $1", "--", &o],
+            )
+            .source("pkg/in.txt")
+            .output(&o),
+        );
+        let result = executor(root, mode).build(&g.graph, &[ArtifactRef::Build(o.clone())]);
+        match mode {
+            // The write is refused (the script goes on and succeeds) and the source is intact.
+            SandboxMode::Bubblewrap => {
+                result.unwrap();
+                assert_eq!(read(root, "pkg/in.txt"), "in\n");
+            }
+            // The write reaches the source; forge notices and fails the action.
+            _ => {
+                let text = format!("{:#}", result.unwrap_err());
+                assert!(
+                    text.contains("Input `pkg/in.txt` changed while the action ran"),
+                    "{text}"
+                );
+                assert!(!root.join(&o).exists(), "no output after a failure");
+            }
+        }
+    }
 }
 
 #[test]

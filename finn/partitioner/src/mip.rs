@@ -3,7 +3,10 @@
 //! cross-device stream runs over a link of the topology, and every device stays
 //! within its resource bounds.
 
+use std::sync::Mutex;
 use std::time::Instant;
+
+static CBC_LOCK: Mutex<()> = Mutex::new(());
 
 use anyhow::{bail, Result};
 use good_lp::solvers::coin_cbc::coin_cbc;
@@ -357,26 +360,37 @@ fn solve_once(p: &Problem, order: Option<&Vec<usize>>, relax: bool) -> Result<Pl
     for c in cons {
         model.add_constraint(c);
     }
-    let sol = model.solve()?;
+    // CBC keeps global state and is not thread-safe: one solve at a time per process.
+    let sol = {
+        let _guard = CBC_LOCK.lock().unwrap_or_else(|e| e.into_inner());
+        model.solve()?
+    };
     let optimal = matches!(sol.status(), SolutionStatus::Optimal);
+    let timed_out = matches!(sol.status(), SolutionStatus::TimeLimit);
     let raw = sol.model();
     let (obj, bound) = (raw.obj_value(), raw.best_possible_value());
     let mut assign = Vec::with_capacity(p.units.len());
     for (u, unit) in p.units.iter().enumerate() {
+        // The largest indicator is the choice (CBC may return values like 0.9999999).
         let mut found = None;
+        let mut best = 0.5;
         for c in 0..unit.candidates.len() {
             for d in 0..nd {
-                if sol.value(v.y[u][c][d]).round() >= 1.0 {
+                let val = sol.value(v.y[u][c][d]);
+                if val > best {
+                    best = val;
                     found = Some((d, c));
                 }
             }
         }
         match found {
             Some(f) => assign.push(f),
-            None => bail!(
+            None if timed_out => bail!(
                 "the solver stopped (time limit {} s) before finding a placement",
                 p.time_limit_s
             ),
+            // CBC sometimes ends without flagging infeasibility and without a solution.
+            None => return Err(ResolutionError::Infeasible.into()),
         }
     }
     Ok(Placement {

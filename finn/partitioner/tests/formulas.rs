@@ -7,10 +7,23 @@ use finn_partitioner::cost::{self, current_fold};
 use finn_partitioner::estimates::Estimates;
 use finn_partitioner::resources::RES_NAMES;
 
+/// The fixtures directory: found from the working directory (test runners start tests
+/// in the crate directory, as cargo does) or the runtime/compile-time manifest dir.
+fn data_dir() -> PathBuf {
+    let candidates = [
+        std::env::var_os("CARGO_MANIFEST_DIR").map(|d| PathBuf::from(d).join("tests/data")),
+        Some(PathBuf::from("tests/data")),
+        Some(PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/data")),
+    ];
+    candidates
+        .into_iter()
+        .flatten()
+        .find(|p| p.is_dir())
+        .unwrap_or_else(|| PathBuf::from("tests/data"))
+}
+
 fn data(name: &str) -> Estimates {
-    let p = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-        .join("tests/data")
-        .join(name);
+    let p = data_dir().join(name);
     Estimates::load(&p).unwrap()
 }
 
