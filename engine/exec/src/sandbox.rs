@@ -10,8 +10,9 @@
 //!   private; every namespace is unshared, so there is no network.
 //! - **symlink forest**: inputs are symlinks to the real files. Undeclared project files are
 //!   invisible by relative path (the paths rules and toolchains use), but absolute paths, the
-//!   network and the rest of the machine are not isolated, and an action could write through
-//!   an input symlink.
+//!   network and the rest of the machine are not isolated. A write through an input link
+//!   cannot be prevented; forge notices it (the input's size, mtime or inode changed while
+//!   the action ran) and fails the action.
 //!
 //! Which one runs (`[forge] sandbox` in `.buckconfig`, see [`SandboxMode::parse`]):
 //! - `auto` (default): the symlink forest, except for actions that ask for the strict sandbox
@@ -21,12 +22,14 @@
 //! - `forest`: every action in the symlink forest.
 //!
 //! The trade-off behind the default: starting bubblewrap (new namespaces, one mount per input)
-//! costs 15-20 ms per action on a 2-core machine, more than the trivial actions of a large
-//! graph take themselves, and it would double the wall time of a build of many small actions
-//! against GNU make. The forest keeps the property builds depend on — an undeclared project
-//! file cannot be read by its project path, and a write beside the declared outputs is an
-//! error — at the cost of a few directory entries per action; the strict mode, which also
-//! hides absolute paths and the network, stays one config line (or one action env key) away.
+//! costs 8-20 ms per action on a 2-core machine (more under load; `cargo bench -p forge_exec
+//! --bench sandbox_overhead` measures it), more than the trivial actions of a large graph take
+//! themselves; it kept a build of 1,000 such actions near 4x GNU make's wall time. The forest
+//! keeps the properties builds depend on — an undeclared project file cannot be read by its
+//! project path, a write beside the declared outputs is an error — for a few directory
+//! entries per action (a worker empties its forest after each action and reuses it for the
+//! next); the strict mode, which also hides absolute paths and the network and makes inputs
+//! read-only, stays one config line (or one action env key) away.
 //!
 //! Network: an action whose `env` sets [`NETWORK_ENV`]` = "1"` keeps the host network under
 //! bubblewrap (for toolchains that need a license server). Rules set it only for such

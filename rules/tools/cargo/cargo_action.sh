@@ -34,6 +34,10 @@ done
 [ -n "$package" ] || die "--package is required"
 [ -f Cargo.toml ] || die "no Cargo.toml in $(pwd): declare the workspace manifest as an input"
 
+# Outputs are named relative to the action's cwd; cargo runs elsewhere (below).
+case "$out" in "" | /*) ;; *) out="$PWD/$out" ;; esac
+case "$out_dir" in "" | /*) ;; *) out_dir="$PWD/$out_dir" ;; esac
+
 # A passthrough path may be a dangling symlink to a directory that does not exist yet.
 if [ -L "$target_dir" ] && [ ! -e "$target_dir" ]; then
     mkdir -p "$(readlink -m "$target_dir")"
@@ -42,6 +46,13 @@ else
 fi
 CARGO_TARGET_DIR=$(cd "$target_dir" && pwd -P)
 export CARGO_TARGET_DIR
+
+# cargo bakes the crate's directory into test executables (env!("CARGO_MANIFEST_DIR")), and
+# the tests read their fixtures from there after the action is gone. forge's symlink sandbox
+# is deleted after the action, so cargo runs where the declared Cargo.toml really lives (the
+# project root itself under buck2 and under a sandbox mounted at the project path).
+workspace_root=$(dirname "$(readlink -f Cargo.toml)")
+cd "$workspace_root"
 
 case "$profile" in
     dev | test) profile_dir=debug ;;

@@ -3,7 +3,7 @@
 use std::collections::{BTreeMap, BTreeSet};
 use std::sync::Arc;
 
-use anyhow::{anyhow, Result};
+use anyhow::{anyhow, Context, Result};
 
 use super::{report, ConsoleArg, RemoteCacheArg, Session, EXIT_TEST_FAILURE, EXIT_USER_ERROR};
 use crate::analysis::Analyzer;
@@ -62,6 +62,10 @@ fn executor(s: &Session) -> Result<(Executor, usize)> {
         .config("forge", "sandbox_passthrough")
         .map(|v| v.split_whitespace().map(str::to_owned).collect())
         .unwrap_or_default();
+    if let Some(v) = ws.config("forge", "sandbox") {
+        opts.sandbox = forge_exec::SandboxMode::parse(&v)
+            .context("in `.buckconfig` (or `-c forge.sandbox=...`)")?;
+    }
     opts.console = match s.common.console {
         ConsoleArg::Auto => ConsoleMode::Auto,
         ConsoleArg::Simple => ConsoleMode::Plain,
