@@ -1,7 +1,7 @@
 # Loads the same module through two spellings: the provider must be one and the same.
 load("@root//rules:defs.bzl", SameInfo = "MessageInfo")
-load("//rules:defs.bzl", "MessageInfo")
 load("@toolchains//:greeting.bzl", "GreeterInfo")
+load("//rules:defs.bzl", "MessageInfo")
 
 def _consume_impl(ctx: AnalysisContext) -> list[Provider]:
     out = ctx.actions.declare_output("joined.txt")
