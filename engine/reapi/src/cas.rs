@@ -72,7 +72,10 @@ impl Inner {
         let digests: Vec<Digest> = blobs.iter().map(|(d, _)| d.clone()).collect();
         let mut missing = self.find_missing(&digests).await?;
         {
-            let corrupt = self.corrupt_on_server.lock().unwrap_or_else(|e| e.into_inner());
+            let corrupt = self
+                .corrupt_on_server
+                .lock()
+                .unwrap_or_else(|e| e.into_inner());
             missing.extend(digests.iter().filter(|d| corrupt.contains(*d)).cloned());
         }
         let mut batch: Vec<re::batch_update_blobs_request::Request> = Vec::new();
