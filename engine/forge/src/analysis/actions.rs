@@ -311,6 +311,28 @@ fn dir_entries(what: &str, srcs: Value) -> anyhow::Result<DirEntries> {
     Ok((entries, inputs))
 }
 
+/// `symlinked_dir` / `copied_dir`: one in-process action building `output` from `srcs`.
+fn dir_action(
+    this: &AnalysisActions,
+    category: &str,
+    output: Value,
+    srcs: Value,
+    kind: impl FnOnce(Vec<(String, ArtifactRef)>) -> ActionKind,
+) -> anyhow::Result<StarlarkArtifact> {
+    let (entries, inputs) = dir_entries(category, srcs)?;
+    let mut st = this.state();
+    let out = st.output_param(output)?;
+    st.bind(&out)?;
+    st.push(
+        category,
+        Some(out.short_path.clone()),
+        kind(entries),
+        inputs,
+        std::slice::from_ref(&out),
+    );
+    Ok(StarlarkArtifact(out))
+}
+
 #[starlark_module]
 fn actions_methods(builder: &mut MethodsBuilder) {
     fn declare_output(
@@ -531,18 +553,9 @@ fn actions_methods(builder: &mut MethodsBuilder) {
         #[starlark(require = named)] has_content_based_path: Option<bool>,
     ) -> anyhow::Result<StarlarkArtifact> {
         let _ = has_content_based_path;
-        let (entries, inputs) = dir_entries("symlinked_dir", srcs)?;
-        let mut st = this.state();
-        let out = st.output_param(output)?;
-        st.bind(&out)?;
-        st.push(
-            "symlinked_dir",
-            Some(out.short_path.clone()),
-            ActionKind::SymlinkedDir { entries },
-            inputs,
-            std::slice::from_ref(&out),
-        );
-        Ok(StarlarkArtifact(out))
+        dir_action(this, "symlinked_dir", output, srcs, |entries| {
+            ActionKind::SymlinkedDir { entries }
+        })
     }
 
     fn copied_dir<'v>(
@@ -553,18 +566,9 @@ fn actions_methods(builder: &mut MethodsBuilder) {
         #[starlark(require = named)] executable_bit_override: Option<bool>,
     ) -> anyhow::Result<StarlarkArtifact> {
         let _ = (has_content_based_path, executable_bit_override);
-        let (entries, inputs) = dir_entries("copied_dir", srcs)?;
-        let mut st = this.state();
-        let out = st.output_param(output)?;
-        st.bind(&out)?;
-        st.push(
-            "copied_dir",
-            Some(out.short_path.clone()),
-            ActionKind::CopiedDir { entries },
-            inputs,
-            std::slice::from_ref(&out),
-        );
-        Ok(StarlarkArtifact(out))
+        dir_action(this, "copied_dir", output, srcs, |entries| {
+            ActionKind::CopiedDir { entries }
+        })
     }
 
     fn dynamic_output<'v>(
