@@ -1,0 +1,94 @@
+# The one FPGA toolchain: which tools stand behind every FPGA step. `kind` comes from
+# `[fpga] toolchain` (read once, in toolchains/BUCK); every FPGA rule asks this provider and
+# never reads the config itself. The graph has the same shape for both kinds.
+#
+#   sim    open-source tools that run anywhere: g++ (HLS C simulation libraries); the
+#          Verilator, FINN and Rust helper toolchains have their own providers.
+#   vitis  AMD's v++, vivado, vitis_hls and xclbinutil from a local install, named by
+#          `[vitis] root` (the XILINX_VITIS directory) and `[vivado] root`. With no install
+#          configured, analysis fails naming the missing tool, before any action runs.
+
+load(":system.bzl", "probe_tool_version")
+
+FpgaToolchainInfo = provider(
+    doc = "The FPGA tools. `kind`: \"sim\" or \"vitis\"; `platform`: str, the platform " +
+          "name given to v++ --platform; `platform_desc`: Artifact, the platform's TOML " +
+          "(memories, SLRs, QSFP interfaces, resources; toolchains/fpga_platforms/); " +
+          "`part`: str; `tools`: dict name -> command (sim: cxx; vitis: vpp, vivado, " +
+          "vitis_hls, xclbinutil); `version`: Artifact, every tool's probed version (an " +
+          "input of every FPGA action).",
+    fields = {
+        "kind": provider_field(str),
+        "part": provider_field(str),
+        "platform": provider_field(str),
+        "platform_desc": provider_field(Artifact),
+        "tools": provider_field(dict),
+        "version": provider_field(Artifact),
+    },
+)
+
+_VITIS_TOOLS = {
+    # name -> (install root config key, path below it, version arguments)
+    "vitis_hls": ("vitis", "bin/vitis_hls", ["-version"]),
+    "vivado": ("vivado", "bin/vivado", ["-version"]),
+    "vpp": ("vitis", "bin/v++", ["--version"]),
+    "xclbinutil": ("vitis", "bin/xclbinutil", ["--version"]),
+}
+
+def _vitis_tools(ctx: AnalysisContext) -> dict:
+    roots = {"vitis": ctx.attrs.vitis_root, "vivado": ctx.attrs.vivado_root}
+    tools = {}
+    for name, (root_key, rel, _args) in _VITIS_TOOLS.items():
+        root = roots[root_key]
+        if not root:
+            fail(("{}: fpga.toolchain=vitis needs AMD's `{}`, but no {} install is configured. " +
+                  "Set `[{}] root = /path/to/{}/<version>` (the XILINX_{} directory) in " +
+                  ".buckconfig.local, or build with the default `-c fpga.toolchain=sim`.").format(
+                ctx.label,
+                rel.split("/")[-1],
+                root_key.capitalize(),
+                root_key,
+                root_key.capitalize(),
+                root_key.upper(),
+            ))
+        tools[name] = root + "/" + rel
+    return tools
+
+def _fpga_toolchain_impl(ctx: AnalysisContext) -> list[Provider]:
+    if ctx.attrs.kind == "vitis":
+        tools = _vitis_tools(ctx)
+        commands = [[tools[n]] + _VITIS_TOOLS[n][2] for n in sorted(tools)]
+    else:
+        tools = {"cxx": ctx.attrs.cxx}
+        commands = [[ctx.attrs.cxx, "--version"]]
+    version = probe_tool_version(ctx, ctx.attrs._probe, commands)
+    return [
+        DefaultInfo(default_output = version),
+        FpgaToolchainInfo(
+            kind = ctx.attrs.kind,
+            part = ctx.attrs.part,
+            platform = ctx.attrs.platform,
+            platform_desc = ctx.attrs.platform_desc,
+            tools = tools,
+            version = version,
+        ),
+    ]
+
+fpga_toolchain = rule(
+    impl = _fpga_toolchain_impl,
+    attrs = {
+        "cxx": attrs.string(default = "g++", doc = "sim: the C++ compiler of HLS C simulation"),
+        "kind": attrs.enum(["sim", "vitis"], default = "sim"),
+        "part": attrs.string(default = "xcu280-fsvh2892-2L-e"),
+        "platform": attrs.string(default = "xilinx_u280_gen3x16_xdma_1_202211_1"),
+        "platform_desc": attrs.source(doc = "the platform's TOML (toolchains/fpga_platforms/)"),
+        "vitis_root": attrs.string(default = "", doc = "vitis: XILINX_VITIS"),
+        "vivado_root": attrs.string(default = "", doc = "vitis: XILINX_VIVADO"),
+        "_probe": attrs.default_only(attrs.exec_dep(
+            providers = [RunInfo],
+            default = "root//rules/tools/toolchain:probe_version",
+        )),
+    },
+    is_toolchain_rule = True,
+    doc = "The FPGA tools behind every FPGA rule: `sim` (open source) or `vitis` (AMD).",
+)
