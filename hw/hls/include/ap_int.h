@@ -21,6 +21,7 @@
 #ifndef AF_AP_INT_H
 #define AF_AP_INT_H
 
+#include <algorithm>
 #include <array>
 #include <cstddef>
 #include <cstdint>
@@ -162,6 +163,29 @@ void divmod_unsigned(const words<K>& a, const words<K>& b, words<K>& q, words<K>
             q[bit / 64] |= uint64_t(1) << (bit % 64);
         }
     }
+}
+
+// a = a * m + add for a small multiplier (parsing digits).
+template <int K>
+void mul_add_small(words<K>& a, uint64_t m, uint64_t add) {
+    unsigned __int128 carry = add;
+    for (int i = 0; i < K; i++) {
+        const unsigned __int128 t = (unsigned __int128)a[i] * m + carry;
+        a[i] = static_cast<uint64_t>(t);
+        carry = t >> 64;
+    }
+}
+
+// a /= d for a small divisor; returns the remainder (printing digits).
+template <int K>
+uint64_t div_small(words<K>& a, uint64_t d) {
+    unsigned __int128 rem = 0;
+    for (int i = K - 1; i >= 0; i--) {
+        const unsigned __int128 cur = (rem << 64) | a[i];
+        a[i] = static_cast<uint64_t>(cur / d);
+        rem = cur % d;
+    }
+    return static_cast<uint64_t>(rem);
 }
 
 constexpr int max_int(int a, int b) { return a > b ? a : b; }
@@ -372,17 +396,14 @@ private:
         else if (s[0] == '0' && (s[1] == 'b' || s[1] == 'B')) radix = 2, s += 2;
         else if (s[0] == '0' && (s[1] == 'o' || s[1] == 'O')) radix = 8, s += 2;
         if (radix == 0) radix = 10;
-        words acc{}, base{};
-        base[0] = static_cast<uint64_t>(radix);
+        words acc{};
         if (!*s) throw std::invalid_argument("ap_int: no digits");
         for (; *s; s++) {
             const char c = *s;
             if (c == '_' || c == '\'') continue;
             int d = (c >= '0' && c <= '9') ? c - '0' : (c >= 'a' && c <= 'z') ? c - 'a' + 10 : (c >= 'A' && c <= 'Z') ? c - 'A' + 10 : 99;
             if (d >= radix) throw std::invalid_argument(std::string("ap_int: bad digit '") + c + "'");
-            words dw{};
-            dw[0] = static_cast<uint64_t>(d);
-            acc = af_ap::add<K>(af_ap::mul<K>(acc, base), dw);
+            af_ap::mul_add_small<K>(acc, static_cast<uint64_t>(radix), static_cast<uint64_t>(d));
         }
         return minus ? af_ap::neg<K>(acc) : acc;
     }
@@ -527,15 +548,11 @@ std::string ap_int_base<N, S>::to_string(int radix) const {
         const af_ap::words<KW> m = ap_int_base<N + 1, false>::mask(N).get_words();
         for (int i = 0; i < KW; i++) v[i] &= m[i];
     }
-    af_ap::words<KW> base{};
-    base[0] = static_cast<uint64_t>(radix);
     std::string digits;
     do {
-        af_ap::words<KW> q, r;
-        af_ap::divmod_unsigned<KW>(v, base, q, r);
-        digits.insert(digits.begin(), "0123456789abcdef"[r[0]]);
-        v = q;
+        digits.push_back("0123456789abcdef"[af_ap::div_small<KW>(v, static_cast<uint64_t>(radix))]);
     } while (!af_ap::is_zero<KW>(v));
+    std::reverse(digits.begin(), digits.end());
     const char* prefix = radix == 16 ? "0x" : radix == 8 ? "0o" : radix == 2 ? "0b" : "";
     return (minus ? "-" : "") + std::string(prefix) + digits;
 }

@@ -6,6 +6,7 @@
 //   forward         every beat (data, keep, last) passes; free-running restarts per packet
 //   backpressure    a full FIFO blocks the writer (it does not grow); teardown ends the run
 #include <algorithm>
+#include <cctype>
 #include <random>
 #include <thread>
 
@@ -41,11 +42,18 @@ struct runner {
     void join() { t.join(); }
 };
 
+// The kernel named `name`, or the only one whose name starts with `name_` (a variant such as
+// dma_in_w64).
 kernel_lib* need(std::map<std::string, kernel_lib*>& ks, const char* name) {
     auto it = ks.find(name);
-    if (it == ks.end()) throw std::runtime_error(std::string("kernel ") + name + " not given");
-    return it->second;
+    if (it != ks.end()) return it->second;
+    for (auto& [n, k] : ks) {
+        if (n.rfind(std::string(name) + "_", 0) == 0) return k;
+    }
+    throw std::runtime_error(std::string("kernel ") + name + " not given");
 }
+
+uint32_t beat_bytes_arg = 64;  // TDATA bytes of the DMA stream (dma_round_trip BYTES)
 
 void dma_round_trip(std::map<std::string, kernel_lib*>& ks) {
     kernel_lib* in = need(ks, "dma_in");
@@ -57,7 +65,8 @@ void dma_round_trip(std::map<std::string, kernel_lib*>& ks) {
         buffer src(size), dst(size);
         src.fill_random(rng);
         std::memset(dst.p, 0xa5, dst.bytes);
-        fifo f("dma_in.out->dma_out.in", kWordBytes, 16);
+        const uint32_t bb = beat_bytes_arg;
+        fifo f("dma_in.out->dma_out.in", bb, 16);
         f.keep_log = true;
         std::vector<af_arg> a_in = {memory("mem", src.p, src.bytes), stream("out", f), scalar("size", size)};
         std::vector<af_arg> a_out = {scalar("size", size), stream("in", f), memory("mem", dst.p, dst.bytes)};
@@ -76,18 +85,18 @@ void dma_round_trip(std::map<std::string, kernel_lib*>& ks) {
         for (std::size_t i = size; i < (size + kWordBytes - 1) / kWordBytes * kWordBytes; i++) tail_kept &= dst.p[i] == 0xa5;
         EXPECT(tail_kept, "size %zu: bytes after `size` in the last word were overwritten", size);
         const auto log = f.log();
-        const std::size_t beats = (size + kWordBytes - 1) / kWordBytes;
+        const std::size_t beats = (size + bb - 1) / bb;
         EXPECT(log.size() == beats, "size %zu: %zu beats, expected %zu", size, log.size(), beats);
         EXPECT(f.max_fill() <= 16, "FIFO grew past its depth");
         for (std::size_t i = 0; i < log.size(); i++) {
             const bool final_beat = i + 1 == log.size();
-            const std::size_t valid = final_beat ? size - i * kWordBytes : kWordBytes;
+            const std::size_t valid = final_beat ? size - i * bb : bb;
             const uint64_t keep = valid >= 64 ? ~uint64_t(0) : (uint64_t(1) << valid) - 1;
             EXPECT(log[i].last == (final_beat ? 1 : 0), "size %zu beat %zu: tlast %d", size, i, log[i].last);
             EXPECT(log[i].keep == keep, "size %zu beat %zu: tkeep %llx, expected %llx", size, i,
                    (unsigned long long)log[i].keep, (unsigned long long)keep);
         }
-        std::printf("dma round trip: %zu bytes, %zu beats, FIFO peak %zu of 16\n", size, beats, f.max_fill());
+        std::printf("dma round trip: %zu bytes, %zu beats of %u bytes, FIFO peak %zu of 16\n", size, beats, bb, f.max_fill());
     }
 }
 
@@ -233,8 +242,11 @@ int main(int argc, char** argv) {
         return 2;
     }
     try {
-        auto ks = load_kernels(argc, argv, 2);
         const std::string mode = argv[1];
+        int first = 2;
+        if (mode == "dma_round_trip" && std::isdigit(static_cast<unsigned char>(argv[2][0])))
+            beat_bytes_arg = static_cast<uint32_t>(std::stoul(argv[first++]));
+        auto ks = load_kernels(argc, argv, first);
         if (mode == "dma_round_trip") dma_round_trip(ks);
         else if (mode == "link_loop") link_loop(ks);
         else if (mode == "forward") forward(ks);
