@@ -152,6 +152,22 @@ inline const af_arg& check_arg(const af_arg& a, const arg_decl& d) {
     return a;
 }
 
+// The arguments as compiled, in signature order: name, ABI kind, width of the C++ type (m_axi
+// element, axis TDATA in whole bytes, scalar). Exported as `af_kernel_args` (not part of
+// af_sim_abi.h; tests compare it with the argument list of kernel.json).
+template <const arg_decl* D, typename... A, std::size_t... I>
+std::string args_json(std::index_sequence<I...>) {
+    static const char* kinds[] = {"scalar", "memory", "stream"};
+    const int k[] = {param<A>::kind...};
+    const int w[] = {param<A>::width...};
+    std::string out = "[";
+    for (std::size_t i = 0; i < sizeof...(A); i++) {
+        out += std::string(i ? ", " : "") + "{\"name\": " + json_str(D[i].name) + ", \"kind\": " + json_str(kinds[k[i]]) +
+               ", \"width\": " + std::to_string(w[i]) + "}";
+    }
+    return out + "]";
+}
+
 // The af_arg for declared argument `i`: by name, or by position when the runtime passes no
 // names.
 inline const af_arg& find_arg(const af_arg* args, uint32_t nargs, const arg_decl& d, std::size_t i) {
@@ -196,6 +212,11 @@ struct kernel {
         return json.c_str();
     }
     template <typename... A>
+    static const char* args(void (*)(A...)) {
+        static const std::string json = args_json<D, A...>(std::index_sequence_for<A...>{});
+        return json.c_str();
+    }
+    template <typename... A>
     static int32_t call(void (*top)(A...), const af_arg* args, uint32_t nargs) {
         return run<D>(top, args, nargs, std::index_sequence_for<A...>{});
     }
@@ -216,6 +237,7 @@ struct kernel {
     __attribute__((visibility("default"))) const char* af_kernel_ports(void) {                  \
         return af_kernel_t::ports(&TOP, CONTROL);                                                 \
     }                                                                                             \
+    __attribute__((visibility("default"))) const char* af_kernel_args(void) { return af_kernel_t::args(&TOP); } \
     __attribute__((visibility("default"))) int32_t af_kernel_run(const af_arg* args, uint32_t nargs) { \
         return af_kernel_t::call(&TOP, args, nargs);                                              \
     }                                                                                             \

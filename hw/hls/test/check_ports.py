@@ -1,6 +1,6 @@
 """The port list a kernel's C-simulation library reports (af_kernel_ports(), derived from the
 compiled C++ types) equals the ports of its KernelInfo (kernel.json, derived by hls_kernel
-from the BUCK file). Loads each library with ctypes (dlopen), parses both with Python's json.
+from the BUCK file), and so do the arguments (af_kernel_args() against params.args). Loads each library with ctypes (dlopen), parses both with Python's json.
 Usage: check_ports.py NAME=<lib.so>=<kernel.json>...
 """
 
@@ -30,6 +30,15 @@ def main():
         so_ports = json.loads(lib.af_kernel_ports().decode())
         if so_ports != desc["ports"]:
             problems.append("ports differ:\n  library:     {}\n  KernelInfo:  {}".format(so_ports, desc["ports"]))
+        lib.af_kernel_args.restype = ctypes.c_char_p
+        so_args = json.loads(lib.af_kernel_args().decode())
+        # the library reports axis widths as whole-byte TDATA, like the ports
+        desc_args = [
+            {"name": a["name"], "kind": a["kind"], "width": 8 * ((a["width"] + 7) // 8) if a["kind"] == "stream" else a["width"]}
+            for a in desc["params"]["args"]
+        ]
+        if so_args != desc_args:
+            problems.append("arguments differ:\n  library:     {}\n  KernelInfo:  {}".format(so_args, desc_args))
         if desc["name"] != name or desc["kind"] != "hls" or desc["toolchain"] != "sim":
             problems.append("kernel.json names {} / {} / {}".format(desc["name"], desc["kind"], desc["toolchain"]))
         if os.path.normpath(desc["model"]) != os.path.normpath(lib_path):
