@@ -3,6 +3,7 @@
 // Usage: csim_check MODE NAME=<lib.so>=<kernel.json>...
 //   dma_round_trip  random buffers through dma_in -> FIFO -> dma_out are bit-exact
 //   link_loop       send -> recv over a looped stream, acks per iteration (modes 0, 1, 2)
+//   link_pair       two CUs each of send and recv cross-connected as on two cards
 //   forward         every beat (data, keep, last) passes; free-running restarts per packet
 //   backpressure    a full FIFO blocks the writer (it does not grow); teardown ends the run
 #include <algorithm>
@@ -159,6 +160,50 @@ void link_loop(std::map<std::string, kernel_lib*>& ks) {
     }
 }
 
+// AuroraFlow's pair set-up on two cards, in one process: two CUs of each kernel from the
+// same libraries (send_0 -> recv_1 and send_1 -> recv_0, acknowledges over the pair
+// streams: recv_0 -> send_1, recv_1 -> send_0), all four running at once.
+void link_pair(std::map<std::string, kernel_lib*>& ks) {
+    kernel_lib* send = need(ks, "send");
+    kernel_lib* recv = need(ks, "recv");
+    std::mt19937_64 rng(2);
+    const unsigned chunks = 40, frame = 0, iterations = 25, byte_size = chunks * kWordBytes;
+    buffer src0(byte_size), src1(byte_size), dst0(byte_size), dst1(byte_size);
+    src0.fill_random(rng);
+    src1.fill_random(rng);
+    fifo d01("send_0->recv_1", kWordBytes, 16), d10("send_1->recv_0", kWordBytes, 16);
+    fifo a_r0_s1("recv_0.pair_ack->send_1", 1, 2), a_r1_s0("recv_1.pair_ack->send_0", 1, 2);
+    fifo l_s0("send_0.loopback_ack", 1, 2), l_s1("send_1.loopback_ack", 1, 2);
+    fifo l_r0("recv_0.loopback_ack", 1, 2), l_r1("recv_1.loopback_ack", 1, 2);
+    d01.keep_log = d10.keep_log = true;
+    auto send_args = [&](fifo& data, buffer& src, fifo& loop, fifo& pair) {
+        return std::vector<af_arg>{stream("data_output", data), memory("data_input", src.p, src.bytes),
+                                   scalar("byte_size", byte_size), scalar("frame_size", frame), scalar("iterations", iterations),
+                                   scalar("ack_mode", 1), stream("loopback_ack_stream", loop), stream("pair_ack_stream", pair)};
+    };
+    auto recv_args = [&](fifo& data, buffer& dst, fifo& loop, fifo& pair) {
+        return std::vector<af_arg>{stream("data_input", data), memory("data_output", dst.p, dst.bytes),
+                                   scalar("byte_size", byte_size), scalar("iterations", iterations), scalar("ack_mode", 1),
+                                   stream("loopback_ack_stream", loop), stream("pair_ack_stream", pair)};
+    };
+    runner s0(send, send_args(d01, src0, l_s0, a_r1_s0)), s1(send, send_args(d10, src1, l_s1, a_r0_s1));
+    runner r0(recv, recv_args(d10, dst0, l_r0, a_r0_s1)), r1(recv, recv_args(d01, dst1, l_r1, a_r1_s0));
+    for (runner* r : {&s0, &s1, &r0, &r1}) r->join();
+    EXPECT(s0.rc == 0 && s1.rc == 0 && r0.rc == 0 && r1.rc == 0, "send_0 '%s' send_1 '%s' recv_0 '%s' recv_1 '%s'", s0.error.c_str(),
+           s1.error.c_str(), r0.error.c_str(), r1.error.c_str());
+    EXPECT(std::memcmp(src0.p, dst1.p, byte_size) == 0, "recv_1 did not receive send_0's buffer");
+    EXPECT(std::memcmp(src1.p, dst0.p, byte_size) == 0, "recv_0 did not receive send_1's buffer");
+    EXPECT(a_r0_s1.writes() == iterations && a_r1_s0.writes() == iterations, "pair acks %zu / %zu", a_r0_s1.writes(),
+           a_r1_s0.writes());
+    EXPECT(l_s0.writes() + l_s1.writes() + l_r0.writes() + l_r1.writes() == 0, "a loopback ack was written in ack_mode 1");
+    bool no_last = true;
+    for (const auto& b : d01.log()) no_last &= b.last == 0;
+    for (const auto& b : d10.log()) no_last &= b.last == 0;
+    EXPECT(no_last, "frame_size 0 must send no TLAST");
+    std::printf("link pair: 2 x send + 2 x recv CUs from one library each, %u iterations x %u beats, %zu + %zu acks\n", iterations,
+                chunks, a_r0_s1.writes(), a_r1_s0.writes());
+}
+
 void forward(std::map<std::string, kernel_lib*>& ks) {
     kernel_lib* fwd = need(ks, "forward");
     std::mt19937_64 rng(7);
@@ -249,6 +294,7 @@ int main(int argc, char** argv) {
         auto ks = load_kernels(argc, argv, first);
         if (mode == "dma_round_trip") dma_round_trip(ks);
         else if (mode == "link_loop") link_loop(ks);
+        else if (mode == "link_pair") link_pair(ks);
         else if (mode == "forward") forward(ks);
         else if (mode == "backpressure") backpressure(ks);
         else throw std::runtime_error("unknown mode " + mode);
