@@ -204,6 +204,8 @@ template <int N, bool S>
 class ap_bit_ref;
 template <int N, bool S>
 class ap_range_ref;
+template <int N1, bool S1, int N2, bool S2>
+class ap_concat_ref;
 
 template <int N, bool S>
 class ap_int_base {
@@ -236,6 +238,8 @@ public:
 
     template <int M, bool T>
     ap_int_base(const ap_range_ref<M, T>& r) : ap_int_base(r.get()) {}
+    template <int N1, bool S1, int N2, bool S2>
+    ap_int_base(const ap_concat_ref<N1, S1, N2, S2>& c) : ap_int_base(c.get()) {}
 
     // "0x..." hex, "0b..." binary, "0o..." octal or decimal, optional leading '-'; `radix`
     // forces a base for digits without a prefix.
@@ -531,10 +535,39 @@ AF_AP_COMPARE_OP(>)
 AF_AP_COMPARE_OP(>=)
 #undef AF_AP_COMPARE_OP
 
-// ---- concatenation: (hi, lo) is ap_uint<N + M>, as in UG1399
+// ---- concatenation: (hi, lo) is ap_uint<N + M>, as in UG1399. On two variables it is also
+// assignable: `(hi, lo) = v` puts the top N bits of v into hi and the low M bits into lo.
 template <int N1, bool S1, int N2, bool S2>
 ap_uint<N1 + N2> operator,(const ap_int_base<N1, S1>& hi, const ap_int_base<N2, S2>& lo) {
     return hi.concat(lo);
+}
+
+template <int N1, bool S1, int N2, bool S2>
+class ap_concat_ref {
+public:
+    ap_concat_ref(ap_int_base<N1, S1>& hi, ap_int_base<N2, S2>& lo) : hi_(hi), lo_(lo) {}
+    ap_uint<N1 + N2> get() const { return static_cast<const ap_int_base<N1, S1>&>(hi_).concat(lo_); }
+    operator ap_uint<N1 + N2>() const { return get(); }
+    uint64_t to_uint64() const { return get().to_uint64(); }
+    template <int M, bool T>
+    ap_concat_ref& operator=(const ap_int_base<M, T>& x) {
+        const ap_uint<N1 + N2> v = x;  // wraps / extends to the concatenated width
+        lo_ = ap_uint<N2>(v);
+        hi_ = ap_uint<N1>(v >> unsigned(N2));
+        return *this;
+    }
+    template <typename I, af_ap::enable_int<I> = 0>
+    ap_concat_ref& operator=(I x) { return *this = af_ap::int_as_ap<I>(x); }
+    ap_concat_ref& operator=(const ap_concat_ref& o) { return *this = o.get(); }
+
+private:
+    ap_int_base<N1, S1>& hi_;
+    ap_int_base<N2, S2>& lo_;
+};
+
+template <int N1, bool S1, int N2, bool S2>
+ap_concat_ref<N1, S1, N2, S2> operator,(ap_int_base<N1, S1>& hi, ap_int_base<N2, S2>& lo) {
+    return ap_concat_ref<N1, S1, N2, S2>(hi, lo);
 }
 
 template <int N, bool S>
