@@ -50,16 +50,25 @@ fn load_frames(dir: &Path, file: &str, port: &Port, frames: usize) -> Result<Vec
 }
 
 fn port_named<'a>(ports: &'a [Port], name: &str, what: &str) -> Result<&'a Port> {
-    ports.iter().find(|p| p.name == name).ok_or_else(|| anyhow!("{what} has no tensor {name}"))
+    ports
+        .iter()
+        .find(|p| p.name == name)
+        .ok_or_else(|| anyhow!("{what} has no tensor {name}"))
 }
 
 /// Runs every case of `reference_dir` on the executor models in `exec_dir`.
 pub fn check(exec_dir: &Path, reference_dir: &Path) -> Result<Vec<CaseResult>> {
     let path = reference_dir.join("reference.json");
-    let text = fs::read_to_string(&path).with_context(|| format!("{}: cannot read", path.display()))?;
-    let rf: ReferenceFile = serde_json::from_str(&text).with_context(|| format!("{}: not a reference", path.display()))?;
+    let text =
+        fs::read_to_string(&path).with_context(|| format!("{}: cannot read", path.display()))?;
+    let rf: ReferenceFile = serde_json::from_str(&text)
+        .with_context(|| format!("{}: not a reference", path.display()))?;
     if rf.format != REFERENCE_FORMAT {
-        bail!("{}: format {:?}, expected {REFERENCE_FORMAT:?}", path.display(), rf.format);
+        bail!(
+            "{}: format {:?}, expected {REFERENCE_FORMAT:?}",
+            path.display(),
+            rf.format
+        );
     }
     let pipeline = Pipeline::load(exec_dir)?;
     let whole = pipeline.whole()?;
@@ -80,7 +89,13 @@ pub fn check(exec_dir: &Path, reference_dir: &Path) -> Result<Vec<CaseResult>> {
                     .stages
                     .iter()
                     .find(|s| s.device == device)
-                    .ok_or_else(|| anyhow!("case {}: no partition {device} in {}", case.name, exec_dir.display()))?;
+                    .ok_or_else(|| {
+                        anyhow!(
+                            "case {}: no partition {device} in {}",
+                            case.name,
+                            exec_dir.display()
+                        )
+                    })?;
                 partition = &stage.partition;
                 (partition.inputs().to_vec(), partition.outputs().to_vec())
             }
@@ -88,21 +103,30 @@ pub fn check(exec_dir: &Path, reference_dir: &Path) -> Result<Vec<CaseResult>> {
         let what = format!("case {} ({})", case.name, case.model);
         let mut inputs = Vec::new();
         for p in &in_ports {
-            let file = case.inputs.get(&p.name).ok_or_else(|| anyhow!("{what}: no reference input {}", p.name))?;
+            let file = case
+                .inputs
+                .get(&p.name)
+                .ok_or_else(|| anyhow!("{what}: no reference input {}", p.name))?;
             inputs.push(load_frames(reference_dir, file, p, rf.frames)?);
         }
         let mut expected = Vec::new();
         for (name, file) in &case.outputs {
             let p = port_named(&out_ports, name, &what)?;
-            expected.push((name.clone(), load_frames(reference_dir, file, p, rf.frames)?));
+            expected.push((
+                name.clone(),
+                load_frames(reference_dir, file, p, rf.frames)?,
+            ));
         }
         let mut mismatches = Vec::new();
         let mut values = 0;
         for f in 0..rf.frames {
             let feed: Vec<Tensor> = inputs.iter().map(|t| t[f].clone()).collect();
-            let got = run_case(&case.model, &pipeline, &whole, &feed, &case.model).with_context(|| what.clone())?;
+            let got = run_case(&case.model, &pipeline, &whole, &feed, &case.model)
+                .with_context(|| what.clone())?;
             for (name, exp) in &expected {
-                let g = got.get(name).ok_or_else(|| anyhow!("{what}: executor produced no {name}"))?;
+                let g = got
+                    .get(name)
+                    .ok_or_else(|| anyhow!("{what}: executor produced no {name}"))?;
                 values += exp[f].len();
                 if let Some(i) = (0..g.len()).find(|&i| g.data[i] != exp[f].data[i]) {
                     mismatches.push(format!(
@@ -112,7 +136,12 @@ pub fn check(exec_dir: &Path, reference_dir: &Path) -> Result<Vec<CaseResult>> {
                 }
             }
         }
-        results.push(CaseResult { name: case.name.clone(), frames: rf.frames, values, mismatches });
+        results.push(CaseResult {
+            name: case.name.clone(),
+            frames: rf.frames,
+            values,
+            mismatches,
+        });
     }
     Ok(results)
 }
@@ -128,7 +157,12 @@ fn run_case(
         "@chain" => return Ok(pipeline.run_all(feed)?.into_iter().collect()),
         "whole" => (whole.outputs(), whole.run(feed)?),
         _ => {
-            let p = &pipeline.stages.iter().find(|s| s.device == device).expect("checked").partition;
+            let p = &pipeline
+                .stages
+                .iter()
+                .find(|s| s.device == device)
+                .expect("checked")
+                .partition;
             (p.outputs(), p.run(feed)?)
         }
     };

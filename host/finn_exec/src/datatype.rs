@@ -6,7 +6,10 @@ use anyhow::{bail, Result};
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum DataType {
     /// BINARY is `Int { bits: 1, signed: false }`.
-    Int { bits: u32, signed: bool },
+    Int {
+        bits: u32,
+        signed: bool,
+    },
     Bipolar,
     Ternary,
     /// Any non-integer FINN type (FLOAT32, FIXED<..>, ...): not executed.
@@ -22,7 +25,10 @@ impl DataType {
             }
         };
         match name {
-            "BINARY" => Ok(DataType::Int { bits: 1, signed: false }),
+            "BINARY" => Ok(DataType::Int {
+                bits: 1,
+                signed: false,
+            }),
             "BIPOLAR" => Ok(DataType::Bipolar),
             "TERNARY" => Ok(DataType::Ternary),
             _ if name.starts_with("UINT") => int(&name[4..], false),
@@ -42,8 +48,13 @@ impl DataType {
     /// Smallest and largest value; None for non-integer types.
     pub fn range(self) -> Option<(i64, i64)> {
         match self {
-            DataType::Int { bits, signed: false } => Some((0, (1i64 << bits) - 1)),
-            DataType::Int { bits, signed: true } => Some((-(1i64 << (bits - 1)), (1i64 << (bits - 1)) - 1)),
+            DataType::Int {
+                bits,
+                signed: false,
+            } => Some((0, (1i64 << bits) - 1)),
+            DataType::Int { bits, signed: true } => {
+                Some((-(1i64 << (bits - 1)), (1i64 << (bits - 1)) - 1))
+            }
             DataType::Bipolar | DataType::Ternary => Some((-1, 1)),
             DataType::NonInteger => None,
         }

@@ -13,15 +13,22 @@ pub fn split(port: &Port, shape: &[usize], data: Vec<i32>) -> Result<Vec<Tensor>
     let fits = shape == port.shape.as_slice()
         || (shape.len() == port.shape.len() && shape[1..] == port.shape[1..])
         || shape[..] == [data.len()];
-    if !fits || per == 0 || data.len() % per != 0 {
+    if !fits || per == 0 || !data.len().is_multiple_of(per) {
         bail!(
             "input {}: shape {shape:?} is neither {:?} nor a batch [N, {}]",
             port.name,
             port.shape,
-            port.shape[1..].iter().map(|d| d.to_string()).collect::<Vec<_>>().join(", ")
+            port.shape[1..]
+                .iter()
+                .map(|d| d.to_string())
+                .collect::<Vec<_>>()
+                .join(", ")
         );
     }
-    Ok(data.chunks_exact(per).map(|c| Tensor::new(port.shape.clone(), c.to_vec())).collect())
+    Ok(data
+        .chunks_exact(per)
+        .map(|c| Tensor::new(port.shape.clone(), c.to_vec()))
+        .collect())
 }
 
 /// The batch shape of `frames` frames of `port`.
@@ -44,7 +51,7 @@ impl Rng {
         Rng(seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1)
     }
 
-    pub fn next(&mut self) -> u64 {
+    pub fn next_u64(&mut self) -> u64 {
         self.0 ^= self.0 >> 12;
         self.0 ^= self.0 << 25;
         self.0 ^= self.0 >> 27;
@@ -55,7 +62,7 @@ impl Rng {
     pub fn value(&mut self, dtype: DataType) -> i32 {
         match dtype {
             DataType::Bipolar => {
-                if self.next() & 1 == 0 {
+                if self.next_u64() & 1 == 0 {
                     -1
                 } else {
                     1
@@ -63,13 +70,15 @@ impl Rng {
             }
             _ => {
                 let (lo, hi) = dtype.range().unwrap_or((0, 255));
-                (lo + (self.next() % (hi - lo + 1) as u64) as i64) as i32
+                (lo + (self.next_u64() % (hi - lo + 1) as u64) as i64) as i32
             }
         }
     }
 
     pub fn tensor(&mut self, port: &Port) -> Tensor {
-        let data = (0..numel(&port.shape)).map(|_| self.value(port.dtype)).collect();
+        let data = (0..numel(&port.shape))
+            .map(|_| self.value(port.dtype))
+            .collect();
         Tensor::new(port.shape.clone(), data)
     }
 }

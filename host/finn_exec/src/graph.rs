@@ -65,7 +65,9 @@ impl Initializer {
                 if v.fract() == 0.0 && v.abs() < 9.0e15 {
                     Ok(v as i64)
                 } else {
-                    Err(anyhow!("{what}: non-integer value {v}; only integer parameters are supported"))
+                    Err(anyhow!(
+                        "{what}: non-integer value {v}; only integer parameters are supported"
+                    ))
                 }
             })
             .collect()
@@ -82,33 +84,65 @@ pub struct Graph {
 impl Graph {
     pub fn load(dir: &Path) -> Result<Graph> {
         let path = dir.join("graph.json");
-        let text = fs::read_to_string(&path)
-            .with_context(|| format!("{}: cannot read (export the partition with finn/flow/export_exec.py)", path.display()))?;
+        let text = fs::read_to_string(&path).with_context(|| {
+            format!(
+                "{}: cannot read (export the partition with finn/flow/export_exec.py)",
+                path.display()
+            )
+        })?;
         let file: GraphFile = serde_json::from_str(&text)
             .with_context(|| format!("{}: not an executor graph", path.display()))?;
         if file.format != FORMAT {
-            bail!("{}: format {:?}, this executor reads {FORMAT:?}", path.display(), file.format);
+            bail!(
+                "{}: format {:?}, this executor reads {FORMAT:?}",
+                path.display(),
+                file.format
+            );
         }
         let mut initializers = BTreeMap::new();
         for (name, info) in &file.initializers {
             let p = dir.join(&info.file);
-            let bytes = fs::read(&p).with_context(|| format!("{}: cannot read initializer {name}", p.display()))?;
+            let bytes = fs::read(&p)
+                .with_context(|| format!("{}: cannot read initializer {name}", p.display()))?;
             let n: usize = info.shape.iter().product();
             if bytes.len() != 4 * n {
-                bail!("{}: {} bytes, initializer {name} of shape {:?} needs {}", p.display(), bytes.len(), info.shape, 4 * n);
+                bail!(
+                    "{}: {} bytes, initializer {name} of shape {:?} needs {}",
+                    p.display(),
+                    bytes.len(),
+                    info.shape,
+                    4 * n
+                );
             }
-            let values = bytes.chunks_exact(4).map(|c| f32::from_le_bytes([c[0], c[1], c[2], c[3]])).collect();
-            let dtype = DataType::parse(&info.dtype).with_context(|| format!("{}: initializer {name}", path.display()))?;
-            initializers.insert(name.clone(), Initializer { shape: info.shape.clone(), values, dtype });
+            let values = bytes
+                .chunks_exact(4)
+                .map(|c| f32::from_le_bytes([c[0], c[1], c[2], c[3]]))
+                .collect();
+            let dtype = DataType::parse(&info.dtype)
+                .with_context(|| format!("{}: initializer {name}", path.display()))?;
+            initializers.insert(
+                name.clone(),
+                Initializer {
+                    shape: info.shape.clone(),
+                    values,
+                    dtype,
+                },
+            );
         }
-        Ok(Graph { file, dir: dir.to_path_buf(), initializers })
+        Ok(Graph {
+            file,
+            dir: dir.to_path_buf(),
+            initializers,
+        })
     }
 
     pub fn tensor(&self, name: &str) -> Result<&TensorInfo> {
-        self.file
-            .tensors
-            .get(name)
-            .ok_or_else(|| anyhow!("{}: tensor {name} has no shape in graph.json", self.dir.display()))
+        self.file.tensors.get(name).ok_or_else(|| {
+            anyhow!(
+                "{}: tensor {name} has no shape in graph.json",
+                self.dir.display()
+            )
+        })
     }
 
     pub fn dtype(&self, name: &str) -> Result<DataType> {
@@ -123,10 +157,13 @@ pub struct Attrs<'a> {
 
 impl Attrs<'_> {
     fn get(&self, key: &str) -> Result<&Value> {
-        self.node
-            .attrs
-            .get(key)
-            .ok_or_else(|| anyhow!("node {} ({}): attribute {key} missing", self.node.name, self.node.op_type))
+        self.node.attrs.get(key).ok_or_else(|| {
+            anyhow!(
+                "node {} ({}): attribute {key} missing",
+                self.node.name,
+                self.node.op_type
+            )
+        })
     }
 
     pub fn int(&self, key: &str) -> Result<i64> {
@@ -149,14 +186,24 @@ impl Attrs<'_> {
             .as_array()
             .ok_or_else(|| anyhow!("node {}: attribute {key} is not a list", self.node.name))?;
         list.iter()
-            .map(|x| x.as_i64().ok_or_else(|| anyhow!("node {}: attribute {key} holds a non-integer", self.node.name)))
+            .map(|x| {
+                x.as_i64().ok_or_else(|| {
+                    anyhow!(
+                        "node {}: attribute {key} holds a non-integer",
+                        self.node.name
+                    )
+                })
+            })
             .collect()
     }
 
     pub fn usizes(&self, key: &str) -> Result<Vec<usize>> {
         self.ints(key)?
             .into_iter()
-            .map(|x| usize::try_from(x).map_err(|_| anyhow!("node {}: attribute {key} is negative", self.node.name)))
+            .map(|x| {
+                usize::try_from(x)
+                    .map_err(|_| anyhow!("node {}: attribute {key} is negative", self.node.name))
+            })
             .collect()
     }
 
@@ -167,6 +214,7 @@ impl Attrs<'_> {
     }
 
     pub fn dtype(&self, key: &str) -> Result<DataType> {
-        DataType::parse(self.string(key)?).with_context(|| format!("node {}: attribute {key}", self.node.name))
+        DataType::parse(self.string(key)?)
+            .with_context(|| format!("node {}: attribute {key}", self.node.name))
     }
 }

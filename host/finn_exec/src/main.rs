@@ -12,7 +12,11 @@ use clap::{Parser, Subcommand, ValueEnum};
 use finn_exec::{check, frames, npy, Partition, Pipeline, Port, Tensor};
 
 #[derive(Parser)]
-#[command(name = "finn-exec", about = "Functional executor of FINN HW-layer graphs", args_conflicts_with_subcommands = true)]
+#[command(
+    name = "finn-exec",
+    about = "Functional executor of FINN HW-layer graphs",
+    args_conflicts_with_subcommands = true
+)]
 struct Cli {
     #[command(subcommand)]
     cmd: Option<Cmd>,
@@ -82,7 +86,10 @@ impl Model {
         } else if dir.join("graph.json").is_file() {
             Ok(Model::One(Partition::load(dir)?))
         } else {
-            bail!("{}: neither graph.json nor exec.json found (export with finn/flow/export_exec.py)", dir.display())
+            bail!(
+                "{}: neither graph.json nor exec.json found (export with finn/flow/export_exec.py)",
+                dir.display()
+            )
         }
     }
 
@@ -122,7 +129,11 @@ fn read_input(path: &Path, port: &Port, raw: RawType) -> Result<Vec<Tensor>> {
             RawType::I64 => 8,
         };
         if bytes.len() % width != 0 {
-            bail!("{}: {} bytes is not a whole number of {width}-byte values", path.display(), bytes.len());
+            bail!(
+                "{}: {} bytes is not a whole number of {width}-byte values",
+                path.display(),
+                bytes.len()
+            );
         }
         let vals: Vec<f64> = bytes
             .chunks_exact(width)
@@ -134,7 +145,10 @@ fn read_input(path: &Path, port: &Port, raw: RawType) -> Result<Vec<Tensor>> {
                 RawType::I64 => i64::from_le_bytes(c.try_into().unwrap()) as f64,
             })
             .collect();
-        let a = npy::Array { shape: vec![vals.len()], values: vals };
+        let a = npy::Array {
+            shape: vec![vals.len()],
+            values: vals,
+        };
         (a.shape.clone(), a.integers(&path.display().to_string())?)
     };
     frames::split(port, &shape, data).with_context(|| format!("{}", path.display()))
@@ -146,12 +160,17 @@ fn run(args: RunArgs) -> Result<()> {
     };
     let m = Model::load(&model)?;
     if m.inputs().len() != 1 || m.outputs().len() != 1 {
-        bail!("{}: the CLI runs single-input single-output models", model.display());
+        bail!(
+            "{}: the CLI runs single-input single-output models",
+            model.display()
+        );
     }
     let frames_in = read_input(&input, &m.inputs()[0], args.raw_type)?;
     let mut out = Vec::new();
     for (i, f) in frames_in.iter().enumerate() {
-        let o = m.run(std::slice::from_ref(f)).with_context(|| format!("frame {i}"))?;
+        let o = m
+            .run(std::slice::from_ref(f))
+            .with_context(|| format!("frame {i}"))?;
         out.extend(o[0].data.iter().map(|&v| v as i64));
     }
     let shape = frames::batch_shape(&m.outputs()[0], frames_in.len());
@@ -168,10 +187,18 @@ fn run_check(exec: &Path, reference: &Path) -> Result<bool> {
     let mut ok = true;
     for r in &results {
         if r.mismatches.is_empty() {
-            println!("ok   {}: {} frames, {} values bit-exact with FINN", r.name, r.frames, r.values);
+            println!(
+                "ok   {}: {} frames, {} values bit-exact with FINN",
+                r.name, r.frames, r.values
+            );
         } else {
             ok = false;
-            println!("FAIL {}: {} of {} frame-tensors differ from FINN", r.name, r.mismatches.len(), r.frames);
+            println!(
+                "FAIL {}: {} of {} frame-tensors differ from FINN",
+                r.name,
+                r.mismatches.len(),
+                r.frames
+            );
             for m in r.mismatches.iter().take(5) {
                 println!("     {m}");
             }
@@ -186,7 +213,9 @@ fn run_check(exec: &Path, reference: &Path) -> Result<bool> {
 fn bench(model: &Path, n: usize, seed: u64) -> Result<()> {
     let m = Model::load(model)?;
     let mut rng = frames::Rng::new(seed);
-    let inputs: Vec<Vec<Tensor>> = (0..n.max(1)).map(|_| m.inputs().iter().map(|p| rng.tensor(p)).collect()).collect();
+    let inputs: Vec<Vec<Tensor>> = (0..n.max(1))
+        .map(|_| m.inputs().iter().map(|p| rng.tensor(p)).collect())
+        .collect();
     m.run(&inputs[0])?; // warm-up: page in weights
     let t0 = Instant::now();
     for f in &inputs {
@@ -205,7 +234,11 @@ fn main() -> ExitCode {
     let cli = Cli::parse();
     let r = match cli.cmd {
         Some(Cmd::Check { exec, reference }) => run_check(&exec, &reference),
-        Some(Cmd::Bench { model, frames, seed }) => bench(&model, frames, seed).map(|_| true),
+        Some(Cmd::Bench {
+            model,
+            frames,
+            seed,
+        }) => bench(&model, frames, seed).map(|_| true),
         None => run(cli.run).map(|_| true),
     };
     match r {

@@ -32,13 +32,16 @@ impl Array {
 
 fn header_field<'a>(header: &'a str, key: &str) -> Result<&'a str> {
     let k = format!("'{key}':");
-    let at = header.find(&k).ok_or_else(|| anyhow!("header has no {key}"))?;
+    let at = header
+        .find(&k)
+        .ok_or_else(|| anyhow!("header has no {key}"))?;
     Ok(header[at + k.len()..].trim_start())
 }
 
 pub fn read(path: &Path) -> Result<Array> {
     let bytes = fs::read(path).with_context(|| format!("{}: cannot read", path.display()))?;
-    parse(&bytes).with_context(|| format!("{}: not a .npy file this reader supports", path.display()))
+    parse(&bytes)
+        .with_context(|| format!("{}: not a .npy file this reader supports", path.display()))
 }
 
 pub fn parse(bytes: &[u8]) -> Result<Array> {
@@ -51,11 +54,18 @@ pub fn parse(bytes: &[u8]) -> Result<Array> {
             if bytes.len() < 12 {
                 bail!("truncated header");
             }
-            (u32::from_le_bytes([bytes[8], bytes[9], bytes[10], bytes[11]]) as usize, 12)
+            (
+                u32::from_le_bytes([bytes[8], bytes[9], bytes[10], bytes[11]]) as usize,
+                12,
+            )
         }
         v => bail!("format version {v}"),
     };
-    let header = std::str::from_utf8(bytes.get(start..start + hlen).ok_or_else(|| anyhow!("truncated header"))?)?;
+    let header = std::str::from_utf8(
+        bytes
+            .get(start..start + hlen)
+            .ok_or_else(|| anyhow!("truncated header"))?,
+    )?;
     let descr = header_field(header, "descr")?;
     let descr = descr.trim_start_matches('\'');
     let descr = &descr[..descr.find('\'').ok_or_else(|| anyhow!("bad descr"))?];
@@ -64,16 +74,28 @@ pub fn parse(bytes: &[u8]) -> Result<Array> {
     }
     let shape_s = header_field(header, "shape")?;
     let shape_s = &shape_s[1..shape_s.find(')').ok_or_else(|| anyhow!("bad shape"))?];
-    let shape: Vec<usize> =
-        shape_s.split(',').map(str::trim).filter(|s| !s.is_empty()).map(str::parse).collect::<Result<_, _>>()?;
+    let shape: Vec<usize> = shape_s
+        .split(',')
+        .map(str::trim)
+        .filter(|s| !s.is_empty())
+        .map(str::parse)
+        .collect::<Result<_, _>>()?;
     let n: usize = shape.iter().product();
     let data = &bytes[start + hlen..];
     macro_rules! take {
         ($t:ty, $w:expr) => {{
             if data.len() < n * $w {
-                bail!("{} data bytes, {n} elements of {} need {}", data.len(), descr, n * $w);
+                bail!(
+                    "{} data bytes, {n} elements of {} need {}",
+                    data.len(),
+                    descr,
+                    n * $w
+                );
             }
-            data[..n * $w].chunks_exact($w).map(|c| <$t>::from_le_bytes(c.try_into().unwrap()) as f64).collect()
+            data[..n * $w]
+                .chunks_exact($w)
+                .map(|c| <$t>::from_le_bytes(c.try_into().unwrap()) as f64)
+                .collect()
         }};
     }
     let values: Vec<f64> = match descr {
@@ -94,7 +116,11 @@ pub fn parse(bytes: &[u8]) -> Result<Array> {
 /// Writes int64 values as a `.npy` file, atomically (temp file, then rename).
 pub fn write_i64(path: &Path, shape: &[usize], values: &[i64]) -> Result<()> {
     let dims: Vec<String> = shape.iter().map(|d| d.to_string()).collect();
-    let shape_s = if dims.len() == 1 { format!("({},)", dims[0]) } else { format!("({})", dims.join(", ")) };
+    let shape_s = if dims.len() == 1 {
+        format!("({},)", dims[0])
+    } else {
+        format!("({})", dims.join(", "))
+    };
     let mut header = format!("{{'descr': '<i8', 'fortran_order': False, 'shape': {shape_s}, }}");
     while (10 + header.len() + 1) % 64 != 0 {
         header.push(' ');
@@ -111,14 +137,20 @@ pub fn write_i64(path: &Path, shape: &[usize], values: &[i64]) -> Result<()> {
 }
 
 pub fn write_atomic(path: &Path, bytes: &[u8]) -> Result<()> {
-    let dir = path.parent().filter(|p| !p.as_os_str().is_empty()).unwrap_or(Path::new("."));
+    let dir = path
+        .parent()
+        .filter(|p| !p.as_os_str().is_empty())
+        .unwrap_or(Path::new("."));
     let tmp = dir.join(format!(
         ".{}.tmp{}",
         path.file_name().and_then(|n| n.to_str()).unwrap_or("out"),
         std::process::id()
     ));
-    let mut f = fs::File::create(&tmp).with_context(|| format!("{}: cannot create", tmp.display()))?;
-    f.write_all(bytes).and_then(|_| f.sync_all()).with_context(|| format!("{}: cannot write", tmp.display()))?;
+    let mut f =
+        fs::File::create(&tmp).with_context(|| format!("{}: cannot create", tmp.display()))?;
+    f.write_all(bytes)
+        .and_then(|_| f.sync_all())
+        .with_context(|| format!("{}: cannot write", tmp.display()))?;
     fs::rename(&tmp, path).with_context(|| format!("{}: cannot rename into place", path.display()))
 }
 

@@ -50,10 +50,26 @@ impl Partition {
         let mut producer: HashMap<&str, &str> = HashMap::new();
         let port = |name: &String| -> Result<Port> {
             let info = graph.tensor(name)?;
-            Ok(Port { name: name.clone(), shape: info.shape.clone(), dtype: graph.dtype(name)? })
+            Ok(Port {
+                name: name.clone(),
+                shape: info.shape.clone(),
+                dtype: graph.dtype(name)?,
+            })
         };
-        let inputs: Vec<Port> = graph.file.inputs.iter().map(port).collect::<Result<_>>().map_err(ctx_err)?;
-        let outputs: Vec<Port> = graph.file.outputs.iter().map(port).collect::<Result<_>>().map_err(ctx_err)?;
+        let inputs: Vec<Port> = graph
+            .file
+            .inputs
+            .iter()
+            .map(port)
+            .collect::<Result<_>>()
+            .map_err(ctx_err)?;
+        let outputs: Vec<Port> = graph
+            .file
+            .outputs
+            .iter()
+            .map(port)
+            .collect::<Result<_>>()
+            .map_err(ctx_err)?;
         for p in &inputs {
             let n = slot_of.len();
             slot_of.insert(p.name.clone(), n);
@@ -64,7 +80,10 @@ impl Partition {
             let ctx = NodeCtx {
                 graph: &graph,
                 node,
-                producer: node.inputs.first().and_then(|i| producer.get(i.as_str()).copied()),
+                producer: node
+                    .inputs
+                    .first()
+                    .and_then(|i| producer.get(i.as_str()).copied()),
             };
             let built = ops::build(&ctx).map_err(ctx_err)?;
             let ins = built
@@ -72,7 +91,11 @@ impl Partition {
                 .iter()
                 .map(|t| {
                     slot_of.get(t).copied().ok_or_else(|| {
-                        anyhow!("{}: node {} reads {t}, which no earlier node produces", dir.display(), node.name)
+                        anyhow!(
+                            "{}: node {} reads {t}, which no earlier node produces",
+                            dir.display(),
+                            node.name
+                        )
                     })
                 })
                 .collect::<Result<Vec<_>>>()?;
@@ -80,7 +103,13 @@ impl Partition {
             let n = slot_of.len();
             let output = *slot_of.entry(out.clone()).or_insert(n);
             producer.insert(node.outputs[0].as_str(), node.op_type.as_str());
-            steps.push(Step { name: node.name.clone(), op: built.op, inputs: ins, output, frees: Vec::new() });
+            steps.push(Step {
+                name: node.name.clone(),
+                op: built.op,
+                inputs: ins,
+                output,
+                frees: Vec::new(),
+            });
             if !op_types.contains(&node.op_type) {
                 op_types.push(node.op_type.clone());
             }
@@ -89,10 +118,13 @@ impl Partition {
         let output_slots = outputs
             .iter()
             .map(|p| {
-                slot_of
-                    .get(&p.name)
-                    .copied()
-                    .ok_or_else(|| anyhow!("{}: graph output {} is produced by no node", dir.display(), p.name))
+                slot_of.get(&p.name).copied().ok_or_else(|| {
+                    anyhow!(
+                        "{}: graph output {} is produced by no node",
+                        dir.display(),
+                        p.name
+                    )
+                })
             })
             .collect::<Result<Vec<_>>>()?;
         // Free each intermediate after its last reader, so a frame's memory stays small.
@@ -136,7 +168,12 @@ impl Partition {
     /// Runs one frame: one tensor per graph input (in order), one per output.
     pub fn run(&self, inputs: &[Tensor]) -> Result<Vec<Tensor>> {
         if inputs.len() != self.inputs.len() {
-            bail!("{}: {} inputs given, the graph has {}", self.dir.display(), inputs.len(), self.inputs.len());
+            bail!(
+                "{}: {} inputs given, the graph has {}",
+                self.dir.display(),
+                inputs.len(),
+                self.inputs.len()
+            );
         }
         let mut slots: Vec<Option<Tensor>> = (0..self.slots).map(|_| None).collect();
         for ((port, t), &slot) in self.inputs.iter().zip(inputs).zip(&self.input_slots) {
@@ -144,26 +181,42 @@ impl Partition {
             slots[slot] = Some(Tensor::new(port.shape.clone(), t.data.clone()));
         }
         for step in &self.steps {
-            let args: Vec<&Tensor> = step.inputs.iter().map(|&s| slots[s].as_ref().expect("produced before use")).collect();
-            let out = step.op.run(&args).with_context(|| format!("{}: node {}", self.dir.display(), step.name))?;
+            let args: Vec<&Tensor> = step
+                .inputs
+                .iter()
+                .map(|&s| slots[s].as_ref().expect("produced before use"))
+                .collect();
+            let out = step
+                .op
+                .run(&args)
+                .with_context(|| format!("{}: node {}", self.dir.display(), step.name))?;
             slots[step.output] = Some(out);
             for &s in &step.frees {
                 slots[s] = None;
             }
         }
-        Ok(self.output_slots.iter().map(|&s| slots[s].clone().expect("graph output produced")).collect())
+        Ok(self
+            .output_slots
+            .iter()
+            .map(|&s| slots[s].clone().expect("graph output produced"))
+            .collect())
     }
 
     /// One frame through a single-input, single-output graph, values as i64 (the
     /// per-frame function the host's device runtime wraps).
     pub fn run_frame(&self, input: &[i64]) -> Result<Vec<i64>> {
         if self.inputs.len() != 1 || self.outputs.len() != 1 {
-            bail!("{}: run_frame needs one input and one output (use run)", self.dir.display());
+            bail!(
+                "{}: run_frame needs one input and one output (use run)",
+                self.dir.display()
+            );
         }
         let port = &self.inputs[0];
         let data = input
             .iter()
-            .map(|&v| i32::try_from(v).map_err(|_| anyhow!("input {}: value {v} out of range", port.name)))
+            .map(|&v| {
+                i32::try_from(v).map_err(|_| anyhow!("input {}: value {v} out of range", port.name))
+            })
             .collect::<Result<Vec<i32>>>()?;
         let out = self.run(&[Tensor::new_checked(port, data)?])?;
         Ok(out[0].data.iter().map(|&v| v as i64).collect())
@@ -180,7 +233,13 @@ impl Tensor {
     /// A tensor for `port` from flat data, checking the element count.
     pub fn new_checked(port: &Port, data: Vec<i32>) -> Result<Tensor> {
         if data.len() != numel(&port.shape) {
-            bail!("input {}: {} values given, shape {:?} needs {}", port.name, data.len(), port.shape, numel(&port.shape));
+            bail!(
+                "input {}: {} values given, shape {:?} needs {}",
+                port.name,
+                data.len(),
+                port.shape,
+                numel(&port.shape)
+            );
         }
         Ok(Tensor::new(port.shape.clone(), data))
     }
@@ -188,11 +247,26 @@ impl Tensor {
 
 fn check_input(port: &Port, t: &Tensor) -> Result<()> {
     if t.len() != numel(&port.shape) {
-        bail!("input {}: {} values given, shape {:?} needs {}", port.name, t.len(), port.shape, numel(&port.shape));
+        bail!(
+            "input {}: {} values given, shape {:?} needs {}",
+            port.name,
+            t.len(),
+            port.shape,
+            numel(&port.shape)
+        );
     }
     if port.dtype.is_integer() {
-        if let Some((i, &v)) = t.data.iter().enumerate().find(|(_, &v)| !port.dtype.allows(v as i64)) {
-            bail!("input {}: value {v} at flat index {i} is outside its datatype {:?}", port.name, port.dtype);
+        if let Some((i, &v)) = t
+            .data
+            .iter()
+            .enumerate()
+            .find(|(_, &v)| !port.dtype.allows(v as i64))
+        {
+            bail!(
+                "input {}: value {v} at flat index {i} is outside its datatype {:?}",
+                port.name,
+                port.dtype
+            );
         }
     }
     Ok(())

@@ -40,11 +40,16 @@ impl Pipeline {
     pub fn load(dir: impl AsRef<Path>) -> Result<Pipeline> {
         let dir = dir.as_ref();
         let path = dir.join("exec.json");
-        let text = fs::read_to_string(&path).with_context(|| format!("{}: cannot read", path.display()))?;
-        let file: ExecFile =
-            serde_json::from_str(&text).with_context(|| format!("{}: not an executor manifest", path.display()))?;
+        let text = fs::read_to_string(&path)
+            .with_context(|| format!("{}: cannot read", path.display()))?;
+        let file: ExecFile = serde_json::from_str(&text)
+            .with_context(|| format!("{}: not an executor manifest", path.display()))?;
         if file.format != FORMAT {
-            bail!("{}: format {:?}, this executor reads {FORMAT:?}", path.display(), file.format);
+            bail!(
+                "{}: format {:?}, this executor reads {FORMAT:?}",
+                path.display(),
+                file.format
+            );
         }
         if file.partitions.is_empty() {
             bail!("{}: lists no partitions", path.display());
@@ -52,14 +57,26 @@ impl Pipeline {
         let stages = file
             .partitions
             .iter()
-            .map(|s| Ok(Stage { device: s.device.clone(), partition: Partition::load(dir.join(&s.dir))? }))
+            .map(|s| {
+                Ok(Stage {
+                    device: s.device.clone(),
+                    partition: Partition::load(dir.join(&s.dir))?,
+                })
+            })
             .collect::<Result<Vec<_>>>()?;
-        Ok(Pipeline { dir: dir.to_path_buf(), stages, whole_dir: file.whole.map(|w| dir.join(w)) })
+        Ok(Pipeline {
+            dir: dir.to_path_buf(),
+            stages,
+            whole_dir: file.whole.map(|w| dir.join(w)),
+        })
     }
 
     /// The unpartitioned model exported beside the partitions.
     pub fn whole(&self) -> Result<Partition> {
-        let d = self.whole_dir.as_ref().ok_or_else(|| anyhow!("{}: no unpartitioned model", self.dir.display()))?;
+        let d = self
+            .whole_dir
+            .as_ref()
+            .ok_or_else(|| anyhow!("{}: no unpartitioned model", self.dir.display()))?;
         Partition::load(d)
     }
 
@@ -85,11 +102,17 @@ impl Pipeline {
                 .iter()
                 .map(|p| {
                     tensors.get(&p.name).cloned().ok_or_else(|| {
-                        anyhow!("partition {}: input {} comes from no earlier partition", stage.device, p.name)
+                        anyhow!(
+                            "partition {}: input {} comes from no earlier partition",
+                            stage.device,
+                            p.name
+                        )
                     })
                 })
                 .collect::<Result<Vec<_>>>()?;
-            let outs = part.run(&feed).with_context(|| format!("partition {}", stage.device))?;
+            let outs = part
+                .run(&feed)
+                .with_context(|| format!("partition {}", stage.device))?;
             for (p, t) in part.outputs().iter().zip(outs) {
                 tensors.insert(p.name.clone(), t);
             }
@@ -100,6 +123,10 @@ impl Pipeline {
     /// The last stage's outputs for the first stage's inputs.
     pub fn run(&self, inputs: &[Tensor]) -> Result<Vec<Tensor>> {
         let mut all = self.run_all(inputs)?;
-        Ok(self.outputs().iter().map(|p| all.remove(&p.name).expect("last stage output")).collect())
+        Ok(self
+            .outputs()
+            .iter()
+            .map(|p| all.remove(&p.name).expect("last stage output"))
+            .collect())
     }
 }

@@ -15,7 +15,10 @@ impl Tensor {
     }
 
     pub fn zeros(shape: &[usize]) -> Tensor {
-        Tensor { shape: shape.to_vec(), data: vec![0; shape.iter().product()] }
+        Tensor {
+            shape: shape.to_vec(),
+            data: vec![0; shape.iter().product()],
+        }
     }
 
     pub fn len(&self) -> usize {

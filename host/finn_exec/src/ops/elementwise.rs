@@ -69,7 +69,10 @@ pub fn build(ctx: &NodeCtx) -> Result<Built> {
     }
     let out_shape = a.usizes("out_shape")?;
     if numel(&out_shape) != numel(&ctx.out_shape()?) {
-        bail!("node {name}: out_shape {out_shape:?} disagrees with the output tensor {:?}", ctx.out_shape()?);
+        bail!(
+            "node {name}: out_shape {out_shape:?} disagrees with the output tensor {:?}",
+            ctx.out_shape()?
+        );
     }
     let mut inputs = Vec::new();
     let mut operand = |i: usize, key: &str| -> Result<(Operand, Vec<usize>)> {
@@ -90,8 +93,19 @@ pub fn build(ctx: &NodeCtx) -> Result<Built> {
     };
     let (lhs, ls) = operand(0, "lhs_shape")?;
     let (rhs, rs) = operand(1, "rhs_shape")?;
-    let op = Elementwise { name, kind, lhs, rhs, strides: [ls, rs], bshape: out_shape, out_shape: ctx.out_shape()? };
-    Ok(Built { op: Box::new(op), inputs })
+    let op = Elementwise {
+        name,
+        kind,
+        lhs,
+        rhs,
+        strides: [ls, rs],
+        bshape: out_shape,
+        out_shape: ctx.out_shape()?,
+    };
+    Ok(Built {
+        op: Box::new(op),
+        inputs,
+    })
 }
 
 impl Op for Elementwise {

@@ -18,15 +18,22 @@ impl FmPadding {
         let name = ctx.name();
         let pad = ctx.attrs().usizes("Padding")?;
         let in_shape = ctx.in_shape(0)?;
-        let (Ok(pad), Ok([_, h, w, c])) = (<[usize; 4]>::try_from(&pad[..]), <[usize; 4]>::try_from(&in_shape[..]))
-        else {
+        let (Ok(pad), Ok([_, h, w, c])) = (
+            <[usize; 4]>::try_from(&pad[..]),
+            <[usize; 4]>::try_from(&in_shape[..]),
+        ) else {
             bail!("node {name}: FMPadding needs a (1, H, W, C) input and 4 padding values");
         };
         let out_shape = ctx.out_shape()?;
         if numel(&out_shape) != (h + pad[0] + pad[2]) * (w + pad[1] + pad[3]) * c {
             bail!("node {name}: output shape {out_shape:?} is not the padded input {in_shape:?}");
         }
-        Ok(FmPadding { in_hw: [h, w], ch: c, pad, out_shape })
+        Ok(FmPadding {
+            in_hw: [h, w],
+            ch: c,
+            pad,
+            out_shape,
+        })
     }
 }
 

@@ -17,9 +17,16 @@ impl GlobalAccPool {
         let ch = *in_shape.last().unwrap_or(&1);
         let out_shape = ctx.out_shape()?;
         if in_shape.len() != 4 || numel(&out_shape) != ch {
-            bail!("node {}: input {in_shape:?} / output {out_shape:?}, expected (1,H,W,C) -> C", ctx.name());
+            bail!(
+                "node {}: input {in_shape:?} / output {out_shape:?}, expected (1,H,W,C) -> C",
+                ctx.name()
+            );
         }
-        Ok(GlobalAccPool { name: ctx.name().to_string(), ch, out_shape })
+        Ok(GlobalAccPool {
+            name: ctx.name().to_string(),
+            ch,
+            out_shape,
+        })
     }
 }
 
@@ -31,7 +38,10 @@ impl Op for GlobalAccPool {
                 *a += v as i64;
             }
         }
-        let data = acc.into_iter().map(|v| to_i32(&self.name, v)).collect::<Result<_>>()?;
+        let data = acc
+            .into_iter()
+            .map(|v| to_i32(&self.name, v))
+            .collect::<Result<_>>()?;
         Ok(Tensor::new(self.out_shape.clone(), data))
     }
 }

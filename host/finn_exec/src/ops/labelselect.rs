@@ -27,7 +27,11 @@ impl LabelSelect {
         if numel(&out_shape) != numel(&in_shape) / labels * k {
             bail!("node {name}: output {out_shape:?} is not K={k} of input {in_shape:?}");
         }
-        Ok(LabelSelect { labels, k, out_shape })
+        Ok(LabelSelect {
+            labels,
+            k,
+            out_shape,
+        })
     }
 }
 

@@ -70,14 +70,17 @@ impl<'a> NodeCtx<'a> {
 
     pub fn initializer(&self, i: usize) -> Result<&'a Initializer> {
         let name = self.input(i)?;
-        self.graph
-            .initializers
-            .get(name)
-            .ok_or_else(|| anyhow!("node {}: input {i} ({name}) must be an initializer", self.node.name))
+        self.graph.initializers.get(name).ok_or_else(|| {
+            anyhow!(
+                "node {}: input {i} ({name}) must be an initializer",
+                self.node.name
+            )
+        })
     }
 
     pub fn is_initializer(&self, i: usize) -> bool {
-        self.input(i).is_ok_and(|n| self.graph.initializers.contains_key(n))
+        self.input(i)
+            .is_ok_and(|n| self.graph.initializers.contains_key(n))
     }
 
     pub fn in_shape(&self, i: usize) -> Result<Vec<usize>> {
@@ -89,7 +92,11 @@ impl<'a> NodeCtx<'a> {
     }
 
     pub fn out_shape(&self) -> Result<Vec<usize>> {
-        let out = self.node.outputs.first().ok_or_else(|| anyhow!("node {}: no output", self.node.name))?;
+        let out = self
+            .node
+            .outputs
+            .first()
+            .ok_or_else(|| anyhow!("node {}: no output", self.node.name))?;
         Ok(self.graph.tensor(out)?.shape.clone())
     }
 }
@@ -101,12 +108,19 @@ pub struct Built {
 }
 
 fn first_input(ctx: &NodeCtx, op: Box<dyn Op>) -> Result<Built> {
-    Ok(Built { op, inputs: vec![ctx.input(0)?.to_string()] })
+    Ok(Built {
+        op,
+        inputs: vec![ctx.input(0)?.to_string()],
+    })
 }
 
 pub fn build(ctx: &NodeCtx) -> Result<Built> {
     if ctx.node.outputs.len() != 1 {
-        bail!("node {}: {} outputs; the executor supports single-output ops", ctx.name(), ctx.node.outputs.len());
+        bail!(
+            "node {}: {} outputs; the executor supports single-output ops",
+            ctx.name(),
+            ctx.node.outputs.len()
+        );
     }
     match ctx.node.op_type.as_str() {
         "MVAU" => first_input(ctx, Box::new(mvau::Mvau::new(ctx)?)),
@@ -133,7 +147,8 @@ pub fn build(ctx: &NodeCtx) -> Result<Built> {
 /// named if a value cannot be held (it would not be exact in FINN's float32 either).
 #[inline]
 pub(crate) fn to_i32(node: &str, v: i64) -> Result<i32> {
-    i32::try_from(v).map_err(|_| anyhow!("node {node}: value {v} does not fit the executor's i32 activations"))
+    i32::try_from(v)
+        .map_err(|_| anyhow!("node {node}: value {v} does not fit the executor's i32 activations"))
 }
 
 /// FINN's Python execution computes in float32: integers are exact up to 2^24. The

@@ -31,7 +31,10 @@ impl Mvau {
         let (mw, mh) = (a.int("MW")? as usize, a.int("MH")? as usize);
         let w = ctx.initializer(1)?;
         if w.shape != [mw, mh] {
-            bail!("node {name}: weights of shape {:?}, expected [MW={mw}, MH={mh}]", w.shape);
+            bail!(
+                "node {name}: weights of shape {:?}, expected [MW={mw}, MH={mh}]",
+                w.shape
+            );
         }
         let wv = w.integers(&format!("node {name} weights"))?;
         let idt = a.dtype("inputDataType")?;
@@ -59,7 +62,13 @@ impl Mvau {
             None => bail!("node {name}: input datatype {idt:?} is not an integer type"),
         };
         let bound = (0..mh)
-            .map(|o| wt[o * mw..(o + 1) * mw].iter().map(|&v| v.unsigned_abs() as i64).sum::<i64>() * max_in)
+            .map(|o| {
+                wt[o * mw..(o + 1) * mw]
+                    .iter()
+                    .map(|&v| v.unsigned_abs() as i64)
+                    .sum::<i64>()
+                    * max_in
+            })
             .max()
             .unwrap_or(0);
         // The datatype bound is the worst case over all inputs; real activations rarely
@@ -67,7 +76,11 @@ impl Mvau {
         let wt_abs = (bound > F32_EXACT).then(|| wt.iter().map(|v| v.abs()).collect());
         let act = if a.int_or("noActivation", 0)? == 0 {
             let bipolar_out = a.dtype("outputDataType")?.is_bipolar();
-            let (scale, bias) = if bipolar_out { (2, -1) } else { (1, a.int("ActVal")? as i32) };
+            let (scale, bias) = if bipolar_out {
+                (2, -1)
+            } else {
+                (1, a.int("ActVal")? as i32)
+            };
             let t = MultiThreshold::new(&name, ctx.initializer(2)?, scale, bias)?;
             t.check_channels(&name, mh)?;
             Some(t)
@@ -75,10 +88,19 @@ impl Mvau {
             None
         };
         let in_shape = ctx.in_shape(0)?;
-        if numel(&in_shape) % mw != 0 {
+        if !numel(&in_shape).is_multiple_of(mw) {
             bail!("node {name}: input shape {in_shape:?} is not a multiple of MW={mw}");
         }
-        Ok(Mvau { name, mw, mh, wt, xnor, act, wt_abs, out_shape: ctx.out_shape()? })
+        Ok(Mvau {
+            name,
+            mw,
+            mh,
+            wt,
+            xnor,
+            act,
+            wt_abs,
+            out_shape: ctx.out_shape()?,
+        })
     }
 }
 
@@ -92,7 +114,12 @@ impl Op for Mvau {
         let x = inputs[0];
         let rows = x.len() / self.mw;
         if rows * self.mh != numel(&self.out_shape) {
-            bail!("node {}: input of {} values does not give output {:?}", self.name, x.len(), self.out_shape);
+            bail!(
+                "node {}: input of {} values does not give output {:?}",
+                self.name,
+                x.len(),
+                self.out_shape
+            );
         }
         let mapped;
         let x = match self.xnor {
@@ -106,7 +133,11 @@ impl Op for Mvau {
             for row in x.chunks_exact(self.mw) {
                 let xa: Vec<i64> = row.iter().map(|v| v.unsigned_abs() as i64).collect();
                 for o in 0..self.mh {
-                    let b: i64 = xa.iter().zip(&wa[o * self.mw..(o + 1) * self.mw]).map(|(a, w)| a * *w as i64).sum();
+                    let b: i64 = xa
+                        .iter()
+                        .zip(&wa[o * self.mw..(o + 1) * self.mw])
+                        .map(|(a, w)| a * *w as i64)
+                        .sum();
                     check_exact(&self.name, b)?;
                 }
             }

@@ -14,7 +14,10 @@ impl Passthrough {
     pub fn new(ctx: &NodeCtx) -> Result<Passthrough> {
         let out_shape = ctx.out_shape()?;
         if numel(&out_shape) != numel(&ctx.in_shape(0)?) {
-            bail!("node {}: output {out_shape:?} holds a different number of values than the input", ctx.name());
+            bail!(
+                "node {}: output {out_shape:?} holds a different number of values than the input",
+                ctx.name()
+            );
         }
         Ok(Passthrough { out_shape })
     }

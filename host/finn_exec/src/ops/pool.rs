@@ -36,14 +36,17 @@ impl Pool {
             "AccPool" => Function::Acc,
             "AvgPool" => Function::Avg,
             "QuantAvgPool" => {
-                let (Some(ibits), Some(obits)) =
-                    (a.dtype("InputDataType")?.bitwidth(), a.dtype("OutputDataType")?.bitwidth())
-                else {
+                let (Some(ibits), Some(obits)) = (
+                    a.dtype("InputDataType")?.bitwidth(),
+                    a.dtype("OutputDataType")?.bitwidth(),
+                ) else {
                     bail!("node {name}: QuantAvgPool needs integer datatypes");
                 };
                 let max_value = ((1i64 << ibits) - 1) * k2 as i64;
                 let bit_length = 64 - max_value.leading_zeros();
-                Function::QuantAvg { shift: bit_length.saturating_sub(obits) }
+                Function::QuantAvg {
+                    shift: bit_length.saturating_sub(obits),
+                }
             }
             other => bail!("node {name}: Pool function {other} is not supported"),
         };
@@ -55,7 +58,13 @@ impl Pool {
         if numel(&out_shape) * k2 != numel(&in_shape) {
             bail!("node {name}: output shape {out_shape:?} does not match input {in_shape:?}");
         }
-        Ok(Pool { name, k2, ch, f, out_shape })
+        Ok(Pool {
+            name,
+            k2,
+            ch,
+            f,
+            out_shape,
+        })
     }
 }
 
@@ -74,7 +83,10 @@ impl Op for Pool {
                         // numpy's float32 mean: exact integer sum, one rounded division.
                         let mean = vals.sum::<i64>() as f32 / self.k2 as f32;
                         if mean.fract() != 0.0 {
-                            bail!("node {}: AvgPool mean {mean} is not an integer; not supported", self.name);
+                            bail!(
+                                "node {}: AvgPool mean {mean} is not an integer; not supported",
+                                self.name
+                            );
                         }
                         mean as i64
                     }

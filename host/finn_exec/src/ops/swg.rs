@@ -42,15 +42,30 @@ impl Swg {
         let s = pair(&name, "Stride", a.usizes("Stride")?)?;
         let d = pair(&name, "Dilation", a.usizes("Dilation")?)?;
         let ch = a.int("IFMChannels")? as usize;
-        let ofm = [out_dim(ifm[0], k[0], s[0], d[0]), out_dim(ifm[1], k[1], s[1], d[1])];
+        let ofm = [
+            out_dim(ifm[0], k[0], s[0], d[0]),
+            out_dim(ifm[1], k[1], s[1], d[1]),
+        ];
         let out_shape = ctx.out_shape()?;
         if numel(&out_shape) != ofm[0] * ofm[1] * k[0] * k[1] * ch {
             bail!("node {name}: output shape {out_shape:?} does not match {ofm:?} windows of {k:?}x{ch}");
         }
         if numel(&ctx.in_shape(0)?) != ifm[0] * ifm[1] * ch {
-            bail!("node {name}: input shape {:?} is not IFMDim {ifm:?} x {ch}", ctx.in_shape(0)?);
+            bail!(
+                "node {name}: input shape {:?} is not IFMDim {ifm:?} x {ch}",
+                ctx.in_shape(0)?
+            );
         }
-        Ok(Swg { name, ifm, k, s, d, ch, ofm, out_shape })
+        Ok(Swg {
+            name,
+            ifm,
+            k,
+            s,
+            d,
+            ch,
+            ofm,
+            out_shape,
+        })
     }
 }
 

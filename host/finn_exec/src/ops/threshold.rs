@@ -20,9 +20,17 @@ pub struct MultiThreshold {
 }
 
 impl MultiThreshold {
-    pub fn new(node: &str, init: &Initializer, out_scale: i32, out_bias: i32) -> Result<MultiThreshold> {
+    pub fn new(
+        node: &str,
+        init: &Initializer,
+        out_scale: i32,
+        out_bias: i32,
+    ) -> Result<MultiThreshold> {
         if init.shape.len() != 2 {
-            bail!("node {node}: thresholds of shape {:?}, expected (channels, steps)", init.shape);
+            bail!(
+                "node {node}: thresholds of shape {:?}, expected (channels, steps)",
+                init.shape
+            );
         }
         let (channels, steps) = (init.shape[0], init.shape[1]);
         let thresholds: Vec<i64> = init
@@ -34,14 +42,27 @@ impl MultiThreshold {
                 c.clamp(-(1i64 << 40) as f64, (1i64 << 40) as f64) as i64
             })
             .collect();
-        let sorted = thresholds.chunks(steps.max(1)).map(|c| c.windows(2).all(|w| w[0] <= w[1])).collect();
-        Ok(MultiThreshold { channels, steps, thresholds, sorted, out_scale, out_bias })
+        let sorted = thresholds
+            .chunks(steps.max(1))
+            .map(|c| c.windows(2).all(|w| w[0] <= w[1]))
+            .collect();
+        Ok(MultiThreshold {
+            channels,
+            steps,
+            thresholds,
+            sorted,
+            out_scale,
+            out_bias,
+        })
     }
 
     /// Checks that the thresholds fit a tensor with `channels` channels.
     pub fn check_channels(&self, node: &str, channels: usize) -> Result<()> {
         if self.channels != 1 && self.channels != channels {
-            bail!("node {node}: {} threshold channels for {channels} channels", self.channels);
+            bail!(
+                "node {node}: {} threshold channels for {channels} channels",
+                self.channels
+            );
         }
         Ok(())
     }

@@ -20,14 +20,22 @@ impl Thresholding {
         let in_shape = ctx.in_shape(0)?;
         let channels = *in_shape.last().unwrap_or(&1);
         let bias = a.int("ActVal")? as i32;
-        let (scale, bias) = if a.dtype("outputDataType")?.is_bipolar() { (2, 2 * bias - 1) } else { (1, bias) };
+        let (scale, bias) = if a.dtype("outputDataType")?.is_bipolar() {
+            (2, 2 * bias - 1)
+        } else {
+            (1, bias)
+        };
         let t = MultiThreshold::new(name, ctx.initializer(1)?, scale, bias)?;
         t.check_channels(name, channels)?;
         let out_shape = ctx.out_shape()?;
         if out_shape != in_shape {
             bail!("node {name}: output shape {out_shape:?} differs from input {in_shape:?}");
         }
-        Ok(Thresholding { channels, t, out_shape })
+        Ok(Thresholding {
+            channels,
+            t,
+            out_shape,
+        })
     }
 }
 
@@ -35,7 +43,11 @@ impl Op for Thresholding {
     fn run(&self, inputs: &[&Tensor]) -> Result<Tensor> {
         let x = inputs[0];
         let mut out = vec![0i32; x.len()];
-        for (src, dst) in x.data.chunks_exact(self.channels).zip(out.chunks_exact_mut(self.channels)) {
+        for (src, dst) in x
+            .data
+            .chunks_exact(self.channels)
+            .zip(out.chunks_exact_mut(self.channels))
+        {
             for (c, (d, &v)) in dst.iter_mut().zip(src).enumerate() {
                 *d = self.t.apply(v as i64, c);
             }

@@ -37,7 +37,12 @@ impl Vvau {
         let kk = kernel[0] * kernel[1];
         let w = ctx.initializer(1)?;
         if w.shape != [channels, 1, kernel[0], kernel[1]] {
-            bail!("node {name}: weights of shape {:?}, expected [{channels}, 1, {}, {}]", w.shape, kernel[0], kernel[1]);
+            bail!(
+                "node {name}: weights of shape {:?}, expected [{channels}, 1, {}, {}]",
+                w.shape,
+                kernel[0],
+                kernel[1]
+            );
         }
         let wv = w.integers(&format!("node {name} weights"))?;
         let mut wt = vec![0i32; kk * channels];
@@ -46,9 +51,16 @@ impl Vvau {
                 wt[k * channels + c] = wv[c * kk + k] as i32;
             }
         }
-        let from_swg = matches!(ctx.producer, Some("ConvolutionInputGenerator") | Some("Im2Col"));
-        let pe = if from_swg { channels } else { a.int("PE")? as usize };
-        if pe == 0 || channels % pe != 0 {
+        let from_swg = matches!(
+            ctx.producer,
+            Some("ConvolutionInputGenerator") | Some("Im2Col")
+        );
+        let pe = if from_swg {
+            channels
+        } else {
+            a.int("PE")? as usize
+        };
+        if pe == 0 || !channels.is_multiple_of(pe) {
             bail!("node {name}: PE={pe} does not divide Channels={channels}");
         }
         let perm = (pe != channels).then(|| {
@@ -70,13 +82,22 @@ impl Vvau {
             None => bail!("node {name}: input datatype {idt:?} is not an integer type"),
         };
         let bound = (0..channels)
-            .map(|c| (0..kk).map(|k| wt[k * channels + c].unsigned_abs() as i64).sum::<i64>() * max_in)
+            .map(|c| {
+                (0..kk)
+                    .map(|k| wt[k * channels + c].unsigned_abs() as i64)
+                    .sum::<i64>()
+                    * max_in
+            })
             .max()
             .unwrap_or(0);
         check_exact(&name, bound)?;
         let act = if a.int_or("noActivation", 0)? == 0 {
             let bipolar_out = a.dtype("outputDataType")?.is_bipolar();
-            let (scale, bias) = if bipolar_out { (2, -1) } else { (1, a.int("ActVal")? as i32) };
+            let (scale, bias) = if bipolar_out {
+                (2, -1)
+            } else {
+                (1, a.int("ActVal")? as i32)
+            };
             let t = MultiThreshold::new(&name, ctx.initializer(2)?, scale, bias)?;
             t.check_channels(&name, channels)?;
             Some(t)
@@ -85,9 +106,21 @@ impl Vvau {
         };
         let in_shape = ctx.in_shape(0)?;
         if in_shape.len() != 4 || in_shape[3] != kk * channels {
-            bail!("node {name}: input shape {in_shape:?}, expected (1, H, W, {})", kk * channels);
+            bail!(
+                "node {name}: input shape {in_shape:?}, expected (1, H, W, {})",
+                kk * channels
+            );
         }
-        Ok(Vvau { name, channels, kk, wt, perm, bipolar, act, out_shape: ctx.out_shape()? })
+        Ok(Vvau {
+            name,
+            channels,
+            kk,
+            wt,
+            perm,
+            bipolar,
+            act,
+            out_shape: ctx.out_shape()?,
+        })
     }
 }
 
@@ -97,7 +130,12 @@ impl Op for Vvau {
         let win = self.kk * self.channels;
         let pixels = x.len() / win;
         if pixels * self.channels != numel(&self.out_shape) {
-            bail!("node {}: input of {} values does not give output {:?}", self.name, x.len(), self.out_shape);
+            bail!(
+                "node {}: input of {} values does not give output {:?}",
+                self.name,
+                x.len(),
+                self.out_shape
+            );
         }
         let c = self.channels;
         let mut out = vec![0i32; pixels * c];
@@ -123,7 +161,11 @@ impl Op for Vvau {
             }
             let dst = &mut out[p * c..(p + 1) * c];
             for (ch, (d, &v)) in dst.iter_mut().zip(&acc).enumerate() {
-                let v = if self.bipolar { (v + self.kk as i32) / 2 } else { v };
+                let v = if self.bipolar {
+                    (v + self.kk as i32) / 2
+                } else {
+                    v
+                };
                 *d = match &self.act {
                     Some(t) => t.apply(v as i64, ch),
                     None => v,
