@@ -10,8 +10,12 @@ use crate::tensor::{numel, Tensor};
 /// Splits `data` (shape `shape`) into frames of `port`.
 pub fn split(port: &Port, shape: &[usize], data: Vec<i32>) -> Result<Vec<Tensor>> {
     let per = numel(&port.shape);
+    if port.shape.is_empty() {
+        bail!("input {}: a scalar port cannot take frames", port.name);
+    }
     let fits = shape == port.shape.as_slice()
-        || (shape.len() == port.shape.len() && shape[1..] == port.shape[1..])
+        || (!shape.is_empty() && shape.len() == port.shape.len() && shape[1..] == port.shape[1..])
+        || shape == &port.shape[1..]
         || shape[..] == [data.len()];
     if !fits || per == 0 || !data.len().is_multiple_of(per) {
         bail!(
