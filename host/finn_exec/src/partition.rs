@@ -160,6 +160,15 @@ impl Partition {
         &self.outputs
     }
 
+    /// Values per frame of the single input / output (what `run_frame` takes / returns).
+    pub fn frame_in_len(&self) -> usize {
+        self.inputs.first().map_or(0, |p| numel(&p.shape))
+    }
+
+    pub fn frame_out_len(&self) -> usize {
+        self.outputs.first().map_or(0, |p| numel(&p.shape))
+    }
+
     /// The op types this graph contains, in first-use order.
     pub fn op_types(&self) -> &[String] {
         &self.op_types
