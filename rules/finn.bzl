@@ -343,7 +343,10 @@ def _finn_exec_test_impl(ctx: AnalysisContext) -> list[Provider]:
 finn_exec_test = rule(
     impl = _finn_exec_test_impl,
     attrs = {
-        "cases": attrs.list(attrs.enum(["partitions", "chain", "whole"]), default = ["partitions", "chain", "whole"]),
+        "cases": attrs.list(
+            attrs.enum(["partitions", "chain", "whole"]),
+            default = ["partitions", "chain", "whole"],
+        ),
         "estimates": attrs.dep(providers = [FinnEstimatesInfo]),
         "frames": attrs.int(default = 8),
         "labels": attrs.list(attrs.string(), default = []),

@@ -83,6 +83,26 @@ impl DataType {
     }
 }
 
+/// FINN's name of the type (`UINT4`, `INT11`, `BIPOLAR`, ...).
+impl std::fmt::Display for DataType {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            DataType::Int {
+                bits: 1,
+                signed: false,
+            } => write!(f, "BINARY"),
+            DataType::Int {
+                bits,
+                signed: false,
+            } => write!(f, "UINT{bits}"),
+            DataType::Int { bits, signed: true } => write!(f, "INT{bits}"),
+            DataType::Bipolar => write!(f, "BIPOLAR"),
+            DataType::Ternary => write!(f, "TERNARY"),
+            DataType::NonInteger => write!(f, "a non-integer type"),
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -95,5 +115,6 @@ mod tests {
         assert!(!DataType::parse("BIPOLAR").unwrap().allows(0));
         assert!(!DataType::parse("FLOAT32").unwrap().is_integer());
         assert!(DataType::parse("INT99").is_err());
+        assert_eq!(DataType::parse("INT11").unwrap().to_string(), "INT11");
     }
 }

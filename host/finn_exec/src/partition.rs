@@ -272,7 +272,7 @@ fn check_input(port: &Port, t: &Tensor) -> Result<()> {
             .find(|(_, &v)| !port.dtype.allows(v as i64))
         {
             bail!(
-                "input {}: value {v} at flat index {i} is outside its datatype {:?}",
+                "input {}: value {v} at flat index {i} is outside its datatype {}",
                 port.name,
                 port.dtype
             );

@@ -62,7 +62,7 @@ impl Mvau {
         }
         let max_in = match idt.max_abs() {
             Some(m) => m.max(1),
-            None => bail!("node {name}: input datatype {idt:?} is not an integer type"),
+            None => bail!("node {name}: input datatype {idt} is not an integer type"),
         };
         let bound = (0..mh)
             .map(|o| {

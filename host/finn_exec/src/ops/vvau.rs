@@ -79,7 +79,7 @@ impl Vvau {
         let bipolar = idt == DataType::Bipolar && a.dtype("weightDataType")? == DataType::Bipolar;
         let max_in = match idt.max_abs() {
             Some(m) => m,
-            None => bail!("node {name}: input datatype {idt:?} is not an integer type"),
+            None => bail!("node {name}: input datatype {idt} is not an integer type"),
         };
         let bound = (0..channels)
             .map(|c| {
