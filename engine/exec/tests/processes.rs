@@ -44,6 +44,7 @@ fn test_spec(name: &str, script: &str, env: &[(&str, &str)], inputs: Vec<Artifac
             target: label("t", name),
             sub_target: Vec::new(),
         },
+        configuration: "<unspecified>".into(),
         test_type: "custom".into(),
         command: CommandSpec {
             argv_absolute: argv.clone(),

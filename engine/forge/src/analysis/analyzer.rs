@@ -17,7 +17,7 @@ use super::actions::{ActionsState, AnalysisActions};
 use super::attrs::{check_toolchain_edge, parse_relative_label, AttrResolver, ResolvedDep};
 use super::configuration::{
     configured_deps, platform_data, resolve_all, resolve_select, select_keys, setting_data,
-    Configuration,
+    Configuration, ConfigurationError,
 };
 use super::context::AnalysisContext;
 use super::label::{ConfiguredLabel, StarlarkLabel, UNSPECIFIED_CFG};
@@ -127,10 +127,11 @@ impl Analyzer {
 
     /// Analyses the target (and its deps, reporting cycles) and returns what it offers.
     pub fn outputs(&self, label: &ProvidersLabel) -> Result<TargetOutputs> {
-        let providers = self.providers(label)?;
+        let analysed = self.analyse(&label.target)?;
+        let providers = resolve_sub_target(&analysed, &label.sub_target)?;
         let coll = ProviderCollection::from_value(providers.value())
             .expect("analysis results are provider collections");
-        target_outputs(label, coll, &self.project_root)
+        target_outputs(label, &analysed.label.cfg, coll, &self.project_root)
     }
 
     /// Every action declared by the targets analysed so far.
@@ -245,15 +246,23 @@ impl Analyzer {
         for v in node.attrs.values() {
             select_keys(v, &mut keys);
         }
-        if platform.is_some() {
-            for k in &keys {
-                let key_label = parse_relative_label(k, target)
-                    .ok_or_else(|| own(anyhow::anyhow!("Invalid select key `{k}`")))?;
-                let analysed = self.analyse_in(&key_label.target, None)?;
-                let coll = ProviderCollection::from_value(analysed.providers.value())
-                    .expect("analysis results are provider collections");
-                settings.insert(k.clone(), setting_data(k, coll).map_err(own)?);
+        for k in &keys {
+            let key_label = parse_relative_label(k, target)
+                .ok_or_else(|| own(anyhow::anyhow!("Invalid select key `{k}`")))?;
+            let analysed = self.analyse_in(&key_label.target, None)?;
+            let coll = ProviderCollection::from_value(analysed.providers.value())
+                .expect("analysis results are provider collections");
+            let data = setting_data(k, coll).map_err(own)?;
+            if platform.is_none() && !data.constraints.is_empty() {
+                let err = anyhow::Error::new(ConfigurationError::Unspecified)
+                    .context(format!(
+                        "Error getting configuration node of `{}` within the `{UNSPECIFIED_CFG}` configuration",
+                        key_label.target
+                    ))
+                    .context(format!("Error resolving configuration deps of `{label}`"));
+                return Err(own(err));
             }
+            settings.insert(k.clone(), data);
         }
         let read_config = |s: &str, k: &str| self.loader.config(s, k);
         let resolve = |branches: &[(String, CoercedAttr)]| -> Result<CoercedAttr> {

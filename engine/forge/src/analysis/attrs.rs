@@ -24,7 +24,7 @@ pub enum AttrError {
         dep: String,
         found: String,
     },
-    #[error("Attempted to access the configuration data for the <unspecified> platform. This platform is used when the global default platform is unspecified and in that case configuration data is unavailable, so `select()` cannot be resolved. Set `default_target_platform` on the target or `[parser] target_platform_detector_spec` in .buckconfig")]
+    #[error("Attempted to access the configuration data for the <unspecified> platform. This platform is used when the global default platform is unspecified and in that case configuration features (like `select()`) are unsupported.")]
     UnspecifiedSelect,
     #[error("Expected a single artifact from `{0}` for a source attribute, but it has {1} default outputs")]
     NotSingleSource(String, usize),

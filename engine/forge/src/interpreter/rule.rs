@@ -14,7 +14,7 @@ use starlark::values::{
 };
 
 use super::attrs::Attr;
-use super::coerce::{coerce, CoerceCx};
+use super::coerce::{attrs_call, coerce, CoerceCx};
 use super::eval::BuildContext;
 use crate::model::{AttrSpec, CoercedAttr, RuleSpec, TargetLabel, TargetNode};
 
@@ -286,11 +286,15 @@ impl<'v> StarlarkValue<'v> for FrozenRuleCallable {
         for (attr, aspec) in &spec.attrs {
             let given = values.get(attr.as_str()).copied().filter(|v| !v.is_none());
             let value = match given {
+                // buck2's chain: the attribute and target, the attribute's type, the value.
                 Some(v) => coerce(&aspec.ty, v, &cx).map_err(|e| {
-                    err(anyhow!(
-                        "Error coercing attribute `{attr}` of `{label}`\n\nCaused by:\n    {}",
-                        format!("{e:#}").replace('\n', "\n    ")
-                    ))
+                    err(e
+                        .context(format!("Error coercing {}", v.to_repr()))
+                        .context(format!(
+                            "Error coercing attribute `{attr}` of type `{}`",
+                            attrs_call(&aspec.ty)
+                        ))
+                        .context(format!("Error coercing attribute `{attr}` of `{label}`")))
                 })?,
                 None => match &aspec.default {
                     Some(d) => d.clone(),

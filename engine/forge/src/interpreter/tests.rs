@@ -23,8 +23,8 @@ text = rule(impl = _impl, attrs = {
     "pair": attrs.tuple(attrs.string(), attrs.int(), default = ("a", 1)),
     "table": attrs.dict(attrs.string(), attrs.int(), sorted = True, default = {}),
     "either": attrs.one_of(attrs.int(), attrs.string(), default = 0),
-    "maybe": attrs.option(attrs.string()),
-    "tool": attrs.option(attrs.exec_dep()),
+    "maybe": attrs.option(attrs.string(), default = None),
+    "tool": attrs.option(attrs.exec_dep(), default = None),
 })
 "#;
 
@@ -224,7 +224,7 @@ fn coercion_semantics() {
     );
     assert_eq!(attr(&w, "root//p:t", "either"), s("str"));
     assert_eq!(attr(&w, "root//p:u", "either"), CoercedAttr::Int(5));
-    // `None` selects the default; an option defaults to None.
+    // `None` selects the default; `attrs.option(x, default = None)` defaults to None.
     assert_eq!(attr(&w, "root//p:t", "msg"), s("hi"));
     assert_eq!(attr(&w, "root//p:t", "maybe"), CoercedAttr::None);
     let t = w.loader.get_target(&label("root//p:t")).unwrap();
