@@ -708,6 +708,10 @@ pub const CONFIGURATION_INFO_UID: u64 = 4;
 pub const PLATFORM_INFO_UID: u64 = 5;
 pub const CONSTRAINT_SETTING_INFO_UID: u64 = 6;
 pub const CONSTRAINT_VALUE_INFO_UID: u64 = 7;
+pub const TEMPLATE_PLACEHOLDER_INFO_UID: u64 = 8;
+pub const EXECUTION_PLATFORM_INFO_UID: u64 = 9;
+pub const EXECUTION_PLATFORM_REGISTRATION_INFO_UID: u64 = 10;
+pub const COMMAND_EXECUTOR_CONFIG_UID: u64 = 11;
 
 pub fn register_provider_globals(builder: &mut GlobalsBuilder) {
     builder.set(
@@ -782,25 +786,25 @@ pub fn register_provider_globals(builder: &mut GlobalsBuilder) {
         ),
         (
             "TemplatePlaceholderInfo",
-            8,
+            TEMPLATE_PLACEHOLDER_INFO_UID,
             &["unkeyed_variables", "keyed_variables"],
             &[],
         ),
         (
             "ExecutionPlatformInfo",
-            9,
+            EXECUTION_PLATFORM_INFO_UID,
             &["label", "configuration", "executor_config"],
             &["label", "configuration", "executor_config"],
         ),
         (
             "ExecutionPlatformRegistrationInfo",
-            10,
+            EXECUTION_PLATFORM_REGISTRATION_INFO_UID,
             &["platforms", "fallback", "exec_marker_constraint"],
             &["platforms"],
         ),
         (
             "CommandExecutorConfig",
-            11,
+            COMMAND_EXECUTOR_CONFIG_UID,
             &[
                 "local_enabled",
                 "remote_enabled",
