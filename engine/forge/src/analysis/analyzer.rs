@@ -14,7 +14,7 @@ use starlark::values::structs::AllocStruct;
 use starlark::values::{OwnedFrozenValue, Value};
 
 use super::actions::{ActionsState, AnalysisActions};
-use super::attrs::{check_toolchain_edge, parse_relative_label, AttrResolver, ResolvedDep};
+use super::attrs::{parse_relative_label, AttrResolver, ResolvedDep};
 use super::configuration::{
     configured_deps, platform_data, resolve_all, resolve_select, select_keys, setting_data,
     Configuration, ConfigurationError,
@@ -24,6 +24,7 @@ use super::label::{ConfiguredLabel, StarlarkLabel, UNSPECIFIED_CFG};
 use super::outputs::target_outputs;
 use super::providers::{Builtin, ProviderCollection, ProviderInstance};
 use crate::interpreter::Loader;
+use crate::model::check_toolchain_edge;
 use crate::model::{
     ActionGraph, ActionId, CoercedAttr, DepKind, ProvidersLabel, TargetLabel, TargetNode,
     TargetOutputs,

@@ -14,7 +14,7 @@ use super::cmd_args::{ArgItem, CmdArgsData, StarlarkCmdArgs};
 use super::context::Dependency;
 use super::label::{ConfiguredLabel, StarlarkLabel, UNSPECIFIED_CFG};
 use super::providers::{provider_identity, Builtin, ProviderCollection, ProviderInstance};
-use crate::model::{AttrType, CoercedAttr, DepKind, ProvidersLabel, TargetLabel};
+use crate::model::{AttrType, CoercedAttr, ProvidersLabel, TargetLabel};
 
 #[derive(Debug, thiserror::Error)]
 pub enum AttrError {
@@ -334,21 +334,4 @@ pub fn parse_relative_label(s: &str, base: &TargetLabel) -> Option<ProvidersLabe
         return None;
     }
     Some(ProvidersLabel { target, sub_target })
-}
-
-/// True when `kind` may point at a target whose rule has `is_toolchain_rule = toolchain`.
-pub fn check_toolchain_edge(
-    dep: &TargetLabel,
-    kind: DepKind,
-    dep_is_toolchain: bool,
-) -> anyhow::Result<()> {
-    match (kind, dep_is_toolchain) {
-        (DepKind::Toolchain, false) => Err(anyhow::anyhow!(
-            "Target `{dep}` was used as a toolchain_dep, but is not a toolchain rule"
-        )),
-        (DepKind::Normal | DepKind::Exec, true) => Err(anyhow::anyhow!(
-            "Target `{dep}` was used not as a toolchain_dep, but is a toolchain rule"
-        )),
-        _ => Ok(()),
-    }
 }

@@ -16,7 +16,7 @@ use starlark::values::{
 use super::attrs::Attr;
 use super::coerce::{attrs_call, coerce, CoerceCx};
 use super::eval::BuildContext;
-use crate::model::{AttrSpec, CoercedAttr, RuleSpec, TargetLabel, TargetNode};
+use crate::model::{AttrSpec, RuleSpec, TargetLabel, TargetNode};
 
 /// Attributes every rule has without declaring them (buck2 `attrs/spec/internal.rs`).
 pub const IMPLICIT_ATTRS: &[&str] = &[
@@ -298,7 +298,13 @@ impl<'v> StarlarkValue<'v> for FrozenRuleCallable {
                 })?,
                 None => match &aspec.default {
                     Some(d) => d.clone(),
-                    None if values.contains_key(attr.as_str()) => CoercedAttr::None,
+                    // None asks for the default; buck2 rejects it where there is none.
+                    None if values.contains_key(attr.as_str()) => {
+                        return Err(err(anyhow!(
+                            "Parameter `{attr}` had no value provided, but it is mandatory"
+                        )
+                        .context(format!("Error coercing attribute `{attr}` of `{label}`"))))
+                    }
                     None => {
                         return Err(err(anyhow!(
                             "Missing named-only parameter `{attr}` for call to `{}`",

@@ -128,12 +128,10 @@ fn load_errors() {
         ],
         &[],
     );
+    // buck2 0676d75903: a failed load is reported as `From load at` alone (see
+    // conformance/err_missing_load), without "Error evaluating build file".
     let e = error(&w, "root", "missing");
-    assert!(
-        e.contains("Error evaluating build file: `root//missing:BUCK`"),
-        "{e}"
-    );
-    assert!(e.contains("From load at missing/BUCK:2"), "{e}");
+    assert!(e.starts_with("From load at missing/BUCK:2"), "{e}");
     assert!(
         e.contains("File not found: root//rules/does_not_exist.bzl"),
         "{e}"
@@ -519,7 +517,7 @@ fn visibility_and_toolchain_checks() {
         &[],
     );
     let check =
-        |t: &str| super::checks::check_graph(&w.loader, &[label(t)]).map_err(|e| e.to_string());
+        |t: &str| super::checks::check_graph(&w.loader, &[label(t)]).map_err(|e| format!("{e:#}"));
     assert!(check("root//app:ok").is_ok());
     assert!(check("root//lib:sibling").is_ok());
     assert!(check("root//app:good_tc").is_ok());
