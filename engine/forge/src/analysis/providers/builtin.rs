@@ -4,7 +4,6 @@ use starlark::environment::GlobalsBuilder;
 
 use super::*;
 
-
 pub(crate) fn builtin(
     name: &str,
     uid: u64,
