@@ -161,7 +161,10 @@ impl Session {
             .strip_prefix(&root)
             .map(|p| p.to_string_lossy().into_owned())
             .unwrap_or_default();
-        let loader = Arc::new(Loader::new(Arc::new(ws))?);
+        let loader = Arc::new(Loader::new(
+            Arc::new(ws),
+            crate::analysis::register_globals,
+        )?);
         Ok(Session {
             loader,
             cwd,

@@ -23,11 +23,9 @@ use super::context::AnalysisContext;
 use super::label::{ConfiguredLabel, StarlarkLabel, UNSPECIFIED_CFG};
 use super::outputs::target_outputs;
 use super::providers::{Builtin, ProviderCollection, ProviderInstance};
-use crate::interpreter::Loader;
-use crate::model::check_toolchain_edge;
 use crate::model::{
-    ActionGraph, ActionId, CoercedAttr, DepKind, ProvidersLabel, TargetLabel, TargetNode,
-    TargetOutputs,
+    check_toolchain_edge, ActionGraph, ActionId, CoercedAttr, DepKind, ProvidersLabel, TargetLabel,
+    TargetNode, TargetOutputs, TargetSource,
 };
 
 #[derive(Debug, thiserror::Error)]
@@ -64,31 +62,6 @@ struct State {
     graph: ActionGraph,
 }
 
-/// Where the analyzer gets target nodes from (the loader, or a fixed set in tests).
-pub trait TargetSource {
-    fn get_target(&self, label: &TargetLabel) -> Result<Arc<TargetNode>>;
-    /// The target platform a requested target is configured with (`None` = unspecified).
-    fn target_platform(&self, _label: &TargetLabel) -> Result<Option<TargetLabel>> {
-        Ok(None)
-    }
-    /// `read_config` on the root cell, for `ConfigurationInfo.values`.
-    fn config(&self, _section: &str, _key: &str) -> Option<String> {
-        None
-    }
-}
-
-impl TargetSource for Loader {
-    fn get_target(&self, label: &TargetLabel) -> Result<Arc<TargetNode>> {
-        Loader::get_target(self, label)
-    }
-    fn target_platform(&self, label: &TargetLabel) -> Result<Option<TargetLabel>> {
-        Loader::target_platform(self, label)
-    }
-    fn config(&self, section: &str, key: &str) -> Option<String> {
-        self.workspace().config(section, key)
-    }
-}
-
 /// A target in a configuration: the platform it is configured for (`None` = unspecified).
 type CfgKey = (TargetLabel, Option<TargetLabel>);
 
@@ -108,11 +81,6 @@ fn analysis_error(label: &ConfiguredLabel) -> String {
 }
 
 impl Analyzer {
-    pub fn new(loader: Arc<Loader>) -> Analyzer {
-        let project_root = loader.workspace().root.to_string_lossy().into_owned();
-        Analyzer::with_source(loader, project_root)
-    }
-
     /// An analyzer over any source of target nodes; `project_root` is absolute.
     pub fn with_source(loader: Arc<dyn TargetSource>, project_root: String) -> Analyzer {
         Analyzer {

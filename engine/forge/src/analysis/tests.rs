@@ -9,7 +9,8 @@ use starlark::environment::{FrozenModule, Globals, GlobalsBuilder, LibraryExtens
 use starlark::eval::Evaluator;
 use starlark::syntax::{AstModule, Dialect, DialectTypes};
 
-use super::analyzer::{Analyzer, TargetSource};
+use super::analyzer::Analyzer;
+use crate::model::TargetSource;
 use crate::model::{
     ActionKind, AttrSpec, AttrType, CoercedAttr, DepKind, ProvidersLabel, RuleSpec, TargetLabel,
     TargetNode,

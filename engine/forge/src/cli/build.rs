@@ -125,7 +125,8 @@ fn analyse(
     let labels = s.loader.resolve_patterns(patterns, &s.cwd_package)?;
     let roots: Vec<_> = labels.iter().map(|l| l.target.clone()).collect();
     crate::interpreter::checks::check_graph(&s.loader, &roots)?;
-    let analyzer = Analyzer::new(s.loader.clone());
+    let root = s.root().to_string_lossy().into_owned();
+    let analyzer = Analyzer::with_source(s.loader.clone(), root);
     let mut out = Vec::new();
     for l in labels {
         let o = analyzer.outputs(&l)?;

@@ -52,7 +52,7 @@ fn workspace(files: &[(&str, &str)], overrides: &[&str]) -> Ws {
         .map(|o| ConfigOverride::parse(o).unwrap())
         .collect();
     let ws = Workspace::open(dir.path(), &overrides).unwrap();
-    let loader = Loader::new(Arc::new(ws)).unwrap();
+    let loader = Loader::new(Arc::new(ws), crate::analysis::register_globals).unwrap();
     Ws { _dir: dir, loader }
 }
 
