@@ -128,7 +128,12 @@ fn parse_xclbins(d: &Deployment, given: &[String]) -> Result<Vec<(String, String
         .map(|dev| {
             map.get(&dev.name)
                 .map(|p| (dev.name.clone(), p.clone()))
-                .with_context(|| format!("no --xclbin for device {} (rank order needs every device)", dev.name))
+                .with_context(|| {
+                    format!(
+                        "no --xclbin for device {} (rank order needs every device)",
+                        dev.name
+                    )
+                })
         })
         .collect()
 }
@@ -198,7 +203,10 @@ pub fn report_text(
 ) -> Result<String> {
     let (d, p) = load(deployment, platform)?;
     if d.app == App::Finn && plan.is_none() {
-        eprintln!("note: {}: no --plan, so the report has no cuts or utilisation", d.src.path);
+        eprintln!(
+            "note: {}: no --plan, so the report has no cuts or utilisation",
+            d.src.path
+        );
     }
     let (plan, cuts) = cuts_of(&d, plan)?;
     let sims = sims

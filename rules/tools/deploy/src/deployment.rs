@@ -342,11 +342,7 @@ impl Deployment {
                             role.clone()
                         },
                         max_util: budget.clone(),
-                        max_util_span: gen
-                            .max_util
-                            .as_ref()
-                            .map(|m| m.span())
-                            .unwrap_or(g.span()),
+                        max_util_span: gen.max_util.as_ref().map(|m| m.span()).unwrap_or(g.span()),
                         slr: BTreeMap::new(),
                         memory: BTreeMap::new(),
                         span: g.span(),
@@ -680,7 +676,7 @@ fn generate(
             }
         }
         "pair" => {
-            if n % 2 != 0 {
+            if !n.is_multiple_of(2) {
                 return Err(src.at(&span, "pair needs an even number of devices"));
             }
             for i in (0..n).step_by(2) {

@@ -31,10 +31,9 @@ pub fn load(path: &Path) -> Result<Option<FlowControl>> {
 
 /// Headroom of an AuroraFlow kernel's RX FIFO in link beats, from its kernel.json params.
 pub fn headroom_beats(k: &Kernel, fc: &FlowControl) -> Result<u64> {
-    let width = k
-        .int_param("fifo_width")
-        .ok_or_else(|| anyhow::anyhow!("kernel {} ({}): no fifo_width parameter", k.name, k.origin))?
-        as u64;
+    let width = k.int_param("fifo_width").ok_or_else(|| {
+        anyhow::anyhow!("kernel {} ({}): no fifo_width parameter", k.name, k.origin)
+    })? as u64;
     let words = match k.int_param("rx_headroom_words") {
         Some(w) => w as u64,
         None => {

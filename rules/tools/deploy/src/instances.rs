@@ -236,8 +236,10 @@ fn bench(d: &mut DeviceDesign, kernels: &[Kernel], ports: &[u32]) -> Result<()> 
     for &p in ports {
         let af = aurora_cu_name(p);
         let (s, r) = (format!("send_{p}"), format!("recv_{p}"));
-        d.streams.push(stream(pr(&af, "rx_axis"), pr(&r, "data_input")));
-        d.streams.push(stream(pr(&s, "data_output"), pr(&af, "tx_axis")));
+        d.streams
+            .push(stream(pr(&af, "rx_axis"), pr(&r, "data_input")));
+        d.streams
+            .push(stream(pr(&s, "data_output"), pr(&af, "tx_axis")));
     }
     for &p in ports {
         let (s, r) = (format!("send_{p}"), format!("recv_{p}"));
@@ -294,8 +296,10 @@ fn forward(d: &mut DeviceDesign, kernels: &[Kernel], ports: &[u32]) -> Result<()
         });
         d.streams
             .push(stream(pr(&aurora_cu_name(*rx), "rx_axis"), pr(&cu, &input)));
-        d.streams
-            .push(stream(pr(&cu, &output), pr(&aurora_cu_name(*tx), "tx_axis")));
+        d.streams.push(stream(
+            pr(&cu, &output),
+            pr(&aurora_cu_name(*tx), "tx_axis"),
+        ));
     }
     Ok(())
 }
@@ -314,7 +318,11 @@ fn finn(d: &mut DeviceDesign, inp: &Inputs, cuts: &[CutOnCable]) -> Result<()> {
     let mut bank = 0;
     let mut ins = 0;
     if first {
-        let dma = find(inp.kernels, "dma_in", "the input DMA of the first pipeline device")?;
+        let dma = find(
+            inp.kernels,
+            "dma_in",
+            "the input DMA of the first pipeline device",
+        )?;
         let out = dma.only("axis", "out")?.name.clone();
         let mem = dma.only("m_axi", "inout")?.name.clone();
         d.cus.push(Cu {
@@ -323,8 +331,10 @@ fn finn(d: &mut DeviceDesign, inp: &Inputs, cuts: &[CutOnCable]) -> Result<()> {
             slr: None,
             qsfp: None,
         });
-        d.streams
-            .push(stream(pr("dma_in_0", &out), pr(&name, &format!("s_axis_{ins}"))));
+        d.streams.push(stream(
+            pr("dma_in_0", &out),
+            pr(&name, &format!("s_axis_{ins}")),
+        ));
         d.memory.push(Memory {
             port: pr("dma_in_0", &mem),
             bank: format!("HBM[{bank}]"),
@@ -355,7 +365,11 @@ fn finn(d: &mut DeviceDesign, inp: &Inputs, cuts: &[CutOnCable]) -> Result<()> {
         qsfp: None,
     });
     if last {
-        let dma = find(inp.kernels, "dma_out", "the output DMA of the last pipeline device")?;
+        let dma = find(
+            inp.kernels,
+            "dma_out",
+            "the output DMA of the last pipeline device",
+        )?;
         let input = dma.only("axis", "in")?.name.clone();
         let mem = dma.only("m_axi", "inout")?.name.clone();
         d.cus.push(Cu {
@@ -364,8 +378,10 @@ fn finn(d: &mut DeviceDesign, inp: &Inputs, cuts: &[CutOnCable]) -> Result<()> {
             slr: None,
             qsfp: None,
         });
-        d.streams
-            .push(stream(pr(&name, &format!("m_axis_{outs}")), pr("dma_out_0", &input)));
+        d.streams.push(stream(
+            pr(&name, &format!("m_axis_{outs}")),
+            pr("dma_out_0", &input),
+        ));
         d.memory.push(Memory {
             port: pr("dma_out_0", &mem),
             bank: format!("HBM[{bank}]"),
@@ -411,10 +427,9 @@ fn apply_placement(d: &mut DeviceDesign, dep: &Deployment) -> Result<()> {
         match c.kernel.port(port) {
             Some(p) if p.kind == "m_axi" => {}
             _ => {
-                return Err(dep.src.at(
-                    span,
-                    format!("memory: CU {cu} has no m_axi port '{port}'"),
-                ))
+                return Err(dep
+                    .src
+                    .at(span, format!("memory: CU {cu} has no m_axi port '{port}'")))
             }
         }
         overrides.insert(key.clone(), (bank.clone(), span.clone()));

@@ -45,8 +45,9 @@ impl Kernel {
     pub fn load(path: &Path) -> Result<Kernel> {
         let text = std::fs::read_to_string(path)
             .with_context(|| format!("{}: cannot read", path.display()))?;
-        let mut k: Kernel = serde_json::from_str(&text)
-            .with_context(|| format!("{}: not a kernel description (kernel.json)", path.display()))?;
+        let mut k: Kernel = serde_json::from_str(&text).with_context(|| {
+            format!("{}: not a kernel description (kernel.json)", path.display())
+        })?;
         k.origin = path.display().to_string();
         Ok(k)
     }
@@ -102,9 +103,9 @@ pub fn finn_partition(
     cuts: &[CutOnCable],
     model: Option<String>,
 ) -> Result<Kernel> {
-    let dp = plan.device(device).with_context(|| {
-        format!("{}: the plan places nothing on device {device}", plan.path)
-    })?;
+    let dp = plan
+        .device(device)
+        .with_context(|| format!("{}: the plan places nothing on device {device}", plan.path))?;
     let (first, last) = match (dp.layers.first(), dp.layers.last()) {
         (Some(f), Some(l)) => (f.clone(), l.clone()),
         _ => anyhow::bail!(

@@ -8,7 +8,10 @@ use deploy_tool::commands::{self, LinkConfigArgs, ScriptArgs};
 use deploy_tool::scripts::Profile;
 
 #[derive(Parser)]
-#[command(name = "deploy-tool", about = "Deployment description -> partitioner inputs, v++ link configs, job scripts, report")]
+#[command(
+    name = "deploy-tool",
+    about = "Deployment description -> partitioner inputs, v++ link configs, job scripts, report"
+)]
 struct Cli {
     #[command(subcommand)]
     cmd: Cmd,

@@ -39,9 +39,7 @@ pub fn topology_json(dep: &Deployment) -> Value {
         .links
         .iter()
         .filter(|l| l.a.device != l.b.device)
-        .map(|l| {
-            json!({"a": l.a.device, "a_port": l.a.port, "b": l.b.device, "b_port": l.b.port})
-        })
+        .map(|l| json!({"a": l.a.device, "a_port": l.a.port, "b": l.b.device, "b_port": l.b.port}))
         .collect();
     json!({ "kind": "links", "links": links })
 }

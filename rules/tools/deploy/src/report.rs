@@ -131,7 +131,13 @@ pub fn render(
         let label = match cut {
             Some(c) => format!(
                 "{} ⇄ {} · {} m · cut {}→{}: {} bit, {:.2} Gb/s",
-                l.a, l.b, l.cable_m, c.cut.from_layer, c.cut.to_layer, c.cut.stream_bits, c.cut.gbps
+                l.a,
+                l.b,
+                l.cable_m,
+                c.cut.from_layer,
+                c.cut.to_layer,
+                c.cut.stream_bits,
+                c.cut.gbps
             ),
             None => format!("{} ⇄ {} · {} m", l.a, l.b, l.cable_m),
         };
@@ -185,7 +191,9 @@ pub fn render(
     if let Some(p) = plan {
         html.push_str("<h2>Utilisation (plan) against the budget</h2>\n<table><tr><th>device</th><th>resource</th><th>planned</th><th>budget</th><th></th></tr>\n");
         for d in &dep.devices {
-            let Some(dp) = p.device(&d.name) else { continue };
+            let Some(dp) = p.device(&d.name) else {
+                continue;
+            };
             for (r, u) in &dp.utilization {
                 let cap = d.max_util.get(r).copied().unwrap_or(1.0);
                 let _ = writeln!(

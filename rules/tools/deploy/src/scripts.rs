@@ -87,7 +87,9 @@ fn render(dep: &Deployment, platform: &Platform, launch: &Launch, kind: Kind) ->
         }
     }
     s.push_str("set -euo pipefail\n\n");
-    s.push_str("# Paths below are relative to the project root (override with AURORAFORGE_ROOT).\n");
+    s.push_str(
+        "# Paths below are relative to the project root (override with AURORAFORGE_ROOT).\n",
+    );
     s.push_str("ROOT=\"${AURORAFORGE_ROOT:-$PWD}\"\ncd \"$ROOT\"\n\n");
     if let Kind::Job(Profile::Noctua2) = kind {
         s.push_str("module reset\n");
@@ -104,7 +106,10 @@ fn render(dep: &Deployment, platform: &Platform, launch: &Launch, kind: Kind) ->
         }
     }
     let launcher = match kind {
-        Kind::Job(_) => format!("srun --ntasks={ranks} --ntasks-per-node={}", dep.tasks_per_node()),
+        Kind::Job(_) => format!(
+            "srun --ntasks={ranks} --ntasks-per-node={}",
+            dep.tasks_per_node()
+        ),
         Kind::Run => format!("mpirun -n {ranks}"),
     };
     let _ = write!(

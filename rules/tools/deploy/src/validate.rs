@@ -114,7 +114,11 @@ pub fn check(
         }
         if a.width == b.width {
             out.converters.push(None);
-        } else if a.width % 8 == 0 && b.width % 8 == 0 && a.width > 0 && b.width > 0 {
+        } else if a.width.is_multiple_of(8)
+            && b.width.is_multiple_of(8)
+            && a.width > 0
+            && b.width > 0
+        {
             out.notes.push(format!(
                 "device {}: width converter {} -> {} bits on {what}",
                 d.device, a.width, b.width
@@ -157,7 +161,8 @@ pub fn check(
                 }
             }
             if p.dir == "out" && !read.contains_key(&key) {
-                out.notes.push(format!("device {}: output {key} is not read", d.device));
+                out.notes
+                    .push(format!("device {}: output {key} is not read", d.device));
             }
         }
     }
@@ -166,7 +171,11 @@ pub fn check(
     for cu in &d.cus {
         if let Some(p) = cu.qsfp {
             if platform.qsfp(p).is_none() {
-                bail!("device {}: CU {}: platform has no QSFP {p}", d.device, cu.name);
+                bail!(
+                    "device {}: CU {}: platform has no QSFP {p}",
+                    d.device,
+                    cu.name
+                );
             }
             if let Some(prev) = qsfp.insert(p, &cu.name) {
                 bail!(
@@ -190,7 +199,9 @@ pub fn check(
         if let Some(slr) = &cu.slr {
             if let Err(e) = platform.check_slr(slr) {
                 match dev.slr.get(&cu.name) {
-                    Some((_, span)) => return Err(dep.src.at(span, format!("CU {}: {e}", cu.name))),
+                    Some((_, span)) => {
+                        return Err(dep.src.at(span, format!("CU {}: {e}", cu.name)))
+                    }
                     None => bail!("device {}: CU {}: {e}", d.device, cu.name),
                 }
             }

@@ -99,3 +99,52 @@ fn loopback_sim_description_follows_the_contract() {
     assert_eq!(links[0]["peer_port"], 1);
     assert_eq!(links[1]["peer_port"], 0);
 }
+
+/// pc2/AuroraFlow, aurora_flow_ring_hw.cfg at commit ebc82a00bff399fdb5c8455d40a5cadd5b10a686
+/// (the 48-FPGA ring, removed later), its `[connectivity]` lines verbatim. Its pass-through
+/// kernel is `send_recv` (data_input -> data_output); ours is `forward` (in -> out).
+const AURORAFLOW_RING_HW_CFG: &str = "\
+nk=aurora_flow_0:1:aurora_flow_0
+nk=aurora_flow_1:1:aurora_flow_1
+nk=send_recv:2:send_recv_0,send_recv_1
+slr=aurora_flow_0:SLR2
+slr=aurora_flow_1:SLR2
+stream_connect=aurora_flow_0.rx_axis:send_recv_0.data_input
+stream_connect=send_recv_0.data_output:aurora_flow_1.tx_axis
+stream_connect=aurora_flow_1.rx_axis:send_recv_1.data_input
+stream_connect=send_recv_1.data_output:aurora_flow_0.tx_axis
+connect=io_clk_qsfp0_refclkb_00:aurora_flow_0/gt_refclk_0
+connect=aurora_flow_0/gt_port:io_gt_qsfp0_00
+connect=aurora_flow_0/init_clk:ii_level0_wire/ulp_m_aclk_freerun_ref_00
+connect=io_clk_qsfp1_refclkb_00:aurora_flow_1/gt_refclk_1
+connect=aurora_flow_1/gt_port:io_gt_qsfp1_00
+connect=aurora_flow_1/init_clk:ii_level0_wire/ulp_m_aclk_freerun_ref_00
+";
+
+#[test]
+fn ring_hop_connectivity_is_auroraflows_ring_config() {
+    let kernels = common::all_kernels();
+    let dep = common::deployment("aurora_ring_48");
+    let plat = common::platform();
+    let (cfg, _, _) = link_config_text(&LinkConfigArgs {
+        deployment: &dep,
+        platform: &plat,
+        device: "fpga17",
+        kernels: &kernels,
+        plan: None,
+        flow_control: None,
+        cfg_out: std::path::Path::new("unused.cfg"),
+        sim_out: std::path::Path::new("unused.json"),
+    })
+    .expect("a ring hop links");
+    let ours: BTreeSet<String> = common::section(&cfg, "connectivity").into_iter().collect();
+    let reference: BTreeSet<String> = AURORAFLOW_RING_HW_CFG
+        .lines()
+        .map(|l| {
+            l.replace("send_recv", "forward")
+                .replace(".data_input", ".in")
+                .replace(".data_output", ".out")
+        })
+        .collect();
+    assert_eq!(ours, reference, "{cfg}");
+}

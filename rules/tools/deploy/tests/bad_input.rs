@@ -58,7 +58,13 @@ fn assert_at(err: anyhow::Error, c: &Case, marker: &str, words: &[&str]) {
     }
 }
 
-fn link(c: &Case, device: &str, kernels: &[PathBuf], plan: Option<&Path>, fc: Option<&Path>) -> anyhow::Result<String> {
+fn link(
+    c: &Case,
+    device: &str,
+    kernels: &[PathBuf],
+    plan: Option<&Path>,
+    fc: Option<&Path>,
+) -> anyhow::Result<String> {
     let plat = common::platform();
     link_config_text(&LinkConfigArgs {
         deployment: &c.path,
@@ -87,58 +93,122 @@ fn port_used_twice() {
     let second = c.text.rfind("[[link]]").unwrap();
     let line = c.text[..second].lines().count() + 1;
     let msg = format!("{:#}", load(&c).unwrap_err());
-    assert!(msg.starts_with(&format!("{}:{line}:", c.path.display())), "{msg}");
+    assert!(
+        msg.starts_with(&format!("{}:{line}:", c.path.display())),
+        "{msg}"
+    );
     assert!(msg.contains("port fpga0:1 is used twice"), "{msg}");
-    assert!(msg.contains(&format!("line {}", line_of(&c.text, "[[link]]"))), "{msg}");
+    assert!(
+        msg.contains(&format!("line {}", line_of(&c.text, "[[link]]"))),
+        "{msg}"
+    );
 }
 
 #[test]
 fn link_to_a_missing_device() {
-    let c = case(two_bench("", "[[link]]\na = \"fpga0:1\"\nb = \"fpga7:0\"\n"));
-    assert_at(load(&c).unwrap_err(), &c, "[[link]]", &["fpga7", "not in the deployment"]);
+    let c = case(two_bench(
+        "",
+        "[[link]]\na = \"fpga0:1\"\nb = \"fpga7:0\"\n",
+    ));
+    assert_at(
+        load(&c).unwrap_err(),
+        &c,
+        "[[link]]",
+        &["fpga7", "not in the deployment"],
+    );
 }
 
 #[test]
 fn port_the_platform_lacks() {
-    let c = case(two_bench("", "[[link]]\na = \"fpga0:2\"\nb = \"fpga1:0\"\n"));
-    assert_at(load(&c).unwrap_err(), &c, "[[link]]", &["QSFP ports [0, 1]", "not 2"]);
+    let c = case(two_bench(
+        "",
+        "[[link]]\na = \"fpga0:2\"\nb = \"fpga1:0\"\n",
+    ));
+    assert_at(
+        load(&c).unwrap_err(),
+        &c,
+        "[[link]]",
+        &["QSFP ports [0, 1]", "not 2"],
+    );
 }
 
 #[test]
 fn unknown_platform() {
-    let c = case(
-        two_bench("", "[topology]\nkind = \"pair\"\n")
-            .replace("xilinx_u280_gen3x16_xdma_1_202211_1", "xilinx_u250_gen3x16_xdma_4_1_202210_1"),
+    let c = case(two_bench("", "[topology]\nkind = \"pair\"\n").replace(
+        "xilinx_u280_gen3x16_xdma_1_202211_1",
+        "xilinx_u250_gen3x16_xdma_4_1_202210_1",
+    ));
+    assert_at(
+        load(&c).unwrap_err(),
+        &c,
+        "platform =",
+        &["not known", "xilinx_u280_gen3x16_xdma_1_202211_1"],
     );
-    assert_at(load(&c).unwrap_err(), &c, "platform =", &["not known", "xilinx_u280_gen3x16_xdma_1_202211_1"]);
 }
 
 #[test]
 fn unknown_key() {
-    let c = case(two_bench("colour = \"red\"\n", "[topology]\nkind = \"pair\"\n"));
-    assert_at(load(&c).unwrap_err(), &c, "colour", &["unknown field `colour`"]);
+    let c = case(two_bench(
+        "colour = \"red\"\n",
+        "[topology]\nkind = \"pair\"\n",
+    ));
+    assert_at(
+        load(&c).unwrap_err(),
+        &c,
+        "colour",
+        &["unknown field `colour`"],
+    );
 }
 
 #[test]
 fn cards_per_node_exceeded() {
     let c = case(two_bench("", "[topology]\nkind = \"pair\"\n").replace("card = 1", "card = 3"));
-    assert_at(load(&c).unwrap_err(), &c, "card = 3", &["exceeds the 3 cards per node"]);
+    assert_at(
+        load(&c).unwrap_err(),
+        &c,
+        "card = 3",
+        &["exceeds the 3 cards per node"],
+    );
 }
 
 #[test]
 fn devices_differ_from_the_target() {
     let c = case(two_bench("", "[topology]\nkind = \"pair\"\n"));
-    let err = commands::check(&c.path, &common::platform(), &["fpga0".into(), "fpga2".into()])
-        .unwrap_err();
-    assert_at(err, &c, "name = \"fpga0\"", &["[fpga0, fpga1]", "[fpga0, fpga2]"]);
+    let err = commands::check(
+        &c.path,
+        &common::platform(),
+        &["fpga0".into(), "fpga2".into()],
+    )
+    .unwrap_err();
+    assert_at(
+        err,
+        &c,
+        "name = \"fpga0\"",
+        &["[fpga0, fpga1]", "[fpga0, fpga2]"],
+    );
 }
 
 #[test]
 fn cut_without_a_cable() {
     // the only cable loops fpga0's ports; the plan's cut runs fpga0 -> fpga1
     let c = case(two_finn("", "[[link]]\na = \"fpga0:0\"\nb = \"fpga0:1\"\n"));
-    let err = link(&c, "fpga0", &common::all_kernels(), Some(&common::plan()), None).unwrap_err();
-    assert_at(err, &c, "[[link]]", &["cut Pool_hls_0 -> MVAU_rtl_14", "no cable between fpga0 and fpga1"]);
+    let err = link(
+        &c,
+        "fpga0",
+        &common::all_kernels(),
+        Some(&common::plan()),
+        None,
+    )
+    .unwrap_err();
+    assert_at(
+        err,
+        &c,
+        "[[link]]",
+        &[
+            "cut Pool_hls_0 -> MVAU_rtl_14",
+            "no cable between fpga0 and fpga1",
+        ],
+    );
 }
 
 #[test]
@@ -153,7 +223,10 @@ fn hbm_bank_the_platform_lacks() {
 
 #[test]
 fn slr_the_platform_lacks() {
-    let c = case(two_bench("slr = { recv_1 = \"SLR3\" }\n", "[topology]\nkind = \"pair\"\n"));
+    let c = case(two_bench(
+        "slr = { recv_1 = \"SLR3\" }\n",
+        "[topology]\nkind = \"pair\"\n",
+    ));
     let err = link(&c, "fpga0", &common::all_kernels(), None, None).unwrap_err();
     assert_at(err, &c, "SLR3", &["SLR0, SLR1, SLR2", "not SLR3"]);
 }
@@ -161,9 +234,24 @@ fn slr_the_platform_lacks() {
 #[test]
 fn over_budget() {
     // the plan puts 37.8 % of fpga0's BRAM to use
-    let c = case(two_finn("max_util = { BRAM_18K = 0.2 }\n", "[topology]\nkind = \"chain\"\n"));
-    let err = link(&c, "fpga0", &common::all_kernels(), Some(&common::plan()), None).unwrap_err();
-    assert_at(err, &c, "max_util", &["BRAM_18K", "37.8 %", "budget of 20.0 %"]);
+    let c = case(two_finn(
+        "max_util = { BRAM_18K = 0.2 }\n",
+        "[topology]\nkind = \"chain\"\n",
+    ));
+    let err = link(
+        &c,
+        "fpga0",
+        &common::all_kernels(),
+        Some(&common::plan()),
+        None,
+    )
+    .unwrap_err();
+    assert_at(
+        err,
+        &c,
+        "max_util",
+        &["BRAM_18K", "37.8 %", "budget of 20.0 %"],
+    );
 }
 
 #[test]
@@ -182,8 +270,14 @@ fn stream_width_mismatch_names_the_stream_and_ports() {
     kernels.retain(|k| !k.ends_with("send.json"));
     kernels.push(bad);
     let msg = format!("{:#}", link(&c, "fpga0", &kernels, None, None).unwrap_err());
-    assert!(msg.contains("device fpga0: stream send_0.data_output -> aurora_flow_0.tx_axis"), "{msg}");
-    assert!(msg.contains("500 bits") && msg.contains("512 bits"), "{msg}");
+    assert!(
+        msg.contains("device fpga0: stream send_0.data_output -> aurora_flow_0.tx_axis"),
+        "{msg}"
+    );
+    assert!(
+        msg.contains("500 bits") && msg.contains("512 bits"),
+        "{msg}"
+    );
 }
 
 #[test]
@@ -205,14 +299,22 @@ fn rx_headroom_below_the_cables_inflight_data() {
     kernels.retain(|k| !k.ends_with("aurora_flow_0.json"));
     kernels.push(af0);
     let err = link(&c, "fpga0", &kernels, None, Some(&fc)).unwrap_err();
-    assert_at(err, &c, "kind = \"pair\"", &["holds 128 link beats", "148 are in flight"]);
+    assert_at(
+        err,
+        &c,
+        "kind = \"pair\"",
+        &["holds 128 link beats", "148 are in flight"],
+    );
     // the same cable with the kernel's default headroom (512 words = 1024 beats) passes
     assert!(link(&c, "fpga0", &common::all_kernels(), None, Some(&fc)).is_ok());
 }
 
 #[test]
 fn the_binary_exits_1_and_writes_nothing() {
-    let c = case(two_bench("", "[[link]]\na = \"fpga0:1\"\nb = \"fpga7:0\"\n"));
+    let c = case(two_bench(
+        "",
+        "[[link]]\na = \"fpga0:1\"\nb = \"fpga7:0\"\n",
+    ));
     let out = tempfile::tempdir().unwrap();
     let cfg = out.path().join("fpga0.cfg");
     let sim = out.path().join("fpga0.sim.json");
@@ -231,11 +333,23 @@ fn the_binary_exits_1_and_writes_nothing() {
         sim.display().to_string(),
         "--kernel".into(),
     ];
-    args.extend(common::all_kernels().iter().map(|k| k.display().to_string()));
+    args.extend(
+        common::all_kernels()
+            .iter()
+            .map(|k| k.display().to_string()),
+    );
     let r = common::tool(&args.iter().map(String::as_str).collect::<Vec<_>>());
     assert_eq!(r.status.code(), Some(1));
     let stderr = String::from_utf8_lossy(&r.stderr);
-    let at = format!("error: {}:{}:", c.path.display(), line_of(&c.text, "[[link]]"));
+    let at = format!(
+        "error: {}:{}:",
+        c.path.display(),
+        line_of(&c.text, "[[link]]")
+    );
     assert!(stderr.starts_with(&at), "{stderr}");
-    assert_eq!(std::fs::read_dir(out.path()).unwrap().count(), 0, "something was written");
+    assert_eq!(
+        std::fs::read_dir(out.path()).unwrap().count(),
+        0,
+        "something was written"
+    );
 }

@@ -68,7 +68,11 @@ fn assert_valid_bash(name: &str, text: &str) {
     let p = dir.path().join(name);
     std::fs::write(&p, text).unwrap();
     let n = Command::new("bash").arg("-n").arg(&p).output().unwrap();
-    assert!(n.status.success(), "bash -n {name}: {}", String::from_utf8_lossy(&n.stderr));
+    assert!(
+        n.status.success(),
+        "bash -n {name}: {}",
+        String::from_utf8_lossy(&n.stderr)
+    );
     let sc = Command::new("shellcheck")
         .arg(&p)
         .output()
@@ -83,9 +87,17 @@ fn assert_valid_bash(name: &str, text: &str) {
 #[test]
 fn port_loop_on_three_cards_is_auroraflows_pair_configuration() {
     let dir = tempfile::tempdir().unwrap();
-    let dep = common::write(dir.path(), "pair3.toml", &three_cards("loopback", ["bench"; 3]));
+    let dep = common::write(
+        dir.path(),
+        "pair3.toml",
+        &three_cards("loopback", ["bench"; 3]),
+    );
     let (job, _, _) = scripts(&dep, Profile::Noctua2, 3);
-    assert_eq!(sorted(links(&job)), sorted(links(CONFIGURE_PAIR_HW)), "{job}");
+    assert_eq!(
+        sorted(links(&job)),
+        sorted(links(CONFIGURE_PAIR_HW)),
+        "{job}"
+    );
 }
 
 #[test]
@@ -155,7 +167,13 @@ fn local_profile_has_the_same_ranks_without_fpga_options() {
     assert!(job.contains("#SBATCH -N 1\n"));
     assert!(job.contains("#SBATCH --ntasks-per-node=2\n"));
     assert!(job.contains("srun --ntasks=2"));
-    for absent in ["-p fpga", "--constraint", "changeFPGAlinksXilinx", "--fpgalink", "module"] {
+    for absent in [
+        "-p fpga",
+        "--constraint",
+        "changeFPGAlinksXilinx",
+        "--fpgalink",
+        "module",
+    ] {
         assert!(!job.contains(absent), "local job has {absent}:\n{job}");
     }
     assert!(run.contains("mpirun -n 2"));
