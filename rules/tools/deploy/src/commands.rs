@@ -152,13 +152,16 @@ fn cuts_of(d: &Deployment, plan: Option<&Path>) -> Result<(Option<Plan>, Vec<pla
 
 pub fn scripts_text(a: &ScriptArgs) -> Result<(String, String, Value)> {
     let (d, p) = load(a.deployment, a.platform)?;
-    if d.tasks_per_node() > d.cards_per_node {
-        anyhow::bail!(
-            "{}: a node carries {} ranks but the profile allows {} cards per node",
-            d.src.path,
-            d.tasks_per_node(),
-            d.cards_per_node
-        );
+    if a.profile == Profile::Noctua2 && d.cards_per_node > scripts::NOCTUA2_CARDS_PER_NODE {
+        return Err(d.src.at(
+            &d.cards_span,
+            format!(
+                "cards_per_node = {} but a Noctua 2 FPGA node has {} U280s (acl0..acl2); \
+                 spread the devices over more nodes",
+                d.cards_per_node,
+                scripts::NOCTUA2_CARDS_PER_NODE
+            ),
+        ));
     }
     let xclbins = parse_xclbins(&d, a.xclbins)?;
     let (_, cuts) = cuts_of(&d, a.plan)?;

@@ -190,6 +190,8 @@ pub struct Deployment {
     pub slurm: Slurm,
     /// Where errors about the deployment as a whole point (the `name` key).
     pub top_span: Range<usize>,
+    /// The `cards_per_node` key (or the `name` key when absent).
+    pub cards_span: Range<usize>,
     /// Where errors about the cabling point ([topology] or the first [[link]]).
     pub cabling_span: Range<usize>,
 }
@@ -516,6 +518,11 @@ impl Deployment {
             topology_kind,
             slurm,
             top_span: raw.name.span(),
+            cards_span: raw
+                .cards_per_node
+                .as_ref()
+                .map(|c| c.span())
+                .unwrap_or(raw.name.span()),
             cabling_span,
             src,
         };

@@ -256,8 +256,8 @@ fn bench(d: &mut DeviceDesign, kernels: &[Kernel], ports: &[u32]) -> Result<()> 
             pr(&format!("send_{other}"), "pair_ack_stream"),
         ));
     }
-    let send_mem = send.only("m_axi", "inout")?.name.clone();
-    let recv_mem = recv.only("m_axi", "inout")?.name.clone();
+    let send_mem = send.only_m_axi()?.name.clone();
+    let recv_mem = recv.only_m_axi()?.name.clone();
     let mut bank = 0;
     for (kind, port) in [("send", &send_mem), ("recv", &recv_mem)] {
         for &p in ports {
@@ -324,7 +324,7 @@ fn finn(d: &mut DeviceDesign, inp: &Inputs, cuts: &[CutOnCable]) -> Result<()> {
             "the input DMA of the first pipeline device",
         )?;
         let out = dma.only("axis", "out")?.name.clone();
-        let mem = dma.only("m_axi", "inout")?.name.clone();
+        let mem = dma.only_m_axi()?.name.clone();
         d.cus.push(Cu {
             name: "dma_in_0".into(),
             kernel: dma.clone(),
@@ -371,7 +371,7 @@ fn finn(d: &mut DeviceDesign, inp: &Inputs, cuts: &[CutOnCable]) -> Result<()> {
             "the output DMA of the last pipeline device",
         )?;
         let input = dma.only("axis", "in")?.name.clone();
-        let mem = dma.only("m_axi", "inout")?.name.clone();
+        let mem = dma.only_m_axi()?.name.clone();
         d.cus.push(Cu {
             name: "dma_out_0".into(),
             kernel: dma.clone(),

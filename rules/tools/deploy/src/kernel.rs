@@ -74,6 +74,20 @@ impl Kernel {
         }
     }
 
+    /// The only memory-mapped master port (its `dir` varies between kernel descriptions).
+    pub fn only_m_axi(&self) -> Result<&Port> {
+        let found: Vec<&Port> = self.ports.iter().filter(|p| p.kind == "m_axi").collect();
+        match found.as_slice() {
+            [p] => Ok(p),
+            _ => anyhow::bail!(
+                "kernel {} ({}): expected exactly one m_axi port, found {}",
+                self.name,
+                self.origin,
+                found.len()
+            ),
+        }
+    }
+
     pub fn int_param(&self, key: &str) -> Option<i64> {
         self.params.get(key).and_then(Value::as_i64)
     }

@@ -11,6 +11,10 @@ use crate::deployment::{Deployment, End};
 use crate::plan::CutOnCable;
 use crate::platform::Platform;
 
+/// "each FPGA node has 128 CPU cores and is equipped with ... 3x Xilinx Alveo U280 cards"
+/// (PC2 wiki, "Additional Information for FPGA Projects").
+pub const NOCTUA2_CARDS_PER_NODE: u32 = 3;
+
 #[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
 pub enum Profile {
     Noctua2,

@@ -188,3 +188,37 @@ fn local_profile_has_the_same_ranks_without_fpga_options() {
     );
     assert_valid_bash("noctua.sh", &noctua);
 }
+
+#[test]
+fn noctua2_profile_rejects_more_cards_per_node_than_a_node_has() {
+    let dir = tempfile::tempdir().unwrap();
+    let text = three_cards("ring", ["bench", "forward", "forward"])
+        .replace("cards_per_node = 3", "cards_per_node = 4");
+    let dep = common::write(dir.path(), "four.toml", &text);
+    let plat = common::platform();
+    let xclbins: Vec<String> = (0..3).map(|i| format!("fpga{i}=x{i}")).collect();
+    let args = |profile| ScriptArgs {
+        deployment: &dep,
+        platform: &plat,
+        profile,
+        xclbins: &xclbins,
+        host: "host",
+        plan: None,
+        job_out: Path::new("job.sh"),
+        run_out: Path::new("run.sh"),
+        topology_out: Path::new("t.json"),
+    };
+    let msg = format!("{:#}", scripts_text(&args(Profile::Noctua2)).unwrap_err());
+    let line = text
+        .lines()
+        .position(|l| l.starts_with("cards_per_node"))
+        .unwrap()
+        + 1;
+    assert!(
+        msg.starts_with(&format!("{}:{line}:", dep.display())),
+        "{msg}"
+    );
+    assert!(msg.contains("3 U280s"), "{msg}");
+    // the same deployment on a local machine has no such limit
+    assert!(scripts_text(&args(Profile::Local)).is_ok());
+}
