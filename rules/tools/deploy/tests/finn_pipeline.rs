@@ -133,3 +133,143 @@ fn last_card_receives_the_cut_and_writes_through_the_output_dma() {
         "{notes:?}"
     );
 }
+
+/// The command lines the deployment rules run, end to end through the binary.
+#[test]
+fn every_subcommand_through_the_binary() {
+    let out = tempfile::tempdir().unwrap();
+    let o = |name: &str| out.path().join(name).display().to_string();
+    let dep = common::deployment("mobilenet_2fpga").display().to_string();
+    let plat = common::platform().display().to_string();
+    let plan = common::plan().display().to_string();
+    let ktoml = common::kernel_toml().display().to_string();
+    let ok = |args: Vec<String>| {
+        let r = common::tool(&args.iter().map(String::as_str).collect::<Vec<_>>());
+        assert!(
+            r.status.success(),
+            "{args:?}: {}",
+            String::from_utf8_lossy(&r.stderr)
+        );
+    };
+    let s = |v: &[&str]| v.iter().map(|x| x.to_string()).collect::<Vec<_>>();
+    ok(s(&[
+        "check",
+        "--deployment",
+        &dep,
+        "--platform",
+        &plat,
+        "--devices",
+        "fpga0,fpga1",
+    ]));
+    ok(s(&[
+        "partitioner-inputs",
+        "--deployment",
+        &dep,
+        "--platform",
+        &plat,
+        "--devices-out",
+        &o("devices.json"),
+        "--topology-out",
+        &o("ptopology.json"),
+    ]));
+    for dev in ["fpga0", "fpga1"] {
+        let mut a = s(&[
+            "link-config",
+            "--deployment",
+            &dep,
+            "--platform",
+            &plat,
+            "--device",
+            dev,
+            "--plan",
+            &plan,
+            "--flow-control",
+            &ktoml,
+            "--cfg-out",
+            &o(&format!("{dev}.cfg")),
+            "--sim-out",
+            &o(&format!("{dev}.sim.json")),
+            "--kernel",
+        ]);
+        a.extend(
+            common::all_kernels()
+                .iter()
+                .map(|k| k.display().to_string()),
+        );
+        ok(a);
+    }
+    ok(s(&[
+        "scripts",
+        "--deployment",
+        &dep,
+        "--platform",
+        &plat,
+        "--profile",
+        "noctua2",
+        "--xclbin",
+        "fpga0=x/fpga0.xclbin",
+        "fpga1=x/fpga1.xclbin",
+        "--host",
+        "x/host",
+        "--plan",
+        &plan,
+        "--job-out",
+        &o("job.sh"),
+        "--run-out",
+        &o("run.sh"),
+        "--topology-out",
+        &o("topology.json"),
+    ]));
+    ok(s(&[
+        "report",
+        "--deployment",
+        &dep,
+        "--platform",
+        &plat,
+        "--plan",
+        &plan,
+        "--sim",
+        &o("fpga0.sim.json"),
+        &o("fpga1.sim.json"),
+        "--out",
+        &o("report.html"),
+    ]));
+    let topo: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(o("topology.json")).unwrap()).unwrap();
+    let plan_json: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&plan).unwrap()).unwrap();
+    assert_eq!(
+        topo["links"][0]["cut"]["from_layer"],
+        plan_json["cuts"][0]["from_layer"]
+    );
+    assert_eq!(topo["links"][0]["fpgalink"], "n00:acl0:ch1-n00:acl1:ch0");
+    let job = std::fs::read_to_string(o("job.sh")).unwrap();
+    assert!(
+        job.contains("--fpgalink=n00:acl0:ch1-n00:acl1:ch0"),
+        "{job}"
+    );
+    use std::os::unix::fs::PermissionsExt;
+    let mode = std::fs::metadata(o("run.sh")).unwrap().permissions().mode();
+    assert_eq!(mode & 0o111, 0o111);
+    // nothing but the outputs (no temporary files left behind)
+    let mut names: Vec<String> = std::fs::read_dir(out.path())
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().to_string())
+        .collect();
+    names.sort();
+    assert_eq!(
+        names,
+        [
+            "devices.json",
+            "fpga0.cfg",
+            "fpga0.sim.json",
+            "fpga1.cfg",
+            "fpga1.sim.json",
+            "job.sh",
+            "ptopology.json",
+            "report.html",
+            "run.sh",
+            "topology.json"
+        ]
+    );
+}
