@@ -96,10 +96,12 @@ fn render(dep: &Deployment, platform: &Platform, launch: &Launch, kind: Kind) ->
     );
     s.push_str("ROOT=\"${AURORAFORGE_ROOT:-$PWD}\"\ncd \"$ROOT\"\n\n");
     if let Kind::Job(Profile::Noctua2) = kind {
-        s.push_str("module reset\n");
+        // Lmod's shell functions read unset variables
+        s.push_str("set +u\nmodule reset\n");
         for m in &dep.slurm.modules {
             let _ = writeln!(s, "ml {}", quote(m));
         }
+        s.push_str("set -u\n");
         if !dep.links.is_empty() {
             s.push_str("\n# cable the optical switch; complete when the command returns\n");
             s.push_str("changeFPGAlinksXilinx");
