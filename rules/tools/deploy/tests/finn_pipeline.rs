@@ -97,6 +97,19 @@ fn first_card_streams_from_the_input_dma_into_the_cable() {
             .unwrap()
     };
     assert_eq!(width("s_axis_0"), in_bits.div_ceil(8) * 8);
+    // the network input is FMPadding_rtl_0 taking SIMD channels of its inputDataType (UINT8)
+    // per beat: the estimates FINN exported for this model say so
+    let est: serde_json::Value = serde_json::from_str(
+        &std::fs::read_to_string(
+            common::root().join("finn/partitioner/tests/data/mobilenet_v1_estimates.json"),
+        )
+        .unwrap(),
+    )
+    .unwrap();
+    let l0 = &est["layers"][0];
+    assert_eq!(l0["attrs"]["inputDataType"], "UINT8");
+    let simd = plan["layers"][0]["folding"]["SIMD"].as_u64().unwrap();
+    assert_eq!(width("s_axis_0"), simd * 8);
     assert_eq!(width("m_axis_0"), cut_bits.div_ceil(8) * 8);
     assert_eq!(finn["params"]["first_layer"], plan["layers"][0]["name"]);
     // the 512-bit DMA stream meets the narrower partition input through a converter
