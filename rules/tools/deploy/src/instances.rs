@@ -249,7 +249,7 @@ fn bench(d: &mut DeviceDesign, kernels: &[Kernel], ports: &[u32]) -> Result<()> 
         ));
     }
     for (i, &p) in ports.iter().enumerate() {
-        // pair mode: the receiver of one port acknowledges the sender of the other
+        // pair mode: the receiver of one port acknowledges the sender of the other port
         let other = ports[(i + 1) % ports.len()];
         d.streams.push(stream(
             pr(&format!("recv_{p}"), "pair_ack_stream"),
