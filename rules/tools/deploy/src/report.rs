@@ -29,6 +29,7 @@ const CARD_W: f64 = 210.0;
 const CARD_GAP: f64 = 70.0;
 const ROW_GAP: f64 = 90.0;
 const LINE: f64 = 14.0;
+const BAR: f64 = 11.0;
 
 struct Placed {
     x: f64,
@@ -64,8 +65,13 @@ pub fn render(
     // One row per node, cards side by side: the rows read like the machine.
     let mut placed: Vec<Placed> = Vec::new();
     let mut row_h: std::collections::BTreeMap<u32, f64> = Default::default();
+    let bars = |dev: &str| {
+        plan.and_then(|p| p.device(dev))
+            .map(|dp| dp.utilization.len())
+            .unwrap_or(0)
+    };
     for d in &dep.devices {
-        let h = 60.0 + LINE * cus(sim_of(&d.name)).len().max(1) as f64;
+        let h = 60.0 + LINE * cus(sim_of(&d.name)).len().max(1) as f64 + BAR * bars(&d.name) as f64;
         let e = row_h.entry(d.node).or_default();
         *e = e.max(h);
     }
@@ -84,7 +90,9 @@ pub fn render(
         });
     }
     let width = 120.0 + dep.cards_per_node as f64 * (CARD_W + CARD_GAP);
-    let height = y + 20.0;
+    // cable labels go into a legend below the cards, numbered on the cables
+    let legend_y = y - ROW_GAP / 2.0;
+    let height = legend_y + 14.0 * dep.links.len() as f64 + 20.0;
     let idx = |name: &str| dep.devices.iter().position(|d| d.name == name).unwrap();
     // Port anchors: QSFP 0 on the left edge, QSFP 1 on the right.
     let anchor = |e: &End| {
@@ -120,9 +128,29 @@ pub fn render(
                 esc(cu)
             );
         }
+        // utilisation bars: planned use (blue) against the budget (red mark)
+        if let Some(dp) = plan.and_then(|p| p.device(&d.name)) {
+            let top = p.y + 44.0 + LINE * cus(sim_of(&d.name)).len().max(1) as f64;
+            for (k, (r, u)) in dp.utilization.iter().enumerate() {
+                let cap = d.max_util.get(r).copied().unwrap_or(1.0);
+                let (x0, y0, w) = (p.x + 70.0, top + BAR * k as f64, CARD_W - 80.0);
+                let _ = writeln!(
+                    svg,
+                    r##"<g class="util" data-resource="{r}"><text x="{tx}" y="{ty}" font-size="9">{r}</text><rect x="{x0}" y="{y0}" width="{w}" height="7" fill="#fff" stroke="#999"/><rect x="{x0}" y="{y0}" width="{uw:.1}" height="7" fill="#48c"/><line x1="{cx:.1}" y1="{y0}" x2="{cx:.1}" y2="{y1}" stroke="#c33" stroke-width="2"/><title>{r}: {pu:.1} % of {pc:.0} %</title></g>"##,
+                    r = esc(r),
+                    tx = p.x + 14.0,
+                    ty = y0 + 7.0,
+                    uw = w * u.min(1.0),
+                    cx = x0 + w * cap,
+                    y1 = y0 + 7.0,
+                    pu = u * 100.0,
+                    pc = cap * 100.0
+                );
+            }
+        }
         svg.push_str("</g>\n");
     }
-    for l in &dep.links {
+    for (n, l) in dep.links.iter().enumerate() {
         let (x1, y1) = anchor(&l.a);
         let (x2, y2) = anchor(&l.b);
         let cut = cuts
@@ -149,13 +177,15 @@ pub fn render(
         };
         let _ = writeln!(
             svg,
-            r##"<g class="cable" data-a="{a}" data-b="{b}"><path d="M {x1} {y1} Q {cx} {cy} {x2} {y2}" fill="none" stroke="{col}" stroke-width="2"/><title>{t}</title><text x="{lx}" y="{ly}" font-size="9">{t}</text></g>"##,
+            r##"<g class="cable" data-a="{a}" data-b="{b}"><path d="M {x1} {y1} Q {cx} {cy} {x2} {y2}" fill="none" stroke="{col}" stroke-width="2"/><title>{t}</title><text x="{mx}" y="{my}" font-size="9" fill="{col}">{num}</text><text x="60" y="{ly}" font-size="10">{num}: {t}</text></g>"##,
             a = esc(&l.a.to_string()),
             b = esc(&l.b.to_string()),
             col = if cut.is_some() { "#c33" } else { "#369" },
             t = esc(&label),
-            lx = cx - 60.0,
-            ly = (cy + (y1 + y2) / 2.0) / 2.0
+            num = n + 1,
+            mx = (x1 + 2.0 * cx + x2) / 4.0,
+            my = (y1 + 2.0 * cy + y2) / 4.0 - 3.0,
+            ly = legend_y + 14.0 * n as f64
         );
     }
     svg.push_str("</svg>\n");

@@ -70,6 +70,12 @@ fn mobilenet_report_shows_both_cards_the_cable_and_the_cut() {
     assert!(html.contains(&gbps), "no {gbps}");
     assert!(html.contains("paper, measured on hardware"));
     assert!(html.contains("4460.92") && html.contains("39 %") && html.contains("40 %"));
+    // a utilisation bar per device and resource inside each card
+    let bars = doc
+        .descendants()
+        .filter(|n| n.attribute("class") == Some("util"))
+        .count();
+    assert_eq!(bars, 10);
     // a utilisation row per device and resource
     assert_eq!(html.matches("<tr class=\"util\">").count(), 10);
 }
