@@ -24,9 +24,16 @@ fn json(v: &Value) -> String {
     serde_json::to_string_pretty(v).unwrap() + "\n"
 }
 
-pub fn check(deployment: &Path, platform: &Path, devices: &[String]) -> Result<()> {
+pub fn check(
+    deployment: &Path,
+    platform: &Path,
+    devices: &[String],
+    plan: Option<&Path>,
+) -> Result<()> {
     let (d, _) = load(deployment, platform)?;
     d.check_device_list(devices)?;
+    // with a plan: its devices are these and every cut has a cable
+    cuts_of(&d, plan)?;
     eprintln!(
         "{}: {} device(s), {} cable(s): ok",
         d.src.path,

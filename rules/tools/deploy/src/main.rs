@@ -28,6 +28,9 @@ enum Cmd {
         /// The BUCK target's device names, in order (comma separated).
         #[arg(long, value_delimiter = ',')]
         devices: Vec<String>,
+        /// The partition plan: its devices must be these, each cut must have a cable.
+        #[arg(long)]
+        plan: Option<PathBuf>,
     },
     /// The partitioner's devices and topology JSON from the deployment.
     PartitionerInputs {
@@ -123,7 +126,8 @@ fn run(cli: Cli) -> anyhow::Result<()> {
             deployment,
             platform,
             devices,
-        } => commands::check(&deployment, &platform, &devices),
+            plan,
+        } => commands::check(&deployment, &platform, &devices, plan.as_deref()),
         Cmd::PartitionerInputs {
             deployment,
             platform,

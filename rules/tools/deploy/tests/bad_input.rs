@@ -178,6 +178,7 @@ fn devices_differ_from_the_target() {
         &c.path,
         &common::platform(),
         &["fpga0".into(), "fpga2".into()],
+        None,
     )
     .unwrap_err();
     assert_at(
@@ -209,6 +210,16 @@ fn cut_without_a_cable() {
             "no cable between fpga0 and fpga1",
         ],
     );
+    // `check --plan` finds it before any link config is made
+    let devices = ["fpga0".to_string(), "fpga1".to_string()];
+    let err = commands::check(
+        &c.path,
+        &common::platform(),
+        &devices,
+        Some(&common::plan()),
+    )
+    .unwrap_err();
+    assert_at(err, &c, "[[link]]", &["no cable between fpga0 and fpga1"]);
 }
 
 #[test]
