@@ -125,7 +125,19 @@ fn ring_of_three_is_auroraflows_ring_configuration() {
 #[test]
 fn noctua2_job_has_the_fpga_partition_constraint_and_ranks() {
     let dep = common::deployment("aurora_ring_48");
-    let (job, run, _) = scripts(&dep, Profile::Noctua2, 48);
+    let (job, run, topo) = scripts(&dep, Profile::Noctua2, 48);
+    // the script's links are the topology's links, and the ring closes on fpga0
+    let from_topology: Vec<BTreeSet<String>> = topo["links"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|l| links(&format!("--fpgalink={}", l["fpgalink"].as_str().unwrap())).remove(0))
+        .collect();
+    assert_eq!(sorted(links(&job)), sorted(from_topology));
+    assert!(
+        job.contains("--fpgalink=n15:acl2:ch1-n00:acl0:ch0"),
+        "{job}"
+    );
     for line in [
         "#SBATCH -p fpga",
         "#SBATCH --constraint=xilinx_u280_xrt2.x",
