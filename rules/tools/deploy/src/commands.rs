@@ -63,6 +63,7 @@ pub struct LinkConfigArgs<'a> {
     pub kernels: &'a [PathBuf],
     pub plan: Option<&'a Path>,
     pub flow_control: Option<&'a Path>,
+    pub finn_model: Option<&'a str>,
     pub cfg_out: &'a Path,
     pub sim_out: &'a Path,
 }
@@ -86,6 +87,7 @@ pub fn link_config_text(a: &LinkConfigArgs) -> Result<(String, Value, validate::
         device: a.device,
         kernels: &kernels,
         plan: plan.as_ref(),
+        finn_model: a.finn_model.map(str::to_string),
     })?;
     let checked = validate::check(&design, &d, &p, plan.as_ref(), fc.as_ref())?;
     let cfg = linkcfg::render_cfg(&design, &d, &p);

@@ -80,6 +80,9 @@ pub struct Inputs<'a> {
     pub device: &'a str,
     pub kernels: &'a [Kernel],
     pub plan: Option<&'a Plan>,
+    /// The partition's simulation model (sim description `model`) when the FINN kernel is
+    /// described from the plan.
+    pub finn_model: Option<String>,
 }
 
 fn find<'k>(kernels: &'k [Kernel], name: &str, why: &str) -> Result<&'k Kernel> {
@@ -311,7 +314,7 @@ fn finn(d: &mut DeviceDesign, inp: &Inputs, cuts: &[CutOnCable]) -> Result<()> {
     let name = format!("finn_{}", d.device);
     let fk = match inp.kernels.iter().find(|k| k.name == name) {
         Some(k) => k.clone(),
-        None => kernel::finn_partition(plan, &d.device, cuts, None)?,
+        None => kernel::finn_partition(plan, &d.device, cuts, inp.finn_model.clone())?,
     };
     let first = plan.first_device() == Some(d.device.as_str());
     let last = plan.last_device() == Some(d.device.as_str());

@@ -59,6 +59,9 @@ enum Cmd {
         /// hw/aurora_flow/kernel.toml, for the [flow_control] in-flight budget per cable.
         #[arg(long)]
         flow_control: Option<PathBuf>,
+        /// The FINN partition's model (path recorded in the sim description).
+        #[arg(long)]
+        finn_model: Option<String>,
         #[arg(long)]
         cfg_out: PathBuf,
         #[arg(long)]
@@ -141,6 +144,7 @@ fn run(cli: Cli) -> anyhow::Result<()> {
             kernels,
             plan,
             flow_control,
+            finn_model,
             cfg_out,
             sim_out,
         } => commands::link_config(&LinkConfigArgs {
@@ -150,6 +154,7 @@ fn run(cli: Cli) -> anyhow::Result<()> {
             kernels: &kernels,
             plan: plan.as_deref(),
             flow_control: flow_control.as_deref(),
+            finn_model: finn_model.as_deref(),
             cfg_out: &cfg_out,
             sim_out: &sim_out,
         }),

@@ -49,6 +49,7 @@ fn loopback_cfg() -> (String, serde_json::Value) {
         kernels: &kernels,
         plan: None,
         flow_control: Some(&ktoml),
+        finn_model: None,
         cfg_out: std::path::Path::new("unused.cfg"),
         sim_out: std::path::Path::new("unused.json"),
     };
@@ -133,6 +134,7 @@ fn ring_hop_connectivity_is_auroraflows_ring_config() {
         kernels: &kernels,
         plan: None,
         flow_control: None,
+        finn_model: None,
         cfg_out: std::path::Path::new("unused.cfg"),
         sim_out: std::path::Path::new("unused.json"),
     })

@@ -73,6 +73,7 @@ fn link(
         kernels,
         plan,
         flow_control: fc,
+        finn_model: None,
         cfg_out: Path::new("x.cfg"),
         sim_out: Path::new("x.json"),
     })

@@ -20,6 +20,7 @@ fn link(device: &str) -> (String, serde_json::Value, Vec<String>) {
         kernels: &kernels,
         plan: Some(&plan),
         flow_control: Some(&common::kernel_toml()),
+        finn_model: Some("buck-out/x/partitions/fpga0"),
         cfg_out: Path::new("x.cfg"),
         sim_out: Path::new("x.json"),
     })
@@ -112,6 +113,7 @@ fn first_card_streams_from_the_input_dma_into_the_cable() {
     assert_eq!(width("s_axis_0"), simd * 8);
     assert_eq!(width("m_axis_0"), cut_bits.div_ceil(8) * 8);
     assert_eq!(finn["params"]["first_layer"], plan["layers"][0]["name"]);
+    assert_eq!(finn["model"], "buck-out/x/partitions/fpga0");
     // the 512-bit DMA stream meets the narrower partition input through a converter
     assert!(
         notes.iter().any(|n| n.contains("width converter 512 ->")),

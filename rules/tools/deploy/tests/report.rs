@@ -41,6 +41,7 @@ fn mobilenet_report_shows_both_cards_the_cable_and_the_cut() {
             kernels: &kernels,
             plan: Some(&plan),
             flow_control: None,
+            finn_model: None,
             cfg_out: std::path::Path::new("x"),
             sim_out: std::path::Path::new("y"),
         })
