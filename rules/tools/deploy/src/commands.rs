@@ -29,18 +29,23 @@ pub fn check(
     platform: &Path,
     devices: &[String],
     plan: Option<&Path>,
+    stamp: Option<&Path>,
 ) -> Result<()> {
     let (d, _) = load(deployment, platform)?;
     d.check_device_list(devices)?;
     // with a plan: its devices are these and every cut has a cable
     cuts_of(&d, plan)?;
-    eprintln!(
+    let summary = format!(
         "{}: {} device(s), {} cable(s): ok",
         d.src.path,
         d.devices.len(),
         d.links.len()
     );
-    Ok(())
+    eprintln!("{summary}");
+    match stamp {
+        Some(path) => write_all(&[(path, summary + "\n")]),
+        None => Ok(()),
+    }
 }
 
 pub fn partitioner_inputs(

@@ -15,3 +15,4 @@ pub mod platform;
 pub mod report;
 pub mod scripts;
 pub mod validate;
+pub mod vpp_link;

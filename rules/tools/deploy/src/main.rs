@@ -31,6 +31,10 @@ enum Cmd {
         /// The partition plan: its devices must be these, each cut must have a cable.
         #[arg(long)]
         plan: Option<PathBuf>,
+        /// Written (with the summary) only when the deployment is valid: the output that
+        /// makes the check a build action every reader of the description depends on.
+        #[arg(long)]
+        stamp: Option<PathBuf>,
     },
     /// The partitioner's devices and topology JSON from the deployment.
     PartitionerInputs {
@@ -91,6 +95,22 @@ enum Cmd {
         #[arg(long)]
         topology_out: PathBuf,
     },
+    /// The `vitis` link of one FPGA: v++ -l with the .xo files of the kernels it uses.
+    VppLink {
+        /// The FPGA toolchain's v++.
+        #[arg(long)]
+        vpp: PathBuf,
+        #[arg(long)]
+        platform: String,
+        #[arg(long)]
+        config: PathBuf,
+        #[arg(long)]
+        sim_description: PathBuf,
+        #[arg(long = "xo", num_args = 1..)]
+        xos: Vec<PathBuf>,
+        #[arg(long)]
+        out: PathBuf,
+    },
     /// A self-contained HTML report with an SVG of the deployment.
     Report {
         #[arg(long)]
@@ -130,7 +150,14 @@ fn run(cli: Cli) -> anyhow::Result<()> {
             platform,
             devices,
             plan,
-        } => commands::check(&deployment, &platform, &devices, plan.as_deref()),
+            stamp,
+        } => commands::check(
+            &deployment,
+            &platform,
+            &devices,
+            plan.as_deref(),
+            stamp.as_deref(),
+        ),
         Cmd::PartitionerInputs {
             deployment,
             platform,
@@ -185,6 +212,21 @@ fn run(cli: Cli) -> anyhow::Result<()> {
                 topology_out: &topology_out,
             })
         }
+        Cmd::VppLink {
+            vpp,
+            platform,
+            config,
+            sim_description,
+            xos,
+            out,
+        } => deploy_tool::vpp_link::vpp_link(&deploy_tool::vpp_link::VppLinkArgs {
+            vpp: &vpp,
+            platform: &platform,
+            config: &config,
+            sim_description: &sim_description,
+            xos: &xos,
+            out: &out,
+        }),
         Cmd::Report {
             deployment,
             platform,

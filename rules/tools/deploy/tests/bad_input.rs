@@ -180,6 +180,7 @@ fn devices_differ_from_the_target() {
         &common::platform(),
         &["fpga0".into(), "fpga2".into()],
         None,
+        None,
     )
     .unwrap_err();
     assert_at(
@@ -218,6 +219,7 @@ fn cut_without_a_cable() {
         &common::platform(),
         &devices,
         Some(&common::plan()),
+        None,
     )
     .unwrap_err();
     assert_at(err, &c, "[[link]]", &["no cable between fpga0 and fpga1"]);
