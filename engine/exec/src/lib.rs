@@ -19,6 +19,7 @@ mod janitor;
 mod layout;
 mod lock;
 mod outputs;
+mod procs;
 mod progress;
 mod remote;
 mod sandbox;
@@ -33,6 +34,7 @@ use anyhow::{Context, Result};
 use forge_core::{ActionGraph, ArtifactRef, TestSpec};
 
 pub use failure::{ActionFailure, BuildFailed};
+pub use procs::install_signal_handlers;
 pub use progress::ConsoleMode;
 pub use sandbox::{SandboxMode, EXCLUDED_ENV, NETWORK_ENV, STRICT_ENV};
 pub use test_runner::TEST_ENV_ALLOWLIST;
@@ -65,7 +67,7 @@ pub struct ExecOptions {
 }
 
 impl ExecOptions {
-    /// Defaults: all cores, no remote cache, automatic sandbox and console.
+    /// Defaults: all cores, no remote cache, bubblewrap sandbox, automatic console.
     pub fn new(project_root: impl Into<PathBuf>) -> ExecOptions {
         ExecOptions {
             project_root: project_root.into(),
@@ -74,7 +76,7 @@ impl ExecOptions {
             remote_mode: RemoteMode::Off,
             default_allow_cache_upload: false,
             sandbox_passthrough: Vec::new(),
-            sandbox: SandboxMode::Auto,
+            sandbox: SandboxMode::Bubblewrap,
             console: ConsoleMode::Auto,
             test_timeout: None,
         }
@@ -155,8 +157,11 @@ impl Executor {
                 .unwrap_or(1);
         }
         let sandbox = sandbox::Sandboxes::new(opts.sandbox)?;
+        let layout = Layout::new(&opts.project_root);
+        // Process groups an earlier forge left running when it was killed with SIGKILL.
+        procs::reap_leftovers(&layout.procs_dir());
         Ok(Executor {
-            layout: Layout::new(&opts.project_root),
+            layout,
             opts,
             sandbox,
             build_id: new_build_id(),
@@ -206,7 +211,7 @@ impl Executor {
         &self.build_id
     }
 
-    /// `bubblewrap` or `symlink-forest`: what actions run in (in the `auto` mode, those that
+    /// `bubblewrap` or `symlink-forest`: what actions run in (in the `forest` mode, those that
     /// ask for the strict sandbox run under bubblewrap).
     pub fn sandbox_name(&self) -> &'static str {
         self.sandbox.name()

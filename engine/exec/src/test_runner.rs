@@ -17,6 +17,7 @@ use forge_core::{ActionGraph, ArtifactRef, TestSpec};
 
 use crate::failure::tail;
 use crate::layout::write_atomic;
+use crate::procs::Group;
 use crate::{Executor, TestSummary};
 
 /// Variables a test inherits from forge's environment (buck2's allowlist).
@@ -106,6 +107,7 @@ fn run_one(
         Ok(c) => c,
         Err(e) => return infra(format!("cannot start `{program}`: {e}")),
     };
+    let group = Group::track(child.id(), &root.join("buck-out/forge/procs"));
     let mut timed_out = false;
     let status = loop {
         match child.try_wait() {
@@ -122,6 +124,8 @@ fn run_one(
         }
         std::thread::sleep(Duration::from_millis(10));
     };
+    // Helpers the test left running die with it, whatever the verdict.
+    group.finish();
     let stdout = fs::read(&out_path).unwrap_or_default();
     let stderr = fs::read(&err_path).unwrap_or_default();
     let _ = fs::remove_file(&out_path);

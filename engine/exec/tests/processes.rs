@@ -179,7 +179,7 @@ fn child_entry() {
         return;
     };
     let ws = PathBuf::from(std::env::var("FORGE_EXEC_WS").unwrap());
-    let mut opts = options(&ws, SandboxMode::Auto);
+    let mut opts = options(&ws, SandboxMode::Bubblewrap);
     opts.console = match std::env::var("FORGE_EXEC_CONSOLE").as_deref() {
         Ok("fancy") => ConsoleMode::Fancy,
         _ => ConsoleMode::Plain,

@@ -14,13 +14,17 @@ use forge_core::{Action, ActionKind};
 use super::Build;
 use crate::action_cache::CachedResult;
 use crate::action_key::KeyedAction;
-use crate::failure::{action_title, command_line, failure, streams_block};
+use crate::failure::{action_title, clip, command_line, failure, streams_block};
 use crate::layout::replace_with;
 use crate::outputs;
+use crate::procs::Group;
 use crate::sandbox::{Sandbox, SandboxKind, FOREST_NOTICE, NETWORK_ENV, STRICT_ENV};
 
 /// Lines of stderr shown in an action failure (the full text goes to the log dir).
 const STDERR_TAIL_LINES: usize = 60;
+
+/// Bytes of the command line shown in an action failure (the full line is in the log).
+const COMMAND_LINE_BYTES: usize = 4096;
 
 /// An anonymous file for one captured stream of an action: a memfd, so capturing costs no
 /// directory entry to create and delete per action; an unlinked file beside the sandbox
@@ -160,7 +164,13 @@ impl Build<'_> {
             SandboxKind::SymlinkForest => input_stamps(root, &keyed.inputs),
             SandboxKind::Bubblewrap(_) => Vec::new(),
         };
-        let status = cmd.status();
+        let status = cmd.spawn().and_then(|mut child| {
+            let group = Group::track(child.id(), &self.layout.procs_dir());
+            let status = child.wait();
+            // Whatever the command left running in the background dies with it.
+            group.finish();
+            status
+        });
         // The spawned command's copies of the descriptors are closed once it has exited.
         drop(cmd);
         let stdout = read_stream(&mut out_file);
@@ -168,7 +178,8 @@ impl Build<'_> {
         let fail = |reason: String| -> anyhow::Error {
             let log = self.keep_log(action, &line, &reason, &stdout, &stderr);
             let body = format!(
-                "{reason}\nLocal command: {line}\n{}{log}",
+                "{reason}\nLocal command: {}\n{}{log}",
+                clip(&line, COMMAND_LINE_BYTES),
                 streams_block(&stdout, &stderr, STDERR_TAIL_LINES)
             );
             sandbox.remove(&self.janitor);
@@ -179,7 +190,7 @@ impl Build<'_> {
             Err(e) => {
                 return Err(fail(format!(
                     "Local command could not be started: {e} (program `{}`)",
-                    argv[0]
+                    clip(&argv[0], COMMAND_LINE_BYTES)
                 )))
             }
         };
@@ -202,6 +213,19 @@ impl Build<'_> {
             return Err(fail(format!(
                 "Required outputs are missing: Action failed to produce outputs: {}",
                 missing.join(", ")
+            )));
+        }
+        let declared: Vec<String> = action.outputs.iter().map(|o| o.path.clone()).collect();
+        let escapes = outputs::link_escapes(&sandbox.dir, &declared)
+            .with_context(|| format!("reading the outputs in `{}`", sandbox.dir.display()))?;
+        if !escapes.is_empty() {
+            let list: Vec<String> = escapes
+                .iter()
+                .map(|(l, t)| format!("`{l}` -> `{t}`"))
+                .collect();
+            return Err(fail(format!(
+                "Output symlink points outside the action's outputs: {} (a symlink in an output must be relative and stay inside the action's own outputs; copy the file, or declare it as an input of the action that reads it)",
+                list.join(", ")
             )));
         }
         if let Some(changed) = before
@@ -231,8 +255,13 @@ impl Build<'_> {
         }
         let records = self.capture_outputs(action)?;
         for r in &records {
-            outputs::store(&self.layout.abs(&r.path), &r.node, &self.cas)
+            let abs = self.layout.abs(&r.path);
+            outputs::store(&abs, &r.node, &self.cas)
                 .with_context(|| format!("storing `{}` in the local cache", r.path))?;
+            // Storing made the files read-only and linked them: only their ctime changed.
+            for file in outputs::files(&abs, &r.node) {
+                self.digests.keep_after_own_metadata_change(&file);
+            }
         }
         let blob = |b: &[u8]| -> Result<Option<String>> {
             Ok(if b.is_empty() {
