@@ -314,16 +314,31 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let f = dir.path().join("x");
         fs::write(&f, "one").unwrap();
-        let old = fs::File::open(&f).unwrap().metadata().unwrap().modified().unwrap();
+        let old = fs::File::open(&f)
+            .unwrap()
+            .metadata()
+            .unwrap()
+            .modified()
+            .unwrap();
         // Old enough to be trusted and persisted.
         let past = old - std::time::Duration::from_secs(60);
-        fs::File::options().write(true).open(&f).unwrap().set_modified(past).unwrap();
+        fs::File::options()
+            .write(true)
+            .open(&f)
+            .unwrap()
+            .set_modified(past)
+            .unwrap();
         let cache = DigestCache::load(dir.path().join("cache"));
         assert_eq!(cache.file_digest(&f).unwrap().hash, hash_bytes(b"one"));
         cache.save().unwrap();
         // Same size, same inode, mtime put back: only ctime tells.
         fs::write(&f, "two").unwrap();
-        fs::File::options().write(true).open(&f).unwrap().set_modified(past).unwrap();
+        fs::File::options()
+            .write(true)
+            .open(&f)
+            .unwrap()
+            .set_modified(past)
+            .unwrap();
         let cache = DigestCache::load(dir.path().join("cache"));
         assert_eq!(cache.file_digest(&f).unwrap().hash, hash_bytes(b"two"));
     }

@@ -155,7 +155,10 @@ pub fn link_escapes(root: &Path, outputs: &[String]) -> io::Result<Vec<(String, 
             let e = e.map_err(io::Error::other)?;
             let rel = e.path().strip_prefix(root).expect("under root");
             let meta = e.path().symlink_metadata()?;
-            tree.insert(rel.to_string_lossy().into_owned(), entry_of(e.path(), &meta)?);
+            tree.insert(
+                rel.to_string_lossy().into_owned(),
+                entry_of(e.path(), &meta)?,
+            );
         }
     }
     let mut found = Vec::new();
@@ -220,7 +223,11 @@ fn stays_inside(
                     }
                     // Continue from where that link leads (re-resolved lexically).
                     let resolved = resolve_lexically(crate::layout::parent_of(&here), next);
-                    cur = resolved.split('/').filter(|c| !c.is_empty()).map(str::to_string).collect();
+                    cur = resolved
+                        .split('/')
+                        .filter(|c| !c.is_empty())
+                        .map(str::to_string)
+                        .collect();
                 }
             }
         }
@@ -282,10 +289,7 @@ mod tests {
             ["out/d/a"]
         );
         // A cycle never resolves.
-        assert_eq!(
-            escapes(&[("out/d/a", "b"), ("out/d/b", "a")], &o).len(),
-            2
-        );
+        assert_eq!(escapes(&[("out/d/a", "b"), ("out/d/b", "a")], &o).len(), 2);
         // Between two outputs of the same action.
         assert!(escapes(&[("out/e/a", "../d/file")], &["out/d", "out/e"]).is_empty());
     }
