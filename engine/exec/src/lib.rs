@@ -198,6 +198,11 @@ impl Executor {
         .run(graph, wanted)
     }
 
+    /// Per-test timeout for [`run_tests`] (`forge test --timeout`, `[test] timeout`).
+    pub fn set_test_timeout(&mut self, timeout: Option<Duration>) {
+        self.opts.test_timeout = timeout;
+    }
+
     pub fn project_root(&self) -> &Path {
         &self.opts.project_root
     }

@@ -131,7 +131,13 @@ fn run_one(
     let _ = fs::remove_file(&out_path);
     let _ = fs::remove_file(&err_path);
     let (verdict, detail) = match status {
-        _ if timed_out => (Verdict::Timeout, "timed out".to_string()),
+        _ if timed_out => (
+            Verdict::Timeout,
+            format!(
+                "timed out after {:.1}s; its process group was killed",
+                timeout.unwrap_or_default().as_secs_f64()
+            ),
+        ),
         Some(s) if s.success() => (Verdict::Pass, String::new()),
         Some(s) => match (s.code(), s.signal()) {
             (Some(c), _) => (Verdict::Fail, format!("exit code {c}")),
@@ -154,7 +160,7 @@ fn report_one(label: &str, run: &TestRun, root: &Path) -> String {
     let head = match run.verdict {
         Verdict::Pass => format!("✓ Pass: {label} ({secs:.1}s)"),
         Verdict::Fail => format!("✗ Fail: {label} ({secs:.1}s, {})", run.detail),
-        Verdict::Timeout => format!("✗ Timeout: {label} ({secs:.1}s)"),
+        Verdict::Timeout => format!("✗ Timeout: {label} ({secs:.1}s, {})", run.detail),
         Verdict::Infra => format!("✗ Infra Failure: {label} ({})", run.detail),
     };
     let lines = if run.verdict == Verdict::Pass {
