@@ -128,6 +128,7 @@ fn loopback_links_come_up_and_carry_words() {
     for i in 0..10u8 {
         a.transmit(Beat::new(vec![i; 64])).unwrap();
     }
+    a.flush_tx().unwrap(); // end of message: the link may drain
     for i in 0..10u8 {
         assert_eq!(b.receive().unwrap().unwrap().data, vec![i; 64]);
     }

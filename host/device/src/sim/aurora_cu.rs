@@ -16,6 +16,10 @@ use super::stream::Beat;
 pub trait LinkSender: Send + Sync {
     fn send(&self, beat: Beat) -> Result<()>;
     fn close(&self) -> Result<()>;
+    /// Pushes out words a transport batches (end of a message).
+    fn flush(&self) -> Result<()> {
+        Ok(())
+    }
     /// The model itself when the receiver is in this process (TX FIFO status visible).
     fn local(&self) -> Option<&AuroraLink> {
         None
@@ -28,6 +32,10 @@ impl LinkSender for AuroraLink {
     }
     fn close(&self) -> Result<()> {
         self.close_sender();
+        Ok(())
+    }
+    fn flush(&self) -> Result<()> {
+        self.flush_sender();
         Ok(())
     }
     fn local(&self) -> Option<&AuroraLink> {
@@ -111,6 +119,14 @@ impl AuroraCu {
         Ok(())
     }
 
+    /// Ends a message on a batching transport.
+    pub fn flush_tx(&self) -> Result<()> {
+        match self.tx_sender() {
+            Some(t) => t.flush(),
+            None => Ok(()),
+        }
+    }
+
     /// rx_axis handshake.
     pub fn receive(&self) -> Result<Option<Beat>> {
         let rx = self.rx_link().ok_or_else(|| anyhow::anyhow!("CU {}: port {} has no link attached (check the topology)", self.name, self.port))?;
@@ -121,6 +137,12 @@ impl AuroraCu {
             }
         }
         Ok(b)
+    }
+
+    /// COUNTER_RESET pulse and a new timing window (one benchmark size).
+    pub fn reset_counters_for_bench(&self) {
+        let _ = self.write32(regs::COUNTER_RESET, 1);
+        let _ = self.write32(regs::COUNTER_RESET, 0);
     }
 
     fn link_up(&self) -> bool {

@@ -136,6 +136,10 @@ struct State {
     counters: LinkCounters,
     timing: LinkTiming,
     sender_closed: bool,
+    /// Mid-message: the producer streams at full rate, so the receiver waits for its next
+    /// words instead of letting the link run dry (host-side feeding is not link time).
+    sender_active: bool,
+    receiver_waiting: bool,
     failed: Option<String>,
 }
 
@@ -166,6 +170,8 @@ impl AuroraLink {
                 counters: LinkCounters::default(),
                 timing: LinkTiming::default(),
                 sender_closed: false,
+                sender_active: false,
+                receiver_waiting: false,
                 failed: None,
             }),
             changed: Condvar::new(),
@@ -266,6 +272,7 @@ impl AuroraLink {
             if (s.tx_fifo.len() as u32) < self.params.tx_depth {
                 s.tx_fifo.push_back(beat);
                 s.counters.tx_words += 1;
+                s.sender_active = true;
                 self.changed.notify_all();
                 return Ok(());
             }
@@ -283,7 +290,15 @@ impl AuroraLink {
 
     /// No more words from the sender: the receiver sees the end once all arrived.
     pub fn close_sender(&self) {
-        self.state.lock().unwrap().sender_closed = true;
+        let mut s = self.state.lock().unwrap();
+        s.sender_closed = true;
+        s.sender_active = false;
+        self.changed.notify_all();
+    }
+
+    /// End of a message: the sender goes idle, the link may drain.
+    pub fn flush_sender(&self) {
+        self.state.lock().unwrap().sender_active = false;
         self.changed.notify_all();
     }
 
@@ -301,8 +316,12 @@ impl AuroraLink {
                 self.changed.notify_all();
                 return Ok(Some(b));
             }
-            if self.can_progress(&s) {
+            let starved = s.sender_active && s.tx_fifo.is_empty() && !s.sender_paused;
+            if self.can_progress(&s) && !starved {
                 while s.rx_fifo.is_empty() && self.can_progress(&s) {
+                    if s.sender_active && s.tx_fifo.is_empty() && !s.sender_paused {
+                        break;
+                    }
                     self.step(&mut s);
                 }
                 deadline = Instant::now() + self.params.stall_timeout;
@@ -310,7 +329,16 @@ impl AuroraLink {
             } else if s.sender_closed {
                 return Ok(None);
             } else {
-                s = self.wait(s, deadline, "receiver (RX FIFO empty, nothing in flight)")?;
+                s.receiver_waiting = true;
+                let r = self.wait(s, deadline, "receiver (RX FIFO empty, nothing in flight)");
+                s = match r {
+                    Ok(g) => g,
+                    Err(e) => {
+                        self.state.lock().unwrap().receiver_waiting = false;
+                        return Err(e);
+                    }
+                };
+                s.receiver_waiting = false;
             }
         }
     }
@@ -322,6 +350,11 @@ impl AuroraLink {
             s.failed = Some(why.to_string());
         }
         self.changed.notify_all();
+    }
+
+    /// A receiver is blocked waiting for words that have not been sent yet.
+    pub fn has_waiting_receiver(&self) -> bool {
+        self.state.lock().unwrap().receiver_waiting
     }
 
     pub fn failure(&self) -> Option<String> {
@@ -344,6 +377,12 @@ impl AuroraLink {
     pub fn reset_counters(&self) {
         let mut s = self.state.lock().unwrap();
         s.counters = LinkCounters::default();
+        s.timing = LinkTiming { cycle: s.cycle, ..LinkTiming::default() };
+    }
+
+    /// Starts a new timing window (per benchmark message) without touching the counters.
+    pub fn reset_timing(&self) {
+        let mut s = self.state.lock().unwrap();
         s.timing = LinkTiming { cycle: s.cycle, ..LinkTiming::default() };
     }
 

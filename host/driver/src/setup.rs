@@ -1,0 +1,94 @@
+//! One rank, one device: load this rank's xclbin and join its links to the other ranks.
+
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::time::Duration;
+
+use anyhow::{bail, Context, Result};
+use fpga_device::sim::link::AuroraLink;
+use fpga_device::sim::{SimDevice, SimOptions};
+use fpga_device::Device;
+use mpi::collective::CommunicatorCollectives;
+use mpi::topology::{Communicator, SimpleCommunicator};
+
+use crate::transport::{receive_loop, MpiSender};
+
+pub struct Rank {
+    pub rank: i32,
+    pub device: SimDevice,
+    pub receivers: Vec<std::thread::JoinHandle<()>>,
+}
+
+const NAME_BYTES: usize = 64;
+
+pub fn open_sim(world: &SimpleCommunicator, xclbins: &[PathBuf], timeout: Duration, channel_cycles: Option<u64>) -> Result<Rank> {
+    let rank = world.rank();
+    let size = world.size();
+    if xclbins.len() != size as usize {
+        bail!(
+            "{} xclbins given (--xclbin) for {size} MPI ranks: start one rank per device (mpirun -n {})",
+            xclbins.len(),
+            xclbins.len()
+        );
+    }
+    let path = &xclbins[rank as usize];
+    let options = SimOptions { stall_timeout: timeout, channel_cycles, ..SimOptions::default() };
+    let mut device = SimDevice::new(format!("rank {rank}"), options);
+    device.load_xclbin(path).with_context(|| format!("rank {rank}: loading {}", path.display()))?;
+    let me = device.description()?.device.clone();
+
+    // Every rank learns which device every other rank runs.
+    let mut mine = [0u8; NAME_BYTES];
+    mine[..me.len().min(NAME_BYTES)].copy_from_slice(&me.as_bytes()[..me.len().min(NAME_BYTES)]);
+    let mut all = vec![0u8; NAME_BYTES * size as usize];
+    world.all_gather_into(&mine[..], &mut all[..]);
+    let names: Vec<String> = all.chunks(NAME_BYTES).map(xclbin::axlf::c_string).collect();
+    for (r, n) in names.iter().enumerate() {
+        if names.iter().filter(|m| *m == n).count() > 1 {
+            bail!("device {n} is loaded by more than one rank (rank {r} and another): check the --xclbin order");
+        }
+    }
+
+    let mut receivers = Vec::new();
+    let links = device.description()?.links.clone();
+    for l in links.iter().filter(|l| l.peer_device != me) {
+        let peer_rank = names.iter().position(|n| *n == l.peer_device).with_context(|| {
+            format!(
+                "link {me}:{} -> {}:{}: no rank runs device {} (ranks run {:?})",
+                l.port, l.peer_device, l.peer_port, l.peer_device, names
+            )
+        })? as i32;
+        let cu = device.aurora(&l.cu)?;
+        let width = cu.params.fifo_width as usize;
+        let rx = Arc::new(AuroraLink::new(format!("{}:{} -> {me}:{}", l.peer_device, l.peer_port, l.port), cu.params.clone()));
+        cu.attach_rx(rx.clone());
+        cu.attach_tx(Arc::new(MpiSender::new(
+            format!("{me}:{} -> {}:{} (rank {peer_rank})", l.port, l.peer_device, l.peer_port),
+            peer_rank,
+            l.peer_port,
+            width,
+            timeout,
+        )));
+        let port = l.port;
+        receivers.push(std::thread::spawn(move || receive_loop(rx, peer_rank, port, width, timeout)));
+    }
+    world.barrier();
+    Ok(Rank { rank, device, receivers })
+}
+
+impl Rank {
+    /// Closes this rank's outgoing links and waits for the incoming ones to close.
+    pub fn finish(self, world: &SimpleCommunicator) {
+        for cu in self.device.aurora_ports().values() {
+            if let Some(tx) = cu.tx_sender() {
+                if tx.local().is_none() {
+                    let _ = tx.close();
+                }
+            }
+        }
+        for r in self.receivers {
+            let _ = r.join();
+        }
+        world.barrier();
+    }
+}
