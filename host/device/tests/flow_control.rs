@@ -64,7 +64,10 @@ fn throttled_receiver_is_paused_without_loss() {
     let c = rx.counters().unwrap();
     assert_eq!(c.fifo_rx_overflow, 0);
     assert!(c.nfc_full_trigger >= 5, "XOFF fired: {c:?}");
-    assert_eq!(c.nfc_full_trigger, c.nfc_empty_trigger, "one XON per XOFF after the drain");
+    assert_eq!(
+        c.nfc_full_trigger, c.nfc_empty_trigger,
+        "one XON per XOFF after the drain"
+    );
     assert_eq!(c.rx_count as u64, words);
     assert_eq!(tx.counters().unwrap().tx_count as u64, words);
     let expect = rtl_in_flight();
@@ -94,8 +97,14 @@ fn small_rx_fifo_overflows_like_the_rtl() {
     let c = AuroraFlow::new("aurora_flow_1", &*b).counters().unwrap();
     let lost = words - got.len() as u64;
     assert!(lost > 0, "the headroom is too small: words must be lost");
-    assert_eq!(c.fifo_rx_overflow as u64, lost, "FIFO_RX_OVERFLOW_COUNT = words lost");
-    assert!(got.windows(2).all(|w| w[0] < w[1]), "survivors stay in order");
+    assert_eq!(
+        c.fifo_rx_overflow as u64, lost,
+        "FIFO_RX_OVERFLOW_COUNT = words lost"
+    );
+    assert!(
+        got.windows(2).all(|w| w[0] < w[1]),
+        "survivors stay in order"
+    );
     let expect = rtl_in_flight();
     assert!(
         (c.nfc_latency as f64 - expect).abs() <= 4.0,

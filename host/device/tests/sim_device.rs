@@ -16,7 +16,10 @@ const PLATFORM: &str = "xilinx_u280_gen3x16_xdma_1_202211_1";
 
 fn abi_include() -> PathBuf {
     let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../hw/hls/include");
-    assert!(dir.join("af_sim_abi.h").exists(), "hw/hls/include/af_sim_abi.h (//hw/hls:headers) missing");
+    assert!(
+        dir.join("af_sim_abi.h").exists(),
+        "hw/hls/include/af_sim_abi.h (//hw/hls:headers) missing"
+    );
     dir
 }
 
@@ -31,7 +34,11 @@ fn build_kernel(dir: &Path) -> PathBuf {
         .arg(Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/adder_kernel.c"))
         .output()
         .unwrap_or_else(|e| panic!("{cc}: {e}"));
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     lib
 }
 
@@ -70,8 +77,13 @@ fn hls_library_runs_on_its_streams() {
     dev.load_xclbin(&xclbin).unwrap();
     let cus = dev.compute_units().unwrap();
     assert_eq!(cus.len(), 1);
-    assert_eq!((cus[0].name.as_str(), cus[0].kind.as_str()), ("adder_0", "hls"));
-    let run = dev.start_named("adder_0", &[("bias".into(), KernelArg::Scalar(3))]).unwrap();
+    assert_eq!(
+        (cus[0].name.as_str(), cus[0].kind.as_str()),
+        ("adder_0", "hls")
+    );
+    let run = dev
+        .start_named("adder_0", &[("bias".into(), KernelArg::Scalar(3))])
+        .unwrap();
     let input = dev.stream("adder_0.in").unwrap();
     let output = dev.stream("adder_0.out").unwrap();
     // 100 beats through depth-4 FIFOs: the kernel blocks on backpressure and resumes.
@@ -95,7 +107,10 @@ fn hls_library_runs_on_its_streams() {
     // A missing argument is the kernel's own error, surfaced with the CU name.
     let run = dev.start_named("adder_0", &[]).unwrap();
     let err = format!("{:#}", dev.wait(run, Duration::from_secs(5)).unwrap_err());
-    assert!(err.contains("adder_0") && err.contains("argument 'bias' was not passed"), "{err}");
+    assert!(
+        err.contains("adder_0") && err.contains("argument 'bias' was not passed"),
+        "{err}"
+    );
 }
 
 #[test]
@@ -119,8 +134,17 @@ fn loopback_links_come_up_and_carry_words() {
     let mut dev = SimDevice::new("fpga0", SimOptions::default());
     dev.load_xclbin(&xclbin).unwrap();
     for cu in ["aurora_flow_0", "aurora_flow_1"] {
-        let af = AuroraFlow::new(cu, CuRegisters { device: &dev, cu: cu.into() });
-        assert!(af.core_status_ok(Duration::from_millis(100)).unwrap(), "{cu} up");
+        let af = AuroraFlow::new(
+            cu,
+            CuRegisters {
+                device: &dev,
+                cu: cu.into(),
+            },
+        );
+        assert!(
+            af.core_status_ok(Duration::from_millis(100)).unwrap(),
+            "{cu} up"
+        );
         assert_eq!(af.core_status().unwrap().raw, 0x11ff);
     }
     let a = dev.aurora("aurora_flow_0").unwrap();
@@ -132,9 +156,24 @@ fn loopback_links_come_up_and_carry_words() {
     for i in 0..10u8 {
         assert_eq!(b.receive().unwrap().unwrap().data, vec![i; 64]);
     }
-    let rx = AuroraFlow::new("aurora_flow_1", CuRegisters { device: &dev, cu: "aurora_flow_1".into() });
-    let tx = AuroraFlow::new("aurora_flow_0", CuRegisters { device: &dev, cu: "aurora_flow_0".into() });
+    let rx = AuroraFlow::new(
+        "aurora_flow_1",
+        CuRegisters {
+            device: &dev,
+            cu: "aurora_flow_1".into(),
+        },
+    );
+    let tx = AuroraFlow::new(
+        "aurora_flow_0",
+        CuRegisters {
+            device: &dev,
+            cu: "aurora_flow_0".into(),
+        },
+    );
     assert_eq!(rx.counters().unwrap().rx_count, 10);
     assert_eq!(tx.counters().unwrap().tx_count, 10);
-    assert!(dev.read_register("aurora_flow_0", 0x2000).is_err(), "outside the 4 KiB map");
+    assert!(
+        dev.read_register("aurora_flow_0", 0x2000).is_err(),
+        "outside the 4 KiB map"
+    );
 }

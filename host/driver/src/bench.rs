@@ -20,14 +20,48 @@ use crate::setup::Rank;
 
 /// AuroraFlow's CSV columns (eval/eval.jl of pc2/Aurora-HLS), then ours.
 pub const CSV_COLUMNS: &[&str] = &[
-    "hostname", "job_id", "commit_id", "xrt_version", "bdf", "rank", "config", "repetition", "testmode",
-    "frame_size", "message_size", "iterations", "test_nfc", "transmission_time", "rx_count", "tx_count",
-    "failed_transmissions", "fifo_rx_overflow_count", "fifo_tx_overflow_count", "nfc_on", "nfc_off",
-    "nfc_latency", "byte_errors", "gt_not_ready_0", "gt_not_ready_1", "gt_not_ready_2", "gt_not_ready_3",
-    "line_down_0", "line_down_1", "line_down_2", "line_down_3", "pll_not_locked", "mmcm_not_locked",
-    "hard_err", "soft_err", "channel_down", "frames_received", "frames_with_errors",
+    "hostname",
+    "job_id",
+    "commit_id",
+    "xrt_version",
+    "bdf",
+    "rank",
+    "config",
+    "repetition",
+    "testmode",
+    "frame_size",
+    "message_size",
+    "iterations",
+    "test_nfc",
+    "transmission_time",
+    "rx_count",
+    "tx_count",
+    "failed_transmissions",
+    "fifo_rx_overflow_count",
+    "fifo_tx_overflow_count",
+    "nfc_on",
+    "nfc_off",
+    "nfc_latency",
+    "byte_errors",
+    "gt_not_ready_0",
+    "gt_not_ready_1",
+    "gt_not_ready_2",
+    "gt_not_ready_3",
+    "line_down_0",
+    "line_down_1",
+    "line_down_2",
+    "line_down_3",
+    "pll_not_locked",
+    "mmcm_not_locked",
+    "hard_err",
+    "soft_err",
+    "channel_down",
+    "frames_received",
+    "frames_with_errors",
     // added: modelled per-message latency, modelled throughput, host wall time
-    "latency_s", "throughput_gbit_s", "wall_time_s",
+    "latency_s",
+    "throughput_gbit_s",
+    "wall_time_s",
 ];
 
 #[derive(Clone, Copy, PartialEq, Eq, Debug, clap::ValueEnum)]
@@ -50,11 +84,16 @@ pub fn peer_of(d: &DeviceDescription, cu: &AuroraCu) -> Option<(String, u32)> {
     if let Some(l) = d.links.iter().find(|l| l.cu == cu.name) {
         return Some((l.peer_device.clone(), l.peer_port));
     }
-    d.links.iter().find(|l| l.peer_device == d.device && l.peer_port == cu.port).map(|l| (d.device.clone(), l.port))
+    d.links
+        .iter()
+        .find(|l| l.peer_device == d.device && l.peer_port == cu.port)
+        .map(|l| (d.device.clone(), l.port))
 }
 
 fn seed(device: &str, port: u32) -> u32 {
-    device.bytes().fold(2166136261u32 ^ port, |h, b| (h ^ b as u32).wrapping_mul(16777619))
+    device.bytes().fold(2166136261u32 ^ port, |h, b| {
+        (h ^ b as u32).wrapping_mul(16777619)
+    })
 }
 
 fn pattern(seed: u32, message: u64, index: usize) -> u8 {
@@ -87,7 +126,10 @@ pub fn run(world: &SimpleCommunicator, rank: &Rank, args: &BenchArgs) -> Result<
         .filter(|c| c.rx_link().is_some() && c.tx_sender().is_some())
         .collect();
     if cus.is_empty() {
-        bail!("device {}: no cabled AuroraFlow CU (check the deployment's topology)", d.device);
+        bail!(
+            "device {}: no cabled AuroraFlow CU (check the deployment's topology)",
+            d.device
+        );
     }
     let sizes = sizes(args);
     let bar = if rank.rank == 0 {
@@ -97,10 +139,17 @@ pub fn run(world: &SimpleCommunicator, rank: &Rank, args: &BenchArgs) -> Result<
     } else {
         indicatif::ProgressBar::hidden()
     };
-    let host = std::fs::read_to_string("/proc/sys/kernel/hostname").unwrap_or_default().trim().to_string();
+    let host = std::fs::read_to_string("/proc/sys/kernel/hostname")
+        .unwrap_or_default()
+        .trim()
+        .to_string();
     let job = std::env::var("SLURM_JOB_ID").unwrap_or_default();
     let commit = std::env::var("AURORAFORGE_COMMIT").unwrap_or_default();
-    let testmode = if d.links.iter().all(|l| l.peer_device == d.device) { 0 } else { 1 };
+    let testmode = if d.links.iter().all(|l| l.peer_device == d.device) {
+        0
+    } else {
+        1
+    };
     let mut rows = Vec::new();
     for &size in &sizes {
         for rep in 0..args.repetitions {
@@ -121,10 +170,24 @@ pub fn run(world: &SimpleCommunicator, rank: &Rank, args: &BenchArgs) -> Result<
             let start = Instant::now();
             let mut results: BTreeMap<String, Result_> = cus
                 .iter()
-                .map(|c| (c.name.clone(), Result_ { byte_errors: 0, failed: 0, cycles: 0, latency_cycles: 0 }))
+                .map(|c| {
+                    (
+                        c.name.clone(),
+                        Result_ {
+                            byte_errors: 0,
+                            failed: 0,
+                            cycles: 0,
+                            latency_cycles: 0,
+                        },
+                    )
+                })
                 .collect();
             let per_message = args.mode == Mode::Latency;
-            let batches: Vec<(u64, u64)> = if per_message { (0..iterations).map(|m| (m, m + 1)).collect() } else { vec![(0, iterations)] };
+            let batches: Vec<(u64, u64)> = if per_message {
+                (0..iterations).map(|m| (m, m + 1)).collect()
+            } else {
+                vec![(0, iterations)]
+            };
             for (from, to) in batches {
                 if per_message {
                     for c in &cus {
@@ -140,7 +203,9 @@ pub fn run(world: &SimpleCommunicator, rank: &Rank, args: &BenchArgs) -> Result<
                         std::thread::spawn(move || -> Result<()> {
                             for m in from..to {
                                 for w in 0..words {
-                                    let data = (0..width as usize).map(|j| pattern(s, m, w * width as usize + j)).collect();
+                                    let data = (0..width as usize)
+                                        .map(|j| pattern(s, m, w * width as usize + j))
+                                        .collect();
                                     c.transmit(Beat::new(data))?;
                                 }
                                 c.flush_tx()?;
@@ -156,7 +221,9 @@ pub fn run(world: &SimpleCommunicator, rank: &Rank, args: &BenchArgs) -> Result<
                     for m in from..to {
                         let mut errors = 0;
                         for w in 0..words {
-                            let beat = c.receive()?.ok_or_else(|| anyhow::anyhow!("link into {} closed mid-message", c.name))?;
+                            let beat = c.receive()?.ok_or_else(|| {
+                                anyhow::anyhow!("link into {} closed mid-message", c.name)
+                            })?;
                             for (j, b) in beat.data.iter().enumerate() {
                                 if *b != pattern(s, m, w * width as usize + j) {
                                     errors += 1;
@@ -170,13 +237,18 @@ pub fn run(world: &SimpleCommunicator, rank: &Rank, args: &BenchArgs) -> Result<
                         r.failed += (errors > 0) as u64;
                     }
                     let t = c.rx_link().unwrap().timing();
-                    if let (Some(s0), Some(a0), Some(a1)) = (t.first_send_cycle, t.first_arrival_cycle, t.last_arrival_cycle) {
+                    if let (Some(s0), Some(a0), Some(a1)) = (
+                        t.first_send_cycle,
+                        t.first_arrival_cycle,
+                        t.last_arrival_cycle,
+                    ) {
                         r.cycles += a1 - s0 + 1;
                         r.latency_cycles += a0 - s0;
                     }
                 }
                 for s in senders {
-                    s.join().map_err(|_| anyhow::anyhow!("sender thread panicked"))??;
+                    s.join()
+                        .map_err(|_| anyhow::anyhow!("sender thread panicked"))??;
                 }
             }
             let wall = start.elapsed().as_secs_f64();
@@ -192,17 +264,47 @@ pub fn run(world: &SimpleCommunicator, rank: &Rank, args: &BenchArgs) -> Result<
                 };
                 let gbit = (size * iterations) as f64 * 8.0 / seconds / 1e9;
                 let values: Vec<String> = vec![
-                    host.clone(), job.clone(), commit.clone(), "sim".into(), d.device.clone(), rank.rank.to_string(),
-                    c.name.clone(), rep.to_string(), testmode.to_string(), "0".into(), size.to_string(),
-                    iterations.to_string(), ((args.throttle_us > 0) as u8).to_string(), format!("{seconds:.9}"),
-                    k.rx_count.to_string(), k.tx_count.to_string(), r.failed.to_string(), k.fifo_rx_overflow.to_string(),
-                    k.fifo_tx_overflow.to_string(), k.nfc_full_trigger.to_string(), k.nfc_empty_trigger.to_string(),
-                    k.nfc_latency.to_string(), r.byte_errors.to_string(),
-                    k.gt_not_ready[0].to_string(), k.gt_not_ready[1].to_string(), k.gt_not_ready[2].to_string(), k.gt_not_ready[3].to_string(),
-                    k.line_down[0].to_string(), k.line_down[1].to_string(), k.line_down[2].to_string(), k.line_down[3].to_string(),
-                    k.pll_not_locked.to_string(), k.mmcm_not_locked.to_string(), k.hard_err.to_string(), k.soft_err.to_string(),
-                    k.channel_down.to_string(), k.frames_received.to_string(), k.frames_with_errors.to_string(),
-                    format!("{latency:.9}"), format!("{gbit:.3}"), format!("{wall:.6}"),
+                    host.clone(),
+                    job.clone(),
+                    commit.clone(),
+                    "sim".into(),
+                    d.device.clone(),
+                    rank.rank.to_string(),
+                    c.name.clone(),
+                    rep.to_string(),
+                    testmode.to_string(),
+                    "0".into(),
+                    size.to_string(),
+                    iterations.to_string(),
+                    ((args.throttle_us > 0) as u8).to_string(),
+                    format!("{seconds:.9}"),
+                    k.rx_count.to_string(),
+                    k.tx_count.to_string(),
+                    r.failed.to_string(),
+                    k.fifo_rx_overflow.to_string(),
+                    k.fifo_tx_overflow.to_string(),
+                    k.nfc_full_trigger.to_string(),
+                    k.nfc_empty_trigger.to_string(),
+                    k.nfc_latency.to_string(),
+                    r.byte_errors.to_string(),
+                    k.gt_not_ready[0].to_string(),
+                    k.gt_not_ready[1].to_string(),
+                    k.gt_not_ready[2].to_string(),
+                    k.gt_not_ready[3].to_string(),
+                    k.line_down[0].to_string(),
+                    k.line_down[1].to_string(),
+                    k.line_down[2].to_string(),
+                    k.line_down[3].to_string(),
+                    k.pll_not_locked.to_string(),
+                    k.mmcm_not_locked.to_string(),
+                    k.hard_err.to_string(),
+                    k.soft_err.to_string(),
+                    k.channel_down.to_string(),
+                    k.frames_received.to_string(),
+                    k.frames_with_errors.to_string(),
+                    format!("{latency:.9}"),
+                    format!("{gbit:.3}"),
+                    format!("{wall:.6}"),
                 ];
                 rows.push(values.join(","));
             }

@@ -5,6 +5,7 @@
 
 mod bench;
 mod gather;
+mod launch;
 mod setup;
 mod status;
 mod transport;
@@ -19,7 +20,10 @@ use fpga_device::Device;
 use mpi::topology::{Communicator, SimpleCommunicator};
 
 #[derive(Parser)]
-#[command(name = "aurora-host", about = "Host driver of an AuroraForge deployment (one MPI rank per FPGA)")]
+#[command(
+    name = "aurora-host",
+    about = "Host driver of an AuroraForge deployment (one MPI rank per FPGA)"
+)]
 struct Cli {
     /// One xclbin per rank, in rank order (rank r loads the r-th)
     #[arg(long = "xclbin", required = true)]
@@ -33,6 +37,9 @@ struct Cli {
     /// Longest any wait (link, stream, peer rank) may last without progress, seconds
     #[arg(long, default_value_t = 10.0)]
     timeout_s: f64,
+    /// The mpirun that starts the ranks when aurora-host is run outside MPI
+    #[arg(long, default_value = "mpirun")]
+    mpirun: String,
     /// sim: channel delay of every link in Aurora user cycles (default: from cable_m)
     #[arg(long)]
     channel_cycles: Option<u64>,
@@ -73,7 +80,18 @@ enum Command {
 }
 
 fn main() {
-    let Some((universe, _threading)) = mpi::initialize_with_threading(mpi::Threading::Multiple) else {
+    if !launch::under_mpi() {
+        let cli = Cli::parse();
+        match launch::launch(&cli.mpirun, cli.xclbins.len()) {
+            Ok(code) => std::process::exit(code),
+            Err(e) => {
+                eprintln!("aurora-host: error: {e:#}");
+                std::process::exit(1);
+            }
+        }
+    }
+    let Some((universe, _threading)) = mpi::initialize_with_threading(mpi::Threading::Multiple)
+    else {
         eprintln!("aurora-host: error: MPI could not be initialised (start it with mpirun)");
         std::process::exit(1);
     };
@@ -81,6 +99,7 @@ fn main() {
     if let Err(e) = run(&world) {
         transport::fatal(&format!("{e:#}"));
     }
+    eprintln!("{}{}", launch::DONE, world.rank());
 }
 
 fn write_atomic(path: &PathBuf, text: &str) -> Result<()> {
@@ -107,20 +126,44 @@ fn run(world: &SimpleCommunicator) -> Result<()> {
                 .device
                 .aurora_ports()
                 .values()
-                .filter_map(|c| bench::peer_of(&d, c).map(|(pd, pp)| (c.name.clone(), format!("{}:{} <-> {pd}:{pp}", d.device, c.port))))
+                .filter_map(|c| {
+                    bench::peer_of(&d, c).map(|(pd, pp)| {
+                        (
+                            c.name.clone(),
+                            format!("{}:{} <-> {pd}:{pp}", d.device, c.port),
+                        )
+                    })
+                })
                 .collect();
-            let text = status::report(&rank.device, &d.device, rank.rank, &links, Duration::from_secs(3))?;
+            let text = status::report(
+                &rank.device,
+                &d.device,
+                rank.rank,
+                &links,
+                Duration::from_secs(3),
+            )?;
             for t in gather::to_root(world, text) {
                 print!("{t}");
             }
         }
         Command::ResetCounters => {
             let n = status::reset_counters(&rank.device)?;
-            for t in gather::to_root(world, format!("{}: counters reset on {n} AuroraFlow CUs\n", d.device)) {
+            for t in gather::to_root(
+                world,
+                format!("{}: counters reset on {n} AuroraFlow CUs\n", d.device),
+            ) {
                 print!("{t}");
             }
         }
-        Command::Bench { mode, min_bytes, max_bytes, iterations, repetitions, throttle_us, csv } => {
+        Command::Bench {
+            mode,
+            min_bytes,
+            max_bytes,
+            iterations,
+            repetitions,
+            throttle_us,
+            csv,
+        } => {
             let rows = bench::run(
                 world,
                 &rank,
@@ -141,7 +184,11 @@ fn run(world: &SimpleCommunicator) -> Result<()> {
                     text.push('\n');
                 }
                 write_atomic(csv, &text)?;
-                println!("{} rows written to {}", text.lines().count() - 1, csv.display());
+                println!(
+                    "{} rows written to {}",
+                    text.lines().count() - 1,
+                    csv.display()
+                );
             }
         }
         Command::Infer { .. } => {
@@ -159,12 +206,21 @@ fn run_xrt(world: &SimpleCommunicator, cli: &Cli, timeout: Duration) -> Result<(
         Some(b) => Selector::Bdf(b.clone()),
         None => Selector::Index((r % 3) as u32),
     };
-    let path = cli.xclbins.get(r).with_context(|| format!("rank {r}: no --xclbin for this rank"))?;
+    let path = cli
+        .xclbins
+        .get(r)
+        .with_context(|| format!("rank {r}: no --xclbin for this rank"))?;
     let mut dev = XrtDevice::open(sel)?;
     dev.load_xclbin(path)?;
     match cli.command {
         Command::Status => {
-            let text = status::report(&dev, &format!("rank {r}"), r as i32, &[], timeout.min(Duration::from_secs(3)))?;
+            let text = status::report(
+                &dev,
+                &format!("rank {r}"),
+                r as i32,
+                &[],
+                timeout.min(Duration::from_secs(3)),
+            )?;
             for t in gather::to_root(world, text) {
                 print!("{t}");
             }

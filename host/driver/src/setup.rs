@@ -21,7 +21,12 @@ pub struct Rank {
 
 const NAME_BYTES: usize = 64;
 
-pub fn open_sim(world: &SimpleCommunicator, xclbins: &[PathBuf], timeout: Duration, channel_cycles: Option<u64>) -> Result<Rank> {
+pub fn open_sim(
+    world: &SimpleCommunicator,
+    xclbins: &[PathBuf],
+    timeout: Duration,
+    channel_cycles: Option<u64>,
+) -> Result<Rank> {
     let rank = world.rank();
     let size = world.size();
     if xclbins.len() != size as usize {
@@ -32,9 +37,15 @@ pub fn open_sim(world: &SimpleCommunicator, xclbins: &[PathBuf], timeout: Durati
         );
     }
     let path = &xclbins[rank as usize];
-    let options = SimOptions { stall_timeout: timeout, channel_cycles, ..SimOptions::default() };
+    let options = SimOptions {
+        stall_timeout: timeout,
+        channel_cycles,
+        ..SimOptions::default()
+    };
     let mut device = SimDevice::new(format!("rank {rank}"), options);
-    device.load_xclbin(path).with_context(|| format!("rank {rank}: loading {}", path.display()))?;
+    device
+        .load_xclbin(path)
+        .with_context(|| format!("rank {rank}: loading {}", path.display()))?;
     let me = device.description()?.device.clone();
 
     // Every rank learns which device every other rank runs.
@@ -52,28 +63,46 @@ pub fn open_sim(world: &SimpleCommunicator, xclbins: &[PathBuf], timeout: Durati
     let mut receivers = Vec::new();
     let links = device.description()?.links.clone();
     for l in links.iter().filter(|l| l.peer_device != me) {
-        let peer_rank = names.iter().position(|n| *n == l.peer_device).with_context(|| {
-            format!(
-                "link {me}:{} -> {}:{}: no rank runs device {} (ranks run {:?})",
-                l.port, l.peer_device, l.peer_port, l.peer_device, names
-            )
-        })? as i32;
+        let peer_rank = names
+            .iter()
+            .position(|n| *n == l.peer_device)
+            .with_context(|| {
+                format!(
+                    "link {me}:{} -> {}:{}: no rank runs device {} (ranks run {:?})",
+                    l.port, l.peer_device, l.peer_port, l.peer_device, names
+                )
+            })? as i32;
         let cu = device.aurora(&l.cu)?;
         let width = cu.params.fifo_width as usize;
-        let rx = Arc::new(AuroraLink::new(format!("{}:{} -> {me}:{}", l.peer_device, l.peer_port, l.port), cu.params.clone()));
+        let rx = Arc::new(AuroraLink::new(
+            format!(
+                "{}:{} (rank {peer_rank}) -> {me}:{}",
+                l.peer_device, l.peer_port, l.port
+            ),
+            cu.params.clone(),
+        ));
         cu.attach_rx(rx.clone());
         cu.attach_tx(Arc::new(MpiSender::new(
-            format!("{me}:{} -> {}:{} (rank {peer_rank})", l.port, l.peer_device, l.peer_port),
+            format!(
+                "{me}:{} -> {}:{} (rank {peer_rank})",
+                l.port, l.peer_device, l.peer_port
+            ),
             peer_rank,
             l.peer_port,
             width,
             timeout,
         )));
         let port = l.port;
-        receivers.push(std::thread::spawn(move || receive_loop(rx, peer_rank, port, width, timeout)));
+        receivers.push(std::thread::spawn(move || {
+            receive_loop(rx, peer_rank, port, width, timeout)
+        }));
     }
     world.barrier();
-    Ok(Rank { rank, device, receivers })
+    Ok(Rank {
+        rank,
+        device,
+        receivers,
+    })
 }
 
 impl Rank {

@@ -36,8 +36,21 @@ pub struct MpiSender {
 }
 
 impl MpiSender {
-    pub fn new(name: String, peer_rank: i32, peer_port: u32, width: usize, timeout: Duration) -> MpiSender {
-        MpiSender { name, peer_rank, peer_port, width, timeout, pending: Mutex::new(Vec::new()) }
+    pub fn new(
+        name: String,
+        peer_rank: i32,
+        peer_port: u32,
+        width: usize,
+        timeout: Duration,
+    ) -> MpiSender {
+        MpiSender {
+            name,
+            peer_rank,
+            peer_port,
+            width,
+            timeout,
+            pending: Mutex::new(Vec::new()),
+        }
     }
 
     /// `bytes` = flag byte (1: end of message) + words; empty = close.
@@ -46,7 +59,8 @@ impl MpiSender {
         let peer = world.process_at_rank(self.peer_rank);
         let deadline = Instant::now() + self.timeout;
         let done = mpi::request::scope(|scope| {
-            let mut req = peer.immediate_synchronous_send_with_tag(scope, bytes, tag(self.peer_port));
+            let mut req =
+                peer.immediate_synchronous_send_with_tag(scope, bytes, tag(self.peer_port));
             loop {
                 match req.test() {
                     Ok(_) => return true,
@@ -101,16 +115,24 @@ impl LinkSender for MpiSender {
     }
 }
 
-/// Prints the error and ends this rank; mpirun then ends the others.
+/// Prints the error and ends this rank with status 2. Not MPI_Abort: under
+/// `mpirun --enable-recovery` an abort is not reflected in mpirun's exit status, while a
+/// non-zero exit is; the other ranks notice through their own link timeouts.
 pub fn fatal(msg: &str) -> ! {
     let world = SimpleCommunicator::world();
     eprintln!("aurora-host: rank {}: error: {msg}", world.rank());
-    world.abort(2)
+    std::process::exit(2)
 }
 
 /// The receiving end: chunks from `peer_rank` into the local link model, until the peer
 /// closes. Runs on its own thread.
-pub fn receive_loop(link: Arc<AuroraLink>, peer_rank: i32, port: u32, width: usize, timeout: Duration) {
+pub fn receive_loop(
+    link: Arc<AuroraLink>,
+    peer_rank: i32,
+    port: u32,
+    width: usize,
+    timeout: Duration,
+) {
     let world = SimpleCommunicator::world();
     let peer = world.process_at_rank(peer_rank);
     let mut last = Instant::now();
@@ -124,7 +146,7 @@ pub fn receive_loop(link: Arc<AuroraLink>, peer_rank: i32, port: u32, width: usi
                 }
                 for word in bytes[1..].chunks(width) {
                     if let Err(e) = link.send(Beat::new(word.to_vec())) {
-                        fatal(&format!("{e:#}"));
+                        fatal(&format!("{e:#} (words from rank {peer_rank})"));
                     }
                 }
                 if bytes[0] == 1 {

@@ -15,7 +15,11 @@ fn status_shows_links_up_on_loopback_and_pair() {
         let t = text(&o);
         assert!(o.status.success(), "{t}");
         // 0x11ff = CORE_STATUS_OK of the public kernel: both CUs of every device up.
-        assert_eq!(t.matches("CORE_STATUS     0x11ff").count(), 2 * xclbins.len(), "{t}");
+        assert_eq!(
+            t.matches("CORE_STATUS     0x11ff").count(),
+            2 * xclbins.len(),
+            "{t}"
+        );
         assert_eq!(t.matches(": UP").count(), 2 * xclbins.len(), "{t}");
         assert!(t.contains("prog_full 512 prog_empty 128"), "{t}");
     }
@@ -26,7 +30,13 @@ fn csv_rows(path: &std::path::Path) -> Vec<std::collections::BTreeMap<String, St
     let mut lines = text.lines();
     let header: Vec<&str> = lines.next().unwrap().split(',').collect();
     lines
-        .map(|l| header.iter().map(|h| h.to_string()).zip(l.split(',').map(|v| v.to_string())).collect())
+        .map(|l| {
+            header
+                .iter()
+                .map(|h| h.to_string())
+                .zip(l.split(',').map(|v| v.to_string()))
+                .collect()
+        })
         .collect()
 }
 
@@ -34,7 +44,20 @@ fn csv_rows(path: &std::path::Path) -> Vec<std::collections::BTreeMap<String, St
 fn bench_pair_writes_auroraflow_csv_with_intact_data() {
     let tmp = tempfile::tempdir().unwrap();
     let xclbins = pair(tmp.path());
-    let o = mpirun(&xclbins, &["bench", "throughput", "--max-bytes", "65536", "--csv", "out.csv"], tmp.path()).output().unwrap();
+    let o = mpirun(
+        &xclbins,
+        &[
+            "bench",
+            "throughput",
+            "--max-bytes",
+            "65536",
+            "--csv",
+            "out.csv",
+        ],
+        tmp.path(),
+    )
+    .output()
+    .unwrap();
     assert!(o.status.success(), "{}", text(&o));
     let rows = csv_rows(&tmp.path().join("out.csv"));
     // 2 ranks x 2 CUs x sizes 64 B .. 64 KiB (11 sizes).
@@ -42,14 +65,19 @@ fn bench_pair_writes_auroraflow_csv_with_intact_data() {
     for r in &rows {
         assert_eq!(r["byte_errors"], "0");
         assert_eq!(r["fifo_rx_overflow_count"], "0");
-        let words = r["message_size"].parse::<u64>().unwrap() / 64 * r["iterations"].parse::<u64>().unwrap();
+        let words = r["message_size"].parse::<u64>().unwrap() / 64
+            * r["iterations"].parse::<u64>().unwrap();
         assert_eq!(r["rx_count"].parse::<u64>().unwrap(), words);
         assert_eq!(r["tx_count"].parse::<u64>().unwrap(), words);
         assert_eq!(r["testmode"], "1");
     }
     // The link's payload limit: 32 B per 402.83 MHz cycle less 1 in 33 = 99.99 Gbit/s
     // (hw/aurora_flow/README.md); big messages approach it, none exceeds it.
-    let big: Vec<f64> = rows.iter().filter(|r| r["message_size"] == "65536").map(|r| r["throughput_gbit_s"].parse().unwrap()).collect();
+    let big: Vec<f64> = rows
+        .iter()
+        .filter(|r| r["message_size"] == "65536")
+        .map(|r| r["throughput_gbit_s"].parse().unwrap())
+        .collect();
     assert!(big.iter().all(|g| *g > 90.0 && *g < 100.0), "{big:?}");
 }
 
@@ -59,7 +87,20 @@ fn throttled_receiver_rank_stalls_its_upstream_without_loss() {
     let xclbins = pair(tmp.path());
     let o = mpirun(
         &xclbins,
-        &["bench", "throughput", "--min-bytes", "1048576", "--max-bytes", "1048576", "--iterations", "2", "--throttle-us", "2000", "--csv", "nfc.csv"],
+        &[
+            "bench",
+            "throughput",
+            "--min-bytes",
+            "1048576",
+            "--max-bytes",
+            "1048576",
+            "--iterations",
+            "2",
+            "--throttle-us",
+            "2000",
+            "--csv",
+            "nfc.csv",
+        ],
         tmp.path(),
     )
     .output()

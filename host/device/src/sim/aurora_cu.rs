@@ -60,7 +60,12 @@ pub struct AuroraCu {
 }
 
 impl AuroraCu {
-    pub fn new(name: &str, params_json: &Map<String, Value>, cable_m: f64, channel_cycles: Option<u64>) -> Result<AuroraCu> {
+    pub fn new(
+        name: &str,
+        params_json: &Map<String, Value>,
+        cable_m: f64,
+        channel_cycles: Option<u64>,
+    ) -> Result<AuroraCu> {
         let params = LinkParams::from_kernel(params_json, cable_m, channel_cycles)
             .map_err(|e| anyhow::anyhow!("CU {name}: {e}"))?;
         let port = params_json
@@ -68,7 +73,10 @@ impl AuroraCu {
             .and_then(|v| v.as_u64())
             .or_else(|| name.rsplit('_').next().and_then(|s| s.parse().ok()))
             .unwrap_or(0) as u32;
-        let framing = params_json.get("use_framing").map(|v| v.as_bool().unwrap_or(v.as_i64() == Some(1))).unwrap_or(false);
+        let framing = params_json
+            .get("use_framing")
+            .map(|v| v.as_bool().unwrap_or(v.as_i64() == Some(1)))
+            .unwrap_or(false);
         let rx_eq_mode = match params_json.get("rx_eq_mode").and_then(|v| v.as_str()) {
             Some("AUTO") => 0,
             Some("DFE") => 2,
@@ -77,7 +85,8 @@ impl AuroraCu {
         let ins_loss_nyq = params_json
             .get("ins_loss_nyq")
             .and_then(|v| v.as_u64())
-            .unwrap_or_else(|| regs::parameter_default("ins_loss_nyq").unwrap_or(8) as u64) as u32;
+            .unwrap_or_else(|| regs::parameter_default("ins_loss_nyq").unwrap_or(8) as u64)
+            as u32;
         Ok(AuroraCu {
             name: name.to_string(),
             port,
@@ -113,7 +122,13 @@ impl AuroraCu {
 
     /// tx_axis handshake: counted here, then carried by the link.
     pub fn transmit(&self, beat: Beat) -> Result<()> {
-        let tx = self.tx_sender().ok_or_else(|| anyhow::anyhow!("CU {}: port {} has no link attached (check the topology)", self.name, self.port))?;
+        let tx = self.tx_sender().ok_or_else(|| {
+            anyhow::anyhow!(
+                "CU {}: port {} has no link attached (check the topology)",
+                self.name,
+                self.port
+            )
+        })?;
         tx.send(beat)?;
         self.tx_count.fetch_add(1, Ordering::Relaxed);
         Ok(())
@@ -129,7 +144,13 @@ impl AuroraCu {
 
     /// rx_axis handshake.
     pub fn receive(&self) -> Result<Option<Beat>> {
-        let rx = self.rx_link().ok_or_else(|| anyhow::anyhow!("CU {}: port {} has no link attached (check the topology)", self.name, self.port))?;
+        let rx = self.rx_link().ok_or_else(|| {
+            anyhow::anyhow!(
+                "CU {}: port {} has no link attached (check the topology)",
+                self.name,
+                self.port
+            )
+        })?;
         let b = rx.recv()?;
         if let Some(b) = &b {
             if self.framing && b.last {
@@ -152,18 +173,35 @@ impl AuroraCu {
 
     pub fn read32(&self, offset: u32) -> Result<u32> {
         if offset % 4 != 0 || offset >= regs::AXILITE_RANGE {
-            bail!("CU {}: register offset {offset:#x} is not a 32-bit register of the {:#x}-byte map", self.name, regs::AXILITE_RANGE);
+            bail!(
+                "CU {}: register offset {offset:#x} is not a 32-bit register of the {:#x}-byte map",
+                self.name,
+                regs::AXILITE_RANGE
+            );
         }
         let rx = self.rx_link();
         let c = rx.as_ref().map(|l| l.counters()).unwrap_or_default();
         let tx_local = self.tx_sender();
-        let tx_model = tx_local.as_ref().and_then(|t| t.local().map(|l| (l.occupancy().tx, l.counters().tx_almost_full_edges)));
+        let tx_model = tx_local.as_ref().and_then(|t| {
+            t.local()
+                .map(|l| (l.occupancy().tx, l.counters().tx_almost_full_edges))
+        });
         let p = &self.params;
         Ok(match offset {
             regs::CORE_RESET => self.core_reset.load(Ordering::Relaxed),
             regs::COUNTER_RESET => self.counter_reset.load(Ordering::Relaxed),
-            regs::CONFIGURATION => Configuration::encode(self.framing, p.fifo_width, p.rx_depth, self.rx_eq_mode, self.ins_loss_nyq),
-            regs::FIFO_THRESHOLDS => FifoThresholds { prog_full: p.prog_full, prog_empty: p.prog_empty }.encode(),
+            regs::CONFIGURATION => Configuration::encode(
+                self.framing,
+                p.fifo_width,
+                p.rx_depth,
+                self.rx_eq_mode,
+                self.ins_loss_nyq,
+            ),
+            regs::FIFO_THRESHOLDS => FifoThresholds {
+                prog_full: p.prog_full,
+                prog_empty: p.prog_empty,
+            }
+            .encode(),
             // Up: every lane powered and up, PLL locked, channel up. Down: powered, locked.
             regs::CORE_STATUS if self.link_up() => regs::CORE_STATUS_OK,
             regs::CORE_STATUS => 0x10f,
@@ -233,8 +271,14 @@ impl aurora::Registers for AuroraCu {
 
 /// Joins `a`'s TX to `b`'s RX and `b`'s TX to `a`'s RX (both CUs in this process).
 pub fn connect_local(a: &AuroraCu, b: &AuroraCu, device_a: &str, device_b: &str) {
-    let ab = Arc::new(AuroraLink::new(format!("{device_a}:{} -> {device_b}:{}", a.port, b.port), b.params.clone()));
-    let ba = Arc::new(AuroraLink::new(format!("{device_b}:{} -> {device_a}:{}", b.port, a.port), a.params.clone()));
+    let ab = Arc::new(AuroraLink::new(
+        format!("{device_a}:{} -> {device_b}:{}", a.port, b.port),
+        b.params.clone(),
+    ));
+    let ba = Arc::new(AuroraLink::new(
+        format!("{device_b}:{} -> {device_a}:{}", b.port, a.port),
+        a.params.clone(),
+    ));
     b.attach_rx(ab.clone());
     a.attach_tx(ab);
     a.attach_rx(ba.clone());

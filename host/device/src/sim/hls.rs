@@ -87,7 +87,10 @@ impl HlsLibrary {
         let c = CString::new(shown.clone())?;
         let handle = unsafe { libc::dlopen(c.as_ptr(), libc::RTLD_NOW | libc::RTLD_LOCAL) };
         if handle.is_null() {
-            bail!("{shown}: cannot load the HLS kernel library: {}", dl_error());
+            bail!(
+                "{shown}: cannot load the HLS kernel library: {}",
+                dl_error()
+            );
         }
         let sym = |name: &str| -> Result<*mut c_void> {
             let n = CString::new(name).unwrap();
@@ -105,17 +108,27 @@ impl HlsLibrary {
         if v != AF_SIM_ABI_VERSION {
             bail!("{shown}: ABI version {v}, this runtime speaks {AF_SIM_ABI_VERSION}; rebuild the kernel");
         }
-        let json = unsafe { CStr::from_ptr(ports()) }.to_string_lossy().into_owned();
-        let ports: Vec<AbiPort> =
-            serde_json::from_str(&json).with_context(|| format!("{shown}: af_kernel_ports() is not a port list: {json}"))?;
-        Ok(HlsLibrary { path: shown, handle, run, error, ports })
+        let json = unsafe { CStr::from_ptr(ports()) }
+            .to_string_lossy()
+            .into_owned();
+        let ports: Vec<AbiPort> = serde_json::from_str(&json)
+            .with_context(|| format!("{shown}: af_kernel_ports() is not a port list: {json}"))?;
+        Ok(HlsLibrary {
+            path: shown,
+            handle,
+            run,
+            error,
+            ports,
+        })
     }
 
     /// Runs the body once with these arguments (blocking; call it on the kernel's thread).
     pub fn run(&self, args: &[AfArg]) -> Result<()> {
         let rc = unsafe { (self.run)(args.as_ptr(), args.len() as u32) };
         if rc != 0 {
-            let e = unsafe { CStr::from_ptr((self.error)()) }.to_string_lossy().into_owned();
+            let e = unsafe { CStr::from_ptr((self.error)()) }
+                .to_string_lossy()
+                .into_owned();
             bail!("{}: af_kernel_run returned {rc}: {e}", self.path);
         }
         Ok(())
@@ -155,7 +168,10 @@ pub unsafe extern "C" fn stream_read(ctx: *mut c_void, beat: *mut AfBeat) -> c_i
             beat.last = b.last as u8;
             0
         }
-        Ok(None) => end.record(anyhow::anyhow!("stream {} ended (producer finished)", end.fifo.name)),
+        Ok(None) => end.record(anyhow::anyhow!(
+            "stream {} ended (producer finished)",
+            end.fifo.name
+        )),
         Err(e) => end.record(e),
     }
 }
@@ -164,7 +180,14 @@ pub unsafe extern "C" fn stream_write(ctx: *mut c_void, beat: *const AfBeat) -> 
     let end = &*(ctx as *const StreamEnd);
     let beat = &*beat;
     let data = std::slice::from_raw_parts(beat.data, beat.bytes as usize).to_vec();
-    match end.fifo.push(Beat { data, keep: beat.keep, last: beat.last != 0 }, end.timeout) {
+    match end.fifo.push(
+        Beat {
+            data,
+            keep: beat.keep,
+            last: beat.last != 0,
+        },
+        end.timeout,
+    ) {
         Ok(()) => 0,
         Err(e) => end.record(e),
     }

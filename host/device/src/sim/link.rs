@@ -55,7 +55,11 @@ fn int(params: &Map<String, Value>, key: &str) -> Option<i64> {
 impl LinkParams {
     /// From a kernel description's params (missing ones take kernel.toml's defaults) and
     /// the link's cable length or explicit `channel_cycles`.
-    pub fn from_kernel(params: &Map<String, Value>, cable_m: f64, channel_cycles: Option<u64>) -> Result<LinkParams> {
+    pub fn from_kernel(
+        params: &Map<String, Value>,
+        cable_m: f64,
+        channel_cycles: Option<u64>,
+    ) -> Result<LinkParams> {
         let default = |k: &str| aurora::regs::parameter_default(k).unwrap_or(0);
         let width = int(params, "fifo_width").unwrap_or_else(|| default("fifo_width"));
         let rx_size = int(params, "rx_fifo_size").unwrap_or_else(|| default("rx_fifo_size"));
@@ -70,9 +74,8 @@ impl LinkParams {
         if prog_empty >= prog_full || prog_full >= rx_depth {
             bail!("AuroraFlow RX FIFO: need prog_empty ({prog_empty}) < prog_full ({prog_full}) < depth ({rx_depth})");
         }
-        let channel_cycles = channel_cycles.unwrap_or_else(|| {
-            (cable_m * FIBRE_NS_PER_M * LINK_CLOCK_MHZ / 1000.0).round() as u64
-        });
+        let channel_cycles = channel_cycles
+            .unwrap_or_else(|| (cable_m * FIBRE_NS_PER_M * LINK_CLOCK_MHZ / 1000.0).round() as u64);
         Ok(LinkParams {
             fifo_width: width as u32,
             rx_depth,
@@ -249,7 +252,12 @@ impl AuroraLink {
         }
     }
 
-    fn wait<'a>(&self, s: std::sync::MutexGuard<'a, State>, deadline: Instant, what: &str) -> Result<std::sync::MutexGuard<'a, State>> {
+    fn wait<'a>(
+        &self,
+        s: std::sync::MutexGuard<'a, State>,
+        deadline: Instant,
+        what: &str,
+    ) -> Result<std::sync::MutexGuard<'a, State>> {
         let now = Instant::now();
         if now >= deadline {
             bail!(
@@ -371,19 +379,28 @@ impl AuroraLink {
 
     pub fn occupancy(&self) -> Occupancy {
         let s = self.state.lock().unwrap();
-        Occupancy { tx: s.tx_fifo.len() as u32, rx: s.rx_fifo.len() as u32 }
+        Occupancy {
+            tx: s.tx_fifo.len() as u32,
+            rx: s.rx_fifo.len() as u32,
+        }
     }
 
     pub fn reset_counters(&self) {
         let mut s = self.state.lock().unwrap();
         s.counters = LinkCounters::default();
-        s.timing = LinkTiming { cycle: s.cycle, ..LinkTiming::default() };
+        s.timing = LinkTiming {
+            cycle: s.cycle,
+            ..LinkTiming::default()
+        };
     }
 
     /// Starts a new timing window (per benchmark message) without touching the counters.
     pub fn reset_timing(&self) {
         let mut s = self.state.lock().unwrap();
-        s.timing = LinkTiming { cycle: s.cycle, ..LinkTiming::default() };
+        s.timing = LinkTiming {
+            cycle: s.cycle,
+            ..LinkTiming::default()
+        };
     }
 
     /// CORE_RESET: FIFOs, channel and NFC state cleared (words in them are dropped, as on

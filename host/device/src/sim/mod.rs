@@ -39,14 +39,23 @@ pub struct SimOptions {
 
 impl Default for SimOptions {
     fn default() -> Self {
-        SimOptions { finn: None, stall_timeout: Duration::from_secs(10), channel_cycles: None }
+        SimOptions {
+            finn: None,
+            stall_timeout: Duration::from_secs(10),
+            channel_cycles: None,
+        }
     }
 }
 
 enum SimCu {
     Aurora(Arc<AuroraCu>),
-    Hls { lib: Arc<HlsLibrary>, regs: Mutex<BTreeMap<u32, u32>> },
-    Finn { dir: PathBuf },
+    Hls {
+        lib: Arc<HlsLibrary>,
+        regs: Mutex<BTreeMap<u32, u32>>,
+    },
+    Finn {
+        dir: PathBuf,
+    },
 }
 
 struct Run {
@@ -85,7 +94,11 @@ impl SimDevice {
     }
 
     pub fn description(&self) -> Result<&DeviceDescription> {
-        Ok(&self.loaded.as_ref().context("no xclbin loaded")?.description)
+        Ok(&self
+            .loaded
+            .as_ref()
+            .context("no xclbin loaded")?
+            .description)
     }
 
     pub fn aurora(&self, cu: &str) -> Result<Arc<AuroraCu>> {
@@ -112,7 +125,9 @@ impl SimDevice {
     }
 
     fn payload_path(&self, k: &KernelEntry) -> Result<Option<PathBuf>> {
-        let (Some(sim), Some(name)) = (&self.loaded, &k.payload) else { return Ok(None) };
+        let (Some(sim), Some(name)) = (&self.loaded, &k.payload) else {
+            return Ok(None);
+        };
         let dir = self.workdir.as_ref().unwrap().path().join(name);
         if dir.exists() {
             return Ok(Some(dir));
@@ -134,25 +149,48 @@ impl SimDevice {
         let d = self.loaded.as_ref().unwrap().description.clone();
         for k in &d.kernels {
             let cu = match k.kind.as_str() {
-                "rtl" if k.kernel.starts_with("aurora_flow") || k.params.contains_key("rx_fifo_size") => {
-                    let cable = d.links.iter().find(|l| l.cu == k.cu).map_or(0.0, |l| l.cable_m);
-                    let mut cu = AuroraCu::new(&k.cu, &k.params, cable, self.options.channel_cycles)?;
+                "rtl"
+                    if k.kernel.starts_with("aurora_flow")
+                        || k.params.contains_key("rx_fifo_size") =>
+                {
+                    let cable = d
+                        .links
+                        .iter()
+                        .find(|l| l.cu == k.cu)
+                        .map_or(0.0, |l| l.cable_m);
+                    let mut cu =
+                        AuroraCu::new(&k.cu, &k.params, cable, self.options.channel_cycles)?;
                     cu.params.stall_timeout = self.options.stall_timeout;
                     SimCu::Aurora(Arc::new(cu))
                 }
                 "hls" => {
                     let path = self.payload_path(k)?.with_context(|| {
-                        format!("{}: HLS CU {} has no payload (its C-simulation library)", self.label, k.cu)
+                        format!(
+                            "{}: HLS CU {} has no payload (its C-simulation library)",
+                            self.label, k.cu
+                        )
                     })?;
-                    SimCu::Hls { lib: Arc::new(HlsLibrary::load(&path)?), regs: Mutex::new(BTreeMap::new()) }
+                    SimCu::Hls {
+                        lib: Arc::new(HlsLibrary::load(&path)?),
+                        regs: Mutex::new(BTreeMap::new()),
+                    }
                 }
-                "finn" => SimCu::Finn { dir: self.payload_path(k)?.unwrap_or_default() },
-                other => bail!("{}: CU {} has kind '{other}': expected rtl, hls or finn", self.label, k.cu),
+                "finn" => SimCu::Finn {
+                    dir: self.payload_path(k)?.unwrap_or_default(),
+                },
+                other => bail!(
+                    "{}: CU {} has kind '{other}': expected rtl, hls or finn",
+                    self.label,
+                    k.cu
+                ),
             };
             self.cus.insert(k.cu.clone(), cu);
         }
         for s in &d.streams {
-            let fifo = Arc::new(StreamFifo::new(format!("{}: {} -> {}", d.device, s.from, s.to), s.depth.max(2) as usize));
+            let fifo = Arc::new(StreamFifo::new(
+                format!("{}: {} -> {}", d.device, s.from, s.to),
+                s.depth.max(2) as usize,
+            ));
             self.streams.insert(s.from.clone(), fifo.clone());
             self.streams.insert(s.to.clone(), fifo);
         }
@@ -165,7 +203,12 @@ impl SimDevice {
             let ports = self.aurora_ports();
             let b = ports
                 .get(&l.peer_port)
-                .with_context(|| format!("{}: link {}:{} -> port {}: no AuroraFlow CU on that port", self.label, d.device, l.port, l.peer_port))?
+                .with_context(|| {
+                    format!(
+                        "{}: link {}:{} -> port {}: no AuroraFlow CU on that port",
+                        self.label, d.device, l.port, l.peer_port
+                    )
+                })?
                 .clone();
             if a.rx_link().is_none() {
                 connect_local(&a, &b, &d.device, &d.device);
@@ -174,7 +217,12 @@ impl SimDevice {
         Ok(())
     }
 
-    fn hls_args(&self, cu: &str, lib: &HlsLibrary, named: &[(String, KernelArg)]) -> Result<(Vec<AfArg>, Vec<CString>, Vec<Box<StreamEnd>>)> {
+    fn hls_args(
+        &self,
+        cu: &str,
+        lib: &HlsLibrary,
+        named: &[(String, KernelArg)],
+    ) -> Result<(Vec<AfArg>, Vec<CString>, Vec<Box<StreamEnd>>)> {
         let mut args = Vec::new();
         let mut names = Vec::new();
         let mut ends = Vec::new();
@@ -191,7 +239,18 @@ impl SimDevice {
                 }
                 KernelArg::Stream => continue,
             };
-            args.push(AfArg { name: c.as_ptr(), kind, scalar, mem, mem_bytes: bytes, stream: AfStream { ctx: std::ptr::null_mut(), read: None, write: None } });
+            args.push(AfArg {
+                name: c.as_ptr(),
+                kind,
+                scalar,
+                mem,
+                mem_bytes: bytes,
+                stream: AfStream {
+                    ctx: std::ptr::null_mut(),
+                    read: None,
+                    write: None,
+                },
+            });
             names.push(c);
         }
         for port in lib.ports.iter().filter(|p| p.kind == "axis") {
@@ -199,7 +258,11 @@ impl SimDevice {
             let fifo = self.streams.get(&endpoint).cloned().with_context(|| {
                 format!("{}: stream port {endpoint} is not connected in the link configuration (streams)", self.label)
             })?;
-            let end = Box::new(StreamEnd { fifo, timeout: self.options.stall_timeout, error: Mutex::new(None) });
+            let end = Box::new(StreamEnd {
+                fifo,
+                timeout: self.options.stall_timeout,
+                error: Mutex::new(None),
+            });
             let c = CString::new(port.name.as_str())?;
             args.push(AfArg {
                 name: c.as_ptr(),
@@ -207,7 +270,11 @@ impl SimDevice {
                 scalar: 0,
                 mem: std::ptr::null_mut(),
                 mem_bytes: 0,
-                stream: AfStream { ctx: (&*end as *const StreamEnd) as *mut _, read: Some(hls::stream_read), write: Some(hls::stream_write) },
+                stream: AfStream {
+                    ctx: (&*end as *const StreamEnd) as *mut _,
+                    read: Some(hls::stream_read),
+                    write: Some(hls::stream_write),
+                },
             });
             names.push(c);
             ends.push(end);
@@ -220,7 +287,10 @@ impl SimDevice {
     pub fn start_named(&mut self, cu: &str, named: &[(String, KernelArg)]) -> Result<RunId> {
         let lib = match self.cus.get(cu) {
             Some(SimCu::Hls { lib, .. }) => lib.clone(),
-            Some(SimCu::Aurora(_)) => bail!("{}: CU {cu} is free-running (ap_ctrl_none): it has no start", self.label),
+            Some(SimCu::Aurora(_)) => bail!(
+                "{}: CU {cu} is free-running (ap_ctrl_none): it has no start",
+                self.label
+            ),
             Some(SimCu::Finn { .. }) => return self.start_finn(cu),
             None => bail!("{}: no CU {cu} in the loaded xclbin", self.label),
         };
@@ -238,20 +308,35 @@ impl SimDevice {
             .filter_map(|p| self.streams.get(&format!("{cu}.{}", p.name)).cloned())
             .collect();
         let name = format!("{}:{cu}", self.label);
-        let thread = std::thread::Builder::new().name(name.clone()).spawn(move || {
-            let b = bundle;
-            let r = lib.run(&b.0);
-            for o in &outputs {
-                o.close();
-            }
-            r.map_err(|e| {
-                let stream_errors: Vec<String> = b.2.iter().filter_map(|e| e.error.lock().unwrap().clone()).collect();
-                if stream_errors.is_empty() { e } else { anyhow!("{e} ({})", stream_errors.join("; ")) }
-            })
-        })?;
+        let thread = std::thread::Builder::new()
+            .name(name.clone())
+            .spawn(move || {
+                let b = bundle;
+                let r = lib.run(&b.0);
+                for o in &outputs {
+                    o.close();
+                }
+                r.map_err(|e| {
+                    let stream_errors: Vec<String> =
+                        b.2.iter()
+                            .filter_map(|e| e.error.lock().unwrap().clone())
+                            .collect();
+                    if stream_errors.is_empty() {
+                        e
+                    } else {
+                        anyhow!("{e} ({})", stream_errors.join("; "))
+                    }
+                })
+            })?;
         let id = RunId(self.next);
         self.next += 1;
-        self.runs.insert(id, Run { cu: cu.to_string(), thread: Some(thread) });
+        self.runs.insert(
+            id,
+            Run {
+                cu: cu.to_string(),
+                thread: Some(thread),
+            },
+        );
         Ok(id)
     }
 
@@ -259,15 +344,32 @@ impl SimDevice {
     /// output stream, until the input ends.
     fn start_finn(&mut self, cu: &str) -> Result<RunId> {
         let factory = self.options.finn.clone().with_context(|| {
-            format!("{}: CU {cu} is a FINN partition and no FINN executor is plugged in (finn_exec)", self.label)
+            format!(
+                "{}: CU {cu} is a FINN partition and no FINN executor is plugged in (finn_exec)",
+                self.label
+            )
         })?;
-        let Some(SimCu::Finn { dir }) = self.cus.get(cu) else { unreachable!() };
+        let Some(SimCu::Finn { dir }) = self.cus.get(cu) else {
+            unreachable!()
+        };
         let kernel = self.description()?.kernel(cu).unwrap().clone();
         let mut exec = factory.open(&kernel, dir)?;
-        let input = kernel.ports.iter().find(|p| p.kind == "axis" && p.dir.as_deref() == Some("in")).context("FINN CU without input stream")?;
-        let output = kernel.ports.iter().find(|p| p.kind == "axis" && p.dir.as_deref() == Some("out")).context("FINN CU without output stream")?;
-        let rx = self.stream(&format!("{cu}.{}", input.name)).with_context(|| format!("{cu}.{} not connected", input.name))?;
-        let tx = self.stream(&format!("{cu}.{}", output.name)).with_context(|| format!("{cu}.{} not connected", output.name))?;
+        let input = kernel
+            .ports
+            .iter()
+            .find(|p| p.kind == "axis" && p.dir.as_deref() == Some("in"))
+            .context("FINN CU without input stream")?;
+        let output = kernel
+            .ports
+            .iter()
+            .find(|p| p.kind == "axis" && p.dir.as_deref() == Some("out"))
+            .context("FINN CU without output stream")?;
+        let rx = self
+            .stream(&format!("{cu}.{}", input.name))
+            .with_context(|| format!("{cu}.{} not connected", input.name))?;
+        let tx = self
+            .stream(&format!("{cu}.{}", output.name))
+            .with_context(|| format!("{cu}.{} not connected", output.name))?;
         let out_bytes = (output.width / 8).max(1) as usize;
         let timeout = self.options.stall_timeout;
         let thread = std::thread::spawn(move || -> Result<()> {
@@ -294,7 +396,13 @@ impl SimDevice {
         });
         let id = RunId(self.next);
         self.next += 1;
-        self.runs.insert(id, Run { cu: cu.to_string(), thread: Some(thread) });
+        self.runs.insert(
+            id,
+            Run {
+                cu: cu.to_string(),
+                thread: Some(thread),
+            },
+        );
         Ok(id)
     }
 }
@@ -329,19 +437,34 @@ impl Device for SimDevice {
         Ok(d.kernels
             .iter()
             .enumerate()
-            .map(|(i, k)| CuInfo { name: k.cu.clone(), kernel: k.kernel.clone(), kind: k.kind.clone(), base_address: xclbin::sections::cu_base(i) })
+            .map(|(i, k)| CuInfo {
+                name: k.cu.clone(),
+                kernel: k.kernel.clone(),
+                kind: k.kind.clone(),
+                base_address: xclbin::sections::cu_base(i),
+            })
             .collect())
     }
 
     fn alloc(&mut self, bank: &str, size: usize) -> Result<BufferId> {
         xclbin::sections::bank(bank)?;
-        let used: usize = self.buffers.values().filter(|(b, _)| b == bank).map(|(_, v)| v.lock().unwrap().len()).sum();
+        let used: usize = self
+            .buffers
+            .values()
+            .filter(|(b, _)| b == bank)
+            .map(|(_, v)| v.lock().unwrap().len())
+            .sum();
         if used + size > BANK_BYTES {
-            bail!("{}: {bank} has {} B free, {size} B requested", self.label, BANK_BYTES - used);
+            bail!(
+                "{}: {bank} has {} B free, {size} B requested",
+                self.label,
+                BANK_BYTES - used
+            );
         }
         let id = BufferId(self.next);
         self.next += 1;
-        self.buffers.insert(id, (bank.to_string(), Arc::new(Mutex::new(vec![0; size]))));
+        self.buffers
+            .insert(id, (bank.to_string(), Arc::new(Mutex::new(vec![0; size]))));
         Ok(id)
     }
 
@@ -349,7 +472,11 @@ impl Device for SimDevice {
         let (_, b) = self.buffers.get(&buffer).context("unknown buffer")?;
         let mut b = b.lock().unwrap();
         if offset + data.len() > b.len() {
-            bail!("write of {} B at {offset} overruns a {} B buffer", data.len(), b.len());
+            bail!(
+                "write of {} B at {offset} overruns a {} B buffer",
+                data.len(),
+                b.len()
+            );
         }
         b[offset..offset + data.len()].copy_from_slice(data);
         Ok(())
@@ -359,7 +486,11 @@ impl Device for SimDevice {
         let (_, b) = self.buffers.get(&buffer).context("unknown buffer")?;
         let b = b.lock().unwrap();
         if offset + out.len() > b.len() {
-            bail!("read of {} B at {offset} overruns a {} B buffer", out.len(), b.len());
+            bail!(
+                "read of {} B at {offset} overruns a {} B buffer",
+                out.len(),
+                b.len()
+            );
         }
         out.copy_from_slice(&b[offset..offset + out.len()]);
         Ok(())
@@ -370,7 +501,10 @@ impl Device for SimDevice {
             Some(SimCu::Aurora(a)) => a.read32(offset),
             Some(SimCu::Hls { regs, .. }) => {
                 // ap_ctrl_hs: bit 2 ap_idle when no run of this CU is active.
-                let running = self.runs.values().any(|r| r.cu == cu && r.thread.as_ref().is_some_and(|t| !t.is_finished()));
+                let running = self
+                    .runs
+                    .values()
+                    .any(|r| r.cu == cu && r.thread.as_ref().is_some_and(|t| !t.is_finished()));
                 if offset == 0 {
                     return Ok(if running { 0x1 } else { 0x4 });
                 }
@@ -400,7 +534,10 @@ impl Device for SimDevice {
         if args.iter().all(|a| *a == KernelArg::Stream) {
             return self.start_named(cu, &[]);
         }
-        bail!("{}: CU {cu}: simulated HLS CUs take named arguments (SimDevice::start_named)", self.label)
+        bail!(
+            "{}: CU {cu}: simulated HLS CUs take named arguments (SimDevice::start_named)",
+            self.label
+        )
     }
 
     fn wait(&mut self, run: RunId, timeout: Duration) -> Result<()> {

@@ -17,8 +17,16 @@ pub struct Beat {
 
 impl Beat {
     pub fn new(data: Vec<u8>) -> Beat {
-        let keep = if data.len() >= 64 { u64::MAX } else { (1u64 << data.len()) - 1 };
-        Beat { data, keep, last: false }
+        let keep = if data.len() >= 64 {
+            u64::MAX
+        } else {
+            (1u64 << data.len()) - 1
+        };
+        Beat {
+            data,
+            keep,
+            last: false,
+        }
     }
 }
 
@@ -42,7 +50,11 @@ impl StreamFifo {
         StreamFifo {
             name: name.into(),
             depth: depth.max(1),
-            state: Mutex::new(State { queue: VecDeque::new(), closed: false, failed: None }),
+            state: Mutex::new(State {
+                queue: VecDeque::new(),
+                closed: false,
+                failed: None,
+            }),
             changed: Condvar::new(),
         }
     }
@@ -61,7 +73,10 @@ impl StreamFifo {
             }
             let now = Instant::now();
             if now >= deadline {
-                bail!("stream {}: full for {timeout:?}, its consumer does not read", self.name);
+                bail!(
+                    "stream {}: full for {timeout:?}, its consumer does not read",
+                    self.name
+                );
             }
             s = self.changed.wait_timeout(s, deadline - now).unwrap().0;
         }
@@ -84,7 +99,10 @@ impl StreamFifo {
             }
             let now = Instant::now();
             if now >= deadline {
-                bail!("stream {}: empty for {timeout:?}, its producer sends nothing", self.name);
+                bail!(
+                    "stream {}: empty for {timeout:?}, its producer sends nothing",
+                    self.name
+                );
             }
             s = self.changed.wait_timeout(s, deadline - now).unwrap().0;
         }

@@ -14,18 +14,76 @@ use crate::{BufferId, CuInfo, Device, KernelArg, RunId};
 const ERR_LEN: usize = 512;
 
 extern "C" {
-    fn af_xrt_device_open(index: u32, bdf: *const c_char, err: *mut c_char, len: usize) -> *mut c_void;
+    fn af_xrt_device_open(
+        index: u32,
+        bdf: *const c_char,
+        err: *mut c_char,
+        len: usize,
+    ) -> *mut c_void;
     fn af_xrt_device_close(dev: *mut c_void) -> c_int;
-    fn af_xrt_load_xclbin(dev: *mut c_void, path: *const c_char, uuid: *mut u8, err: *mut c_char, len: usize) -> c_int;
-    fn af_xrt_bo_alloc(dev: *mut c_void, size: usize, group: u32, err: *mut c_char, len: usize) -> *mut c_void;
-    fn af_xrt_bo_write(bo: *mut c_void, src: *const c_void, size: usize, seek: usize, err: *mut c_char, len: usize) -> c_int;
-    fn af_xrt_bo_read(bo: *mut c_void, dst: *mut c_void, size: usize, skip: usize, err: *mut c_char, len: usize) -> c_int;
+    fn af_xrt_load_xclbin(
+        dev: *mut c_void,
+        path: *const c_char,
+        uuid: *mut u8,
+        err: *mut c_char,
+        len: usize,
+    ) -> c_int;
+    fn af_xrt_bo_alloc(
+        dev: *mut c_void,
+        size: usize,
+        group: u32,
+        err: *mut c_char,
+        len: usize,
+    ) -> *mut c_void;
+    fn af_xrt_bo_write(
+        bo: *mut c_void,
+        src: *const c_void,
+        size: usize,
+        seek: usize,
+        err: *mut c_char,
+        len: usize,
+    ) -> c_int;
+    fn af_xrt_bo_read(
+        bo: *mut c_void,
+        dst: *mut c_void,
+        size: usize,
+        skip: usize,
+        err: *mut c_char,
+        len: usize,
+    ) -> c_int;
     fn af_xrt_bo_free(bo: *mut c_void) -> c_int;
-    fn af_xrt_kernel_open(dev: *mut c_void, uuid: *const u8, name: *const c_char, exclusive: c_int, err: *mut c_char, len: usize) -> *mut c_void;
+    fn af_xrt_kernel_open(
+        dev: *mut c_void,
+        uuid: *const u8,
+        name: *const c_char,
+        exclusive: c_int,
+        err: *mut c_char,
+        len: usize,
+    ) -> *mut c_void;
     fn af_xrt_kernel_close(k: *mut c_void) -> c_int;
-    fn af_xrt_read_register(k: *mut c_void, offset: u32, value: *mut u32, err: *mut c_char, len: usize) -> c_int;
-    fn af_xrt_write_register(k: *mut c_void, offset: u32, value: u32, err: *mut c_char, len: usize) -> c_int;
-    fn af_xrt_run_start(k: *mut c_void, nargs: u32, kinds: *const c_int, values: *const u64, handles: *const *mut c_void, err: *mut c_char, len: usize) -> *mut c_void;
+    fn af_xrt_read_register(
+        k: *mut c_void,
+        offset: u32,
+        value: *mut u32,
+        err: *mut c_char,
+        len: usize,
+    ) -> c_int;
+    fn af_xrt_write_register(
+        k: *mut c_void,
+        offset: u32,
+        value: u32,
+        err: *mut c_char,
+        len: usize,
+    ) -> c_int;
+    fn af_xrt_run_start(
+        k: *mut c_void,
+        nargs: u32,
+        kinds: *const c_int,
+        values: *const u64,
+        handles: *const *mut c_void,
+        err: *mut c_char,
+        len: usize,
+    ) -> *mut c_void;
     fn af_xrt_run_wait(r: *mut c_void, timeout_ms: u32, err: *mut c_char, len: usize) -> c_int;
     fn af_xrt_run_close(r: *mut c_void) -> c_int;
 }
@@ -43,7 +101,9 @@ impl ErrBuf {
         self.0.as_mut_ptr()
     }
     fn text(&self) -> String {
-        unsafe { CStr::from_ptr(self.0.as_ptr()) }.to_string_lossy().into_owned()
+        unsafe { CStr::from_ptr(self.0.as_ptr()) }
+            .to_string_lossy()
+            .into_owned()
     }
 }
 
@@ -93,7 +153,12 @@ impl XrtDevice {
             Selector::Bdf(_) => 0,
         };
         let h = unsafe {
-            af_xrt_device_open(index, bdf.as_ref().map_or(std::ptr::null(), |b| b.as_ptr()), err.ptr(), ERR_LEN)
+            af_xrt_device_open(
+                index,
+                bdf.as_ref().map_or(std::ptr::null(), |b| b.as_ptr()),
+                err.ptr(),
+                ERR_LEN,
+            )
         };
         if h.is_null() {
             bail!(
@@ -116,18 +181,26 @@ impl XrtDevice {
 
     fn kernel(&self, cu: &str, exclusive: bool) -> Result<*mut c_void> {
         let uuid = self.uuid.context("no xclbin loaded")?;
-        let info = self
-            .cus
-            .iter()
-            .find(|c| c.name == cu)
-            .with_context(|| format!("{}: the loaded xclbin has no CU '{cu}'", self.selector))?;
+        let info =
+            self.cus.iter().find(|c| c.name == cu).with_context(|| {
+                format!("{}: the loaded xclbin has no CU '{cu}'", self.selector)
+            })?;
         let mut kernels = self.kernels.lock().unwrap();
         if let Some(k) = kernels.get(cu) {
             return Ok(k.0);
         }
         let name = CString::new(format!("{}:{{{}}}", info.kernel, cu))?;
         let mut err = ErrBuf::new();
-        let k = unsafe { af_xrt_kernel_open(self.device.0, uuid.as_ptr(), name.as_ptr(), exclusive as c_int, err.ptr(), ERR_LEN) };
+        let k = unsafe {
+            af_xrt_kernel_open(
+                self.device.0,
+                uuid.as_ptr(),
+                name.as_ptr(),
+                exclusive as c_int,
+                err.ptr(),
+                ERR_LEN,
+            )
+        };
         if k.is_null() {
             bail!("{}: opening CU {cu}: {}", self.selector, err.text());
         }
@@ -175,15 +248,36 @@ impl Device for XrtDevice {
         let c = CString::new(path.to_str().context("xclbin path is not UTF-8")?)?;
         let mut uuid = [0u8; 16];
         let mut err = ErrBuf::new();
-        if unsafe { af_xrt_load_xclbin(self.device.0, c.as_ptr(), uuid.as_mut_ptr(), err.ptr(), ERR_LEN) } != 0 {
-            bail!("{}: loading {}: {}", self.selector, path.display(), err.text());
+        if unsafe {
+            af_xrt_load_xclbin(
+                self.device.0,
+                c.as_ptr(),
+                uuid.as_mut_ptr(),
+                err.ptr(),
+                ERR_LEN,
+            )
+        } != 0
+        {
+            bail!(
+                "{}: loading {}: {}",
+                self.selector,
+                path.display(),
+                err.text()
+            );
         }
         self.uuid = Some(uuid);
         self.cus = ip
             .into_iter()
             .map(|(name, base, _)| {
-                let (kernel, cu) = name.split_once(':').map_or((name.clone(), name.clone()), |(k, c)| (k.into(), c.into()));
-                CuInfo { name: cu, kernel, kind: "xrt".into(), base_address: base }
+                let (kernel, cu) = name
+                    .split_once(':')
+                    .map_or((name.clone(), name.clone()), |(k, c)| (k.into(), c.into()));
+                CuInfo {
+                    name: cu,
+                    kernel,
+                    kind: "xrt".into(),
+                    base_address: base,
+                }
             })
             .collect();
         self.banks = mem.into_iter().map(|(tag, _)| tag).collect();
@@ -195,15 +289,20 @@ impl Device for XrtDevice {
     }
 
     fn alloc(&mut self, bank: &str, size: usize) -> Result<BufferId> {
-        let group = self
-            .banks
-            .iter()
-            .position(|b| b == bank)
-            .with_context(|| format!("{}: bank {bank} is not in the xclbin's MEM_TOPOLOGY ({:?})", self.selector, self.banks))?;
+        let group = self.banks.iter().position(|b| b == bank).with_context(|| {
+            format!(
+                "{}: bank {bank} is not in the xclbin's MEM_TOPOLOGY ({:?})",
+                self.selector, self.banks
+            )
+        })?;
         let mut err = ErrBuf::new();
         let b = unsafe { af_xrt_bo_alloc(self.device.0, size, group as u32, err.ptr(), ERR_LEN) };
         if b.is_null() {
-            bail!("{}: allocating {size} B in {bank}: {}", self.selector, err.text());
+            bail!(
+                "{}: allocating {size} B in {bank}: {}",
+                self.selector,
+                err.text()
+            );
         }
         let id = BufferId(self.next);
         self.next += 1;
@@ -214,10 +313,23 @@ impl Device for XrtDevice {
     fn write_buffer(&mut self, buffer: BufferId, offset: usize, data: &[u8]) -> Result<()> {
         let (b, size) = self.buffers.get(&buffer).context("unknown buffer")?;
         if offset + data.len() > *size {
-            bail!("write of {} B at {offset} overruns a {size} B buffer", data.len());
+            bail!(
+                "write of {} B at {offset} overruns a {size} B buffer",
+                data.len()
+            );
         }
         let mut err = ErrBuf::new();
-        if unsafe { af_xrt_bo_write(b.0, data.as_ptr().cast(), data.len(), offset, err.ptr(), ERR_LEN) } != 0 {
+        if unsafe {
+            af_xrt_bo_write(
+                b.0,
+                data.as_ptr().cast(),
+                data.len(),
+                offset,
+                err.ptr(),
+                ERR_LEN,
+            )
+        } != 0
+        {
             bail!("{}: buffer write: {}", self.selector, err.text());
         }
         Ok(())
@@ -226,10 +338,23 @@ impl Device for XrtDevice {
     fn read_buffer(&mut self, buffer: BufferId, offset: usize, out: &mut [u8]) -> Result<()> {
         let (b, size) = self.buffers.get(&buffer).context("unknown buffer")?;
         if offset + out.len() > *size {
-            bail!("read of {} B at {offset} overruns a {size} B buffer", out.len());
+            bail!(
+                "read of {} B at {offset} overruns a {size} B buffer",
+                out.len()
+            );
         }
         let mut err = ErrBuf::new();
-        if unsafe { af_xrt_bo_read(b.0, out.as_mut_ptr().cast(), out.len(), offset, err.ptr(), ERR_LEN) } != 0 {
+        if unsafe {
+            af_xrt_bo_read(
+                b.0,
+                out.as_mut_ptr().cast(),
+                out.len(),
+                offset,
+                err.ptr(),
+                ERR_LEN,
+            )
+        } != 0
+        {
             bail!("{}: buffer read: {}", self.selector, err.text());
         }
         Ok(())
@@ -240,7 +365,11 @@ impl Device for XrtDevice {
         let mut value = 0u32;
         let mut err = ErrBuf::new();
         if unsafe { af_xrt_read_register(k, offset, &mut value, err.ptr(), ERR_LEN) } != 0 {
-            bail!("{}: CU {cu} register {offset:#x}: {}", self.selector, err.text());
+            bail!(
+                "{}: CU {cu} register {offset:#x}: {}",
+                self.selector,
+                err.text()
+            );
         }
         Ok(value)
     }
@@ -249,7 +378,11 @@ impl Device for XrtDevice {
         let k = self.kernel(cu, true)?;
         let mut err = ErrBuf::new();
         if unsafe { af_xrt_write_register(k, offset, value, err.ptr(), ERR_LEN) } != 0 {
-            bail!("{}: CU {cu} register {offset:#x}: {}", self.selector, err.text());
+            bail!(
+                "{}: CU {cu} register {offset:#x}: {}",
+                self.selector,
+                err.text()
+            );
         }
         Ok(())
     }
@@ -280,7 +413,17 @@ impl Device for XrtDevice {
             }
         }
         let mut err = ErrBuf::new();
-        let r = unsafe { af_xrt_run_start(k, args.len() as u32, kinds.as_ptr(), values.as_ptr(), handles.as_ptr(), err.ptr(), ERR_LEN) };
+        let r = unsafe {
+            af_xrt_run_start(
+                k,
+                args.len() as u32,
+                kinds.as_ptr(),
+                values.as_ptr(),
+                handles.as_ptr(),
+                err.ptr(),
+                ERR_LEN,
+            )
+        };
         if r.is_null() {
             bail!("{}: starting CU {cu}: {}", self.selector, err.text());
         }
@@ -293,9 +436,24 @@ impl Device for XrtDevice {
     fn wait(&mut self, run: RunId, timeout: Duration) -> Result<()> {
         let r = self.runs.get(&run).ok_or_else(|| anyhow!("unknown run"))?;
         let mut err = ErrBuf::new();
-        let state = unsafe { af_xrt_run_wait(r.0, timeout.as_millis().min(u32::MAX as u128) as u32, err.ptr(), ERR_LEN) };
+        let state = unsafe {
+            af_xrt_run_wait(
+                r.0,
+                timeout.as_millis().min(u32::MAX as u128) as u32,
+                err.ptr(),
+                ERR_LEN,
+            )
+        };
         if state != ERT_CMD_STATE_COMPLETED {
-            bail!("{}: run did not complete within {timeout:?} (state {state}{})", self.selector, if err.text().is_empty() { String::new() } else { format!(": {}", err.text()) });
+            bail!(
+                "{}: run did not complete within {timeout:?} (state {state}{})",
+                self.selector,
+                if err.text().is_empty() {
+                    String::new()
+                } else {
+                    format!(": {}", err.text())
+                }
+            );
         }
         let r = self.runs.remove(&run).unwrap();
         unsafe { af_xrt_run_close(r.0) };
