@@ -44,7 +44,7 @@ fn run(a: &Arc<AuroraCu>, b: &Arc<AuroraCu>, width: usize, words: u64, burst: u6
     let mut got = Vec::new();
     while let Some(beat) = b.receive().unwrap() {
         got.push(u64::from_le_bytes(beat.data[..8].try_into().unwrap()));
-        if got.len() as u64 % burst == 0 {
+        if (got.len() as u64).is_multiple_of(burst) {
             std::thread::sleep(Duration::from_micros(300));
         }
     }

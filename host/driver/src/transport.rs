@@ -92,7 +92,7 @@ impl LinkSender for MpiSender {
             p.push(0);
         }
         p.extend_from_slice(&data);
-        if p.len() >= 1 + CHUNK_WORDS * self.width {
+        if p.len() > CHUNK_WORDS * self.width {
             let chunk = std::mem::take(&mut *p);
             drop(p);
             self.ship(&chunk)?;

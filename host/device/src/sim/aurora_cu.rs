@@ -172,7 +172,7 @@ impl AuroraCu {
     }
 
     pub fn read32(&self, offset: u32) -> Result<u32> {
-        if offset % 4 != 0 || offset >= regs::AXILITE_RANGE {
+        if !offset.is_multiple_of(4) || offset >= regs::AXILITE_RANGE {
             bail!(
                 "CU {}: register offset {offset:#x} is not a 32-bit register of the {:#x}-byte map",
                 self.name,

@@ -155,6 +155,11 @@ impl StreamEnd {
     }
 }
 
+/// `af_stream.read` of the runtime.
+///
+/// # Safety
+/// `ctx` must be a live `StreamEnd` and `beat` a valid `af_beat` whose `data` holds `bytes`
+/// bytes (or is null), as af_sim_abi.h specifies.
 pub unsafe extern "C" fn stream_read(ctx: *mut c_void, beat: *mut AfBeat) -> c_int {
     let end = &*(ctx as *const StreamEnd);
     match end.fifo.pop(end.timeout) {
@@ -176,6 +181,10 @@ pub unsafe extern "C" fn stream_read(ctx: *mut c_void, beat: *mut AfBeat) -> c_i
     }
 }
 
+/// `af_stream.write` of the runtime.
+///
+/// # Safety
+/// `ctx` must be a live `StreamEnd` and `beat` a valid `af_beat` with `bytes` bytes of data.
 pub unsafe extern "C" fn stream_write(ctx: *mut c_void, beat: *const AfBeat) -> c_int {
     let end = &*(ctx as *const StreamEnd);
     let beat = &*beat;

@@ -58,6 +58,13 @@ enum SimCu {
     },
 }
 
+/// A buffer: its bank and bytes.
+type Buffer = (String, Arc<Mutex<Vec<u8>>>);
+/// What an HLS run holds: the arguments, the names they point into, the stream ends their
+/// callbacks point at (boxed: the addresses must not move while the run lasts).
+#[allow(clippy::vec_box)]
+type HlsArgs = (Vec<AfArg>, Vec<CString>, Vec<Box<StreamEnd>>);
+
 struct Run {
     cu: String,
     thread: Option<JoinHandle<Result<()>>>,
@@ -70,7 +77,7 @@ pub struct SimDevice {
     workdir: Option<tempfile::TempDir>,
     cus: BTreeMap<String, SimCu>,
     streams: BTreeMap<String, Arc<StreamFifo>>,
-    buffers: BTreeMap<BufferId, (String, Arc<Mutex<Vec<u8>>>)>,
+    buffers: BTreeMap<BufferId, Buffer>,
     runs: BTreeMap<RunId, Run>,
     next: u64,
 }
@@ -222,7 +229,7 @@ impl SimDevice {
         cu: &str,
         lib: &HlsLibrary,
         named: &[(String, KernelArg)],
-    ) -> Result<(Vec<AfArg>, Vec<CString>, Vec<Box<StreamEnd>>)> {
+    ) -> Result<HlsArgs> {
         let mut args = Vec::new();
         let mut names = Vec::new();
         let mut ends = Vec::new();
@@ -296,7 +303,7 @@ impl SimDevice {
         };
         let (args, names, ends) = self.hls_args(cu, &lib, named)?;
         // Field 1 is never read but must live as long as the run: the AfArg names point into it.
-        #[allow(dead_code)]
+        #[allow(dead_code, clippy::vec_box)]
         struct Send_(Vec<AfArg>, Vec<CString>, Vec<Box<StreamEnd>>);
         // Raw pointers into buffers and the boxed stream ends travel with the thread.
         unsafe impl Send for Send_ {}
