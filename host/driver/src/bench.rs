@@ -131,6 +131,16 @@ pub fn run(world: &SimpleCommunicator, rank: &Rank, args: &BenchArgs) -> Result<
             d.device
         );
     }
+    // Without --throttle-us the receiving kernel is AuroraFlow's recv, always ready at one
+    // word per ap_clk cycle; with it, the host thread is the (slow) receiving kernel.
+    let rate = if args.throttle_us > 0 {
+        None
+    } else {
+        Some(d.clock_mhz / LINK_CLOCK_MHZ)
+    };
+    for c in &cus {
+        c.rx_link().unwrap().set_consumer_rate(rate);
+    }
     let sizes = sizes(args);
     let bar = if rank.rank == 0 {
         let b = indicatif::ProgressBar::new(sizes.len() as u64 * args.repetitions as u64);

@@ -115,3 +115,46 @@ fn throttled_receiver_rank_stalls_its_upstream_without_loss() {
         assert_eq!(r["rx_count"], "32768");
     }
 }
+
+#[test]
+fn loopback_latency_sweep_matches_the_rtl_benchmark() {
+    // hw/aurora_flow/README.md "Benchmark": the RTL with its behavioural Aurora core, one
+    // message per size over an idle looped-back link, receiver always ready, ap_clk 300 MHz,
+    // 64 B, channel 64 cycles: streaming Gbit/s 94.33 (64 KiB), 98.44 (256 KiB), 99.57 (1 MiB).
+    let tmp = tempfile::tempdir().unwrap();
+    let xclbins = loopback(tmp.path());
+    let o = mpirun(
+        &xclbins,
+        &[
+            "--channel-cycles",
+            "64",
+            "bench",
+            "latency",
+            "--min-bytes",
+            "65536",
+            "--max-bytes",
+            "1048576",
+            "--iterations",
+            "3",
+            "--csv",
+            "lat.csv",
+        ],
+        tmp.path(),
+    )
+    .output()
+    .unwrap();
+    assert!(o.status.success(), "{}", text(&o));
+    let rows = csv_rows(&tmp.path().join("lat.csv"));
+    assert_eq!(rows.len(), 2 * 5, "2 CUs x 64 KiB .. 1 MiB");
+    for (size, rtl) in [("65536", 94.33), ("262144", 98.44), ("1048576", 99.57)] {
+        for r in rows.iter().filter(|r| r["message_size"] == size) {
+            let g: f64 = r["throughput_gbit_s"].parse().unwrap();
+            assert!(
+                (g - rtl).abs() / rtl < 0.01,
+                "{size} B: {g} Gbit/s vs the RTL's {rtl}"
+            );
+            assert_eq!(r["testmode"], "0");
+            assert_eq!(r["byte_errors"], "0");
+        }
+    }
+}

@@ -139,6 +139,12 @@ struct State {
     counters: LinkCounters,
     timing: LinkTiming,
     sender_closed: bool,
+    /// Receiving kernel modelled as always ready at this many words per link cycle (None:
+    /// the receiving kernel is whoever calls recv(), at its own pace).
+    consumer_rate: Option<f64>,
+    consumer_credit: f64,
+    /// Words the always-ready receiving kernel took, waiting for the host to collect them.
+    delivered: VecDeque<Beat>,
     /// Mid-message: the producer streams at full rate, so the receiver waits for its next
     /// words instead of letting the link run dry (host-side feeding is not link time).
     sender_active: bool,
@@ -152,6 +158,16 @@ pub struct AuroraLink {
     pub params: LinkParams,
     state: Mutex<State>,
     changed: Condvar,
+}
+
+/// No word the host could take yet: the always-ready kernel delivered none, or (host as the
+/// receiving kernel) the RX FIFO is empty.
+fn nothing_for_host(s: &State) -> bool {
+    if s.consumer_rate.is_some() {
+        s.delivered.is_empty()
+    } else {
+        s.rx_fifo.is_empty()
+    }
 }
 
 impl AuroraLink {
@@ -173,6 +189,9 @@ impl AuroraLink {
                 counters: LinkCounters::default(),
                 timing: LinkTiming::default(),
                 sender_closed: false,
+                consumer_rate: None,
+                consumer_credit: 0.0,
+                delivered: VecDeque::new(),
                 sender_active: false,
                 receiver_waiting: false,
                 failed: None,
@@ -183,7 +202,19 @@ impl AuroraLink {
 
     /// Anything that can move without the receiving kernel reading.
     fn can_progress(&self, s: &State) -> bool {
-        !s.wire.is_empty() || !s.nfc_wire.is_empty() || (!s.tx_fifo.is_empty() && !s.sender_paused)
+        !s.wire.is_empty()
+            || !s.nfc_wire.is_empty()
+            || (!s.tx_fifo.is_empty() && !s.sender_paused)
+            || (s.consumer_rate.is_some() && !s.rx_fifo.is_empty())
+    }
+
+    /// Models the receiving kernel as always ready (AuroraFlow's `recv` benchmark kernel
+    /// reads at II=1): it takes `words_per_link_cycle` words per link cycle, e.g.
+    /// ap_clk / 402.83 MHz for one word per kernel cycle.
+    pub fn set_consumer_rate(&self, words_per_link_cycle: Option<f64>) {
+        let mut s = self.state.lock().unwrap();
+        s.consumer_rate = words_per_link_cycle;
+        s.consumer_credit = 0.0;
     }
 
     /// Advances one link cycle.
@@ -225,6 +256,16 @@ impl AuroraLink {
                 s.counters.rx_overflow += 1;
             } else {
                 s.rx_fifo.push_back(beat);
+            }
+        }
+        if let Some(rate) = s.consumer_rate {
+            s.consumer_credit = (s.consumer_credit + rate).min(1.0);
+            if s.consumer_credit >= 1.0 {
+                if let Some(b) = s.rx_fifo.pop_front() {
+                    s.consumer_credit -= 1.0;
+                    s.counters.rx_words += 1;
+                    s.delivered.push_back(b);
+                }
             }
         }
         self.check_thresholds(s);
@@ -318,15 +359,20 @@ impl AuroraLink {
             if let Some(e) = &s.failed {
                 bail!("link {}: {e}", self.name);
             }
-            if let Some(b) = s.rx_fifo.pop_front() {
-                s.counters.rx_words += 1;
-                self.check_thresholds(&mut s);
-                self.changed.notify_all();
+            if let Some(b) = s.delivered.pop_front() {
                 return Ok(Some(b));
+            }
+            if s.consumer_rate.is_none() {
+                if let Some(b) = s.rx_fifo.pop_front() {
+                    s.counters.rx_words += 1;
+                    self.check_thresholds(&mut s);
+                    self.changed.notify_all();
+                    return Ok(Some(b));
+                }
             }
             let starved = s.sender_active && s.tx_fifo.is_empty() && !s.sender_paused;
             if self.can_progress(&s) && !starved {
-                while s.rx_fifo.is_empty() && self.can_progress(&s) {
+                while nothing_for_host(&s) && self.can_progress(&s) {
                     if s.sender_active && s.tx_fifo.is_empty() && !s.sender_paused {
                         break;
                     }
