@@ -13,6 +13,14 @@ use anyhow::{Context, Result};
 pub const DONE: &str = "aurora-host: done rank ";
 pub const ERROR: &str = "aurora-host: rank ";
 
+/// Writes one whole line to stderr in a single write: mpirun merges the ranks' output, and
+/// a line written in pieces can interleave with another rank's.
+pub fn stderr_line(line: &str) {
+    let mut bytes = line.as_bytes().to_vec();
+    bytes.push(b'\n');
+    let _ = std::io::stderr().lock().write_all(&bytes);
+}
+
 /// True when this process is an MPI rank (Open MPI or a PMIx launcher set these).
 pub fn under_mpi() -> bool {
     std::env::var_os("OMPI_COMM_WORLD_SIZE").is_some() || std::env::var_os("PMIX_RANK").is_some()

@@ -99,7 +99,7 @@ fn main() {
     if let Err(e) = run(&world) {
         transport::fatal(&format!("{e:#}"));
     }
-    eprintln!("{}{}", launch::DONE, world.rank());
+    launch::stderr_line(&format!("{}{}", launch::DONE, world.rank()));
 }
 
 fn write_atomic(path: &PathBuf, text: &str) -> Result<()> {

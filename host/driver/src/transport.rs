@@ -120,7 +120,7 @@ impl LinkSender for MpiSender {
 /// non-zero exit is; the other ranks notice through their own link timeouts.
 pub fn fatal(msg: &str) -> ! {
     let world = SimpleCommunicator::world();
-    eprintln!("aurora-host: rank {}: error: {msg}", world.rank());
+    crate::launch::stderr_line(&format!("aurora-host: rank {}: error: {msg}", world.rank()));
     std::process::exit(2)
 }
 
