@@ -19,7 +19,8 @@ pub struct Rank {
     pub receivers: Vec<std::thread::JoinHandle<()>>,
 }
 
-const NAME_BYTES: usize = 64;
+/// Per rank: device name, deployment and platform, NUL-separated.
+const NAME_BYTES: usize = 256;
 
 pub fn open_sim(
     world: &SimpleCommunicator,
@@ -46,14 +47,46 @@ pub fn open_sim(
     device
         .load_xclbin(path)
         .with_context(|| format!("rank {rank}: loading {}", path.display()))?;
-    let me = device.description()?.device.clone();
+    let desc = device.description()?.clone();
+    let me = desc.device.clone();
 
-    // Every rank learns which device every other rank runs.
+    // Every rank learns which device (of which deployment, for which platform) every other
+    // rank runs.
+    let ident = format!("{}\0{}\0{}", desc.device, desc.deployment, desc.platform);
+    if ident.len() >= NAME_BYTES {
+        bail!(
+            "{}: device, deployment and platform names are longer than {NAME_BYTES} bytes",
+            path.display()
+        );
+    }
     let mut mine = [0u8; NAME_BYTES];
-    mine[..me.len().min(NAME_BYTES)].copy_from_slice(&me.as_bytes()[..me.len().min(NAME_BYTES)]);
+    mine[..ident.len()].copy_from_slice(ident.as_bytes());
     let mut all = vec![0u8; NAME_BYTES * size as usize];
     world.all_gather_into(&mine[..], &mut all[..]);
-    let names: Vec<String> = all.chunks(NAME_BYTES).map(xclbin::axlf::c_string).collect();
+    let idents: Vec<Vec<String>> = all
+        .chunks(NAME_BYTES)
+        .map(|c| {
+            let end = c.windows(2).position(|w| w == [0, 0]).unwrap_or(c.len());
+            c[..end]
+                .split(|b| *b == 0)
+                .map(|p| String::from_utf8_lossy(p).into_owned())
+                .collect()
+        })
+        .collect();
+    let names: Vec<String> = idents.iter().map(|i| i[0].clone()).collect();
+    for (r, i) in idents.iter().enumerate() {
+        if i.get(1) != Some(&desc.deployment) || i.get(2) != Some(&desc.platform) {
+            bail!(
+                "{} (rank {rank}) is device {me} of deployment '{}' for {}, but rank {r} runs device {} of deployment '{}' for {}: every --xclbin must come from the same deployment build",
+                path.display(),
+                desc.deployment,
+                desc.platform,
+                i[0],
+                i.get(1).map_or("", |s| s.as_str()),
+                i.get(2).map_or("", |s| s.as_str())
+            );
+        }
+    }
     for (r, n) in names.iter().enumerate() {
         if names.iter().filter(|m| *m == n).count() > 1 {
             bail!("device {n} is loaded by more than one rank (rank {r} and another): check the --xclbin order");
