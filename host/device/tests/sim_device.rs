@@ -177,3 +177,70 @@ fn loopback_links_come_up_and_carry_words() {
         "outside the 4 KiB map"
     );
 }
+
+#[test]
+fn hls_kernels_stream_through_a_loopback_link() {
+    // host -> adder_0 -> aurora_flow_0.tx_axis ~~link~~ aurora_flow_1.rx_axis -> adder_1 -> host
+    let tmp = tempfile::tempdir().unwrap();
+    let lib = build_kernel(tmp.path());
+    let adder = |cu: &str| json!({"cu": cu, "kernel": "adder", "kind": "hls", "model": "libadder.so", "payload": "adder", "ports": []});
+    let port = |i: u32| {
+        json!({"cu": format!("aurora_flow_{i}"), "kernel": format!("aurora_flow_{i}"), "kind": "rtl",
+               "params": {"instance": i, "fifo_width": 64, "rx_fifo_size": 65536}, "ports": [],
+               "model": null, "payload": null})
+    };
+    // The adder's 8 B beats ride 64 B link words here without a width converter: the host
+    // side reads 8 B back (the ABI copies the port's width).
+    let xclbin = pack(
+        tmp.path(),
+        json!({
+            "format": "auroraforge-sim-device/1", "deployment": "t", "device": "fpga0",
+            "platform": PLATFORM, "clock_mhz": 250,
+            "kernels": [adder("adder_0"), adder("adder_1"), port(0), port(1)],
+            "streams": [{"from": "host.out", "to": "adder_0.in", "width": 64, "depth": 4},
+                        {"from": "adder_0.out", "to": "aurora_flow_0.tx_axis", "width": 64, "depth": 4},
+                        {"from": "aurora_flow_1.rx_axis", "to": "adder_1.in", "width": 64, "depth": 4},
+                        {"from": "adder_1.out", "to": "host.in", "width": 64, "depth": 4}],
+            "memory": [],
+            "links": [{"cu": "aurora_flow_0", "port": 0, "peer_device": "fpga0", "peer_port": 1, "cable_m": 5},
+                      {"cu": "aurora_flow_1", "port": 1, "peer_device": "fpga0", "peer_port": 0, "cable_m": 5}]
+        }),
+        vec![("adder".into(), lib)],
+    );
+    let mut dev = SimDevice::new("fpga0", SimOptions::default());
+    dev.load_xclbin(&xclbin).unwrap();
+    let pumps = dev.start_link_pumps().unwrap();
+    assert_eq!(pumps.len(), 2, "tx of aurora_flow_0, rx of aurora_flow_1");
+    let r0 = dev
+        .start_named("adder_0", &[("bias".into(), KernelArg::Scalar(1))])
+        .unwrap();
+    let r1 = dev
+        .start_named("adder_1", &[("bias".into(), KernelArg::Scalar(10))])
+        .unwrap();
+    let input = dev.stream("adder_0.in").unwrap();
+    let output = dev.stream("adder_1.out").unwrap();
+    let feeder = std::thread::spawn(move || {
+        for i in 0..50u8 {
+            let mut b = Beat::new(vec![i; 8]);
+            b.last = i == 49;
+            input.push(b, Duration::from_secs(5)).unwrap();
+        }
+    });
+    for i in 0..50u8 {
+        let b = output.pop(Duration::from_secs(5)).unwrap().unwrap();
+        assert_eq!(&b.data[..8], &[i + 11; 8]);
+        assert_eq!(b.last, i == 49, "TLAST carried across the link");
+    }
+    feeder.join().unwrap();
+    for r in [r0, r1].into_iter().chain(pumps) {
+        dev.wait(r, Duration::from_secs(10)).unwrap();
+    }
+    let rx = AuroraFlow::new(
+        "aurora_flow_1",
+        CuRegisters {
+            device: &dev,
+            cu: "aurora_flow_1".into(),
+        },
+    );
+    assert_eq!(rx.counters().unwrap().rx_count, 50);
+}

@@ -136,12 +136,16 @@ impl SimDevice {
             return Ok(None);
         };
         let dir = self.workdir.as_ref().unwrap().path().join(name);
+        let file = dir.with_extension("so");
+        // CUs of one kernel share the payload; never rewrite a library that is mapped.
         if dir.exists() {
             return Ok(Some(dir));
         }
+        if file.exists() {
+            return Ok(Some(file));
+        }
         match sim.payload(name)? {
             Payload::File(bytes) => {
-                let file = dir.with_extension("so");
                 std::fs::write(&file, bytes)?;
                 Ok(Some(file))
             }
@@ -345,6 +349,58 @@ impl SimDevice {
             },
         );
         Ok(id)
+    }
+
+    /// Joins each AuroraFlow CU's `tx_axis` / `rx_axis` stream FIFOs (the link
+    /// configuration's streams) to its links: one thread moves words from `tx_axis` into
+    /// the link until that stream closes, another from the link into `rx_axis` until the
+    /// link's sender closes. Started by the caller when traffic begins, since an idle link
+    /// is a stall after the timeout.
+    pub fn start_link_pumps(&mut self) -> Result<Vec<RunId>> {
+        let timeout = self.options.stall_timeout;
+        let mut ids = Vec::new();
+        for (port, cu) in self.aurora_ports() {
+            let _ = port;
+            if let Some(tx) = self.stream(&format!("{}.tx_axis", cu.name)) {
+                let cu2 = cu.clone();
+                let t = std::thread::spawn(move || -> Result<()> {
+                    while let Some(b) = tx.pop(timeout)? {
+                        cu2.transmit(b)?;
+                    }
+                    cu2.flush_tx()?;
+                    if let Some(s) = cu2.tx_sender() {
+                        s.close()?;
+                    }
+                    Ok(())
+                });
+                ids.push(self.add_run(&cu.name, t));
+            }
+            if let Some(rx) = self.stream(&format!("{}.rx_axis", cu.name)) {
+                let cu2 = cu.clone();
+                let t = std::thread::spawn(move || -> Result<()> {
+                    while let Some(b) = cu2.receive()? {
+                        rx.push(b, timeout)?;
+                    }
+                    rx.close();
+                    Ok(())
+                });
+                ids.push(self.add_run(&cu.name, t));
+            }
+        }
+        Ok(ids)
+    }
+
+    fn add_run(&mut self, cu: &str, thread: JoinHandle<Result<()>>) -> RunId {
+        let id = RunId(self.next);
+        self.next += 1;
+        self.runs.insert(
+            id,
+            Run {
+                cu: cu.to_string(),
+                thread: Some(thread),
+            },
+        );
+        id
     }
 
     /// A FINN CU: frames from its input stream through the plugged-in executor to its
