@@ -19,6 +19,7 @@ mod janitor;
 mod layout;
 mod lock;
 mod outputs;
+mod procs;
 mod progress;
 mod remote;
 mod sandbox;
@@ -33,6 +34,7 @@ use anyhow::{Context, Result};
 use forge_core::{ActionGraph, ArtifactRef, TestSpec};
 
 pub use failure::{ActionFailure, BuildFailed};
+pub use procs::install_signal_handlers;
 pub use progress::ConsoleMode;
 pub use sandbox::{SandboxMode, EXCLUDED_ENV, NETWORK_ENV, STRICT_ENV};
 pub use test_runner::TEST_ENV_ALLOWLIST;
@@ -46,6 +48,29 @@ pub enum RemoteMode {
     ReadWrite,
 }
 
+/// The execution platform's remote cache settings (buck2's `CommandExecutorConfig`).
+/// `Default` allows reads and uploads, so callers that have no platform keep the
+/// `--remote-cache` mode alone in charge.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct CachePolicy {
+    /// `remote_cache_enabled`: look actions up in the remote cache.
+    pub reads: bool,
+    /// `allow_cache_uploads`: upload locally run actions that allow it themselves.
+    pub uploads: bool,
+    /// `max_cache_upload_mebibytes` in bytes: larger results are not uploaded.
+    pub max_upload_bytes: Option<u64>,
+}
+
+impl Default for CachePolicy {
+    fn default() -> CachePolicy {
+        CachePolicy {
+            reads: true,
+            uploads: true,
+            max_upload_bytes: None,
+        }
+    }
+}
+
 pub struct ExecOptions {
     pub project_root: PathBuf,
     /// Parallel jobs (weight permits); 0 = number of cores.
@@ -54,6 +79,8 @@ pub struct ExecOptions {
     pub remote_mode: RemoteMode,
     /// `[buck2] default_allow_cache_upload`.
     pub default_allow_cache_upload: bool,
+    /// What the execution platform's `CommandExecutorConfig` allows of the remote cache.
+    pub cache_policy: CachePolicy,
     /// `[forge] sandbox_passthrough`: see the `sandbox` module docs.
     pub sandbox_passthrough: Vec<String>,
     /// `[forge] sandbox` ([`SandboxMode::parse`]); the module docs of `sandbox` explain the
@@ -65,7 +92,7 @@ pub struct ExecOptions {
 }
 
 impl ExecOptions {
-    /// Defaults: all cores, no remote cache, automatic sandbox and console.
+    /// Defaults: all cores, no remote cache, bubblewrap sandbox, automatic console.
     pub fn new(project_root: impl Into<PathBuf>) -> ExecOptions {
         ExecOptions {
             project_root: project_root.into(),
@@ -73,8 +100,9 @@ impl ExecOptions {
             remote: None,
             remote_mode: RemoteMode::Off,
             default_allow_cache_upload: false,
+            cache_policy: CachePolicy::default(),
             sandbox_passthrough: Vec::new(),
-            sandbox: SandboxMode::Auto,
+            sandbox: SandboxMode::Bubblewrap,
             console: ConsoleMode::Auto,
             test_timeout: None,
         }
@@ -155,8 +183,11 @@ impl Executor {
                 .unwrap_or(1);
         }
         let sandbox = sandbox::Sandboxes::new(opts.sandbox)?;
+        let layout = Layout::new(&opts.project_root);
+        // Process groups an earlier forge left running when it was killed with SIGKILL.
+        procs::reap_leftovers(&layout.procs_dir());
         Ok(Executor {
-            layout: Layout::new(&opts.project_root),
+            layout,
             opts,
             sandbox,
             build_id: new_build_id(),
@@ -193,6 +224,11 @@ impl Executor {
         .run(graph, wanted)
     }
 
+    /// Per-test timeout for [`run_tests`] (`forge test --timeout`, `[test] timeout`).
+    pub fn set_test_timeout(&mut self, timeout: Option<Duration>) {
+        self.opts.test_timeout = timeout;
+    }
+
     pub fn project_root(&self) -> &Path {
         &self.opts.project_root
     }
@@ -206,7 +242,7 @@ impl Executor {
         &self.build_id
     }
 
-    /// `bubblewrap` or `symlink-forest`: what actions run in (in the `auto` mode, those that
+    /// `bubblewrap` or `symlink-forest`: what actions run in (in the `forest` mode, those that
     /// ask for the strict sandbox run under bubblewrap).
     pub fn sandbox_name(&self) -> &'static str {
         self.sandbox.name()

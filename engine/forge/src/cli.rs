@@ -2,6 +2,7 @@
 
 mod build;
 mod query;
+mod test_timeout;
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -15,6 +16,22 @@ use crate::interpreter::{Loader, Workspace};
 pub const EXIT_USER_ERROR: i32 = 3;
 /// buck2's exit code when a test failed.
 pub const EXIT_TEST_FAILURE: i32 = 32;
+/// buck2's exit code for errors it tags as infrastructure errors.
+pub const EXIT_INFRA_ERROR: i32 = 2;
+
+/// The exit code buck2 gives `e`: 3 (user error) except for the few errors buck2 tags as
+/// infrastructure errors, such as a `..` source path.
+pub(crate) fn exit_code_for(e: &anyhow::Error) -> i32 {
+    let infra = e.chain().any(|c| {
+        c.downcast_ref::<crate::interpreter::coerce::UnnormalizedPath>()
+            .is_some()
+    });
+    if infra {
+        EXIT_INFRA_ERROR
+    } else {
+        EXIT_USER_ERROR
+    }
+}
 
 #[derive(Parser, Debug)]
 #[command(
@@ -89,6 +106,9 @@ enum Command {
     Test {
         #[arg(required = true)]
         patterns: Vec<String>,
+        /// Per-test timeout (`90`, `90s`, `5m`); default `[test] timeout` in .buckconfig.
+        #[arg(long)]
+        timeout: Option<String>,
         #[command(flatten)]
         common: Common,
     },
@@ -145,7 +165,10 @@ impl Session {
             .strip_prefix(&root)
             .map(|p| p.to_string_lossy().into_owned())
             .unwrap_or_default();
-        let loader = Arc::new(Loader::new(Arc::new(ws))?);
+        let loader = Arc::new(Loader::new(
+            Arc::new(ws),
+            crate::analysis::register_globals,
+        )?);
         Ok(Session {
             loader,
             cwd,
@@ -188,6 +211,8 @@ pub(crate) fn render_error(e: &anyhow::Error) -> String {
 }
 
 pub fn main() -> i32 {
+    // Ctrl-C, SIGTERM or SIGHUP: every action and test forge started dies with it.
+    forge_exec::install_signal_handlers();
     let cli = match Cli::try_parse() {
         Ok(c) => c,
         Err(e) => {
@@ -207,9 +232,11 @@ pub fn main() -> i32 {
             common,
             args,
         } => Session::open(&common).map(|s| build::run(&s, &target, &args)),
-        Command::Test { patterns, common } => {
-            Session::open(&common).map(|s| build::test(&s, &patterns))
-        }
+        Command::Test {
+            patterns,
+            timeout,
+            common,
+        } => Session::open(&common).map(|s| build::test(&s, &patterns, timeout.as_deref())),
         Command::Targets { patterns, common } => {
             Session::open(&common).and_then(|s| query::targets(&s, &patterns))
         }
@@ -227,7 +254,7 @@ pub fn main() -> i32 {
         Ok(code) => code,
         Err(e) => {
             report(&e);
-            EXIT_USER_ERROR
+            exit_code_for(&e)
         }
     }
 }
