@@ -25,9 +25,13 @@ use mpi::topology::{Communicator, SimpleCommunicator};
     about = "Host driver of an AuroraForge deployment (one MPI rank per FPGA)"
 )]
 struct Cli {
-    /// One xclbin per rank, in rank order (rank r loads the r-th)
+    /// One xclbin per rank, in rank order (rank r loads the r-th): PATH or DEVICE=PATH
+    /// (then the xclbin must be that device's)
     #[arg(long = "xclbin", required = true)]
-    xclbins: Vec<PathBuf>,
+    xclbins: Vec<String>,
+    /// The deployment's topology.json (deploy tool): rank r must run its device r
+    #[arg(long)]
+    topology: Option<PathBuf>,
     /// sim: simulated devices; xrt: cards through XRT
     #[arg(long, default_value = "sim")]
     backend: String,
@@ -118,7 +122,18 @@ fn run(world: &SimpleCommunicator) -> Result<()> {
     if cli.backend != "sim" {
         bail!("--backend {}: expected sim or xrt", cli.backend);
     }
-    let rank = setup::open_sim(world, &cli.xclbins, timeout, cli.channel_cycles)?;
+    let xclbins: Vec<setup::XclbinArg> = cli
+        .xclbins
+        .iter()
+        .map(|x| setup::XclbinArg::parse(x))
+        .collect();
+    let rank = setup::open_sim(
+        world,
+        &xclbins,
+        cli.topology.as_deref(),
+        timeout,
+        cli.channel_cycles,
+    )?;
     let d = rank.device.description()?.clone();
     match &cli.command {
         Command::Status => {
@@ -211,7 +226,7 @@ fn run_xrt(world: &SimpleCommunicator, cli: &Cli, timeout: Duration) -> Result<(
         .get(r)
         .with_context(|| format!("rank {r}: no --xclbin for this rank"))?;
     let mut dev = XrtDevice::open(sel)?;
-    dev.load_xclbin(path)?;
+    dev.load_xclbin(&setup::XclbinArg::parse(path).path)?;
     match cli.command {
         Command::Status => {
             let text = status::report(

@@ -1,6 +1,6 @@
 //! One rank, one device: load this rank's xclbin and join its links to the other ranks.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -13,6 +13,46 @@ use mpi::topology::{Communicator, SimpleCommunicator};
 
 use crate::transport::{receive_loop, MpiSender};
 
+/// `--xclbin PATH` or `--xclbin DEVICE=PATH`.
+pub struct XclbinArg {
+    pub device: Option<String>,
+    pub path: PathBuf,
+}
+
+impl XclbinArg {
+    pub fn parse(arg: &str) -> XclbinArg {
+        match arg.split_once('=') {
+            Some((dev, path)) if !dev.is_empty() && !dev.contains('/') => XclbinArg {
+                device: Some(dev.to_string()),
+                path: PathBuf::from(path),
+            },
+            _ => XclbinArg {
+                device: None,
+                path: PathBuf::from(arg),
+            },
+        }
+    }
+}
+
+/// The device rank `rank` runs according to the deploy tool's topology.json.
+fn topology_device(topology: &Path, rank: i32) -> Result<String> {
+    let text = std::fs::read_to_string(topology)
+        .with_context(|| format!("--topology {}", topology.display()))?;
+    let v: serde_json::Value = serde_json::from_str(&text)
+        .with_context(|| format!("--topology {}: not JSON", topology.display()))?;
+    v["devices"]
+        .as_array()
+        .and_then(|d| d.iter().find(|d| d["rank"].as_i64() == Some(rank as i64)))
+        .and_then(|d| d["name"].as_str())
+        .map(str::to_string)
+        .with_context(|| {
+            format!(
+                "--topology {}: no device for rank {rank} in \"devices\"",
+                topology.display()
+            )
+        })
+}
+
 pub struct Rank {
     pub rank: i32,
     pub device: SimDevice,
@@ -24,7 +64,8 @@ const NAME_BYTES: usize = 256;
 
 pub fn open_sim(
     world: &SimpleCommunicator,
-    xclbins: &[PathBuf],
+    xclbins: &[XclbinArg],
+    topology: Option<&Path>,
     timeout: Duration,
     channel_cycles: Option<u64>,
 ) -> Result<Rank> {
@@ -37,7 +78,8 @@ pub fn open_sim(
             xclbins.len()
         );
     }
-    let path = &xclbins[rank as usize];
+    let arg = &xclbins[rank as usize];
+    let path = &arg.path;
     let options = SimOptions {
         stall_timeout: timeout,
         channel_cycles,
@@ -49,6 +91,24 @@ pub fn open_sim(
         .with_context(|| format!("rank {rank}: loading {}", path.display()))?;
     let desc = device.description()?.clone();
     let me = desc.device.clone();
+    if let Some(expected) = &arg.device {
+        if *expected != me {
+            bail!(
+                "--xclbin {expected}={}: that xclbin is device {me}'s, not {expected}'s",
+                path.display()
+            );
+        }
+    }
+    if let Some(t) = topology {
+        let expected = topology_device(t, rank)?;
+        if expected != me {
+            bail!(
+                "rank {rank} loads {} (device {me}) but {} assigns device {expected} to rank {rank}: pass the --xclbin in rank order",
+                path.display(),
+                t.display()
+            );
+        }
+    }
 
     // Every rank learns which device (of which deployment, for which platform) every other
     // rank runs.

@@ -44,3 +44,42 @@ fn wrong_number_of_xclbins_for_the_links() {
         "{t}"
     );
 }
+
+/// The run script's form: `--xclbin DEVICE=PATH` and `--topology topology.json`.
+#[test]
+fn device_named_xclbins_and_topology_are_checked() {
+    let tmp = tempfile::tempdir().unwrap();
+    let p = pair(tmp.path());
+    let topology = tmp.path().join("topology.json");
+    std::fs::write(
+        &topology,
+        r#"{"devices": [{"name": "fpga0", "rank": 0}, {"name": "fpga1", "rank": 1}]}"#,
+    )
+    .unwrap();
+    let run = |a: &str, b: &str| {
+        std::process::Command::new(env!("CARGO_BIN_EXE_aurora-host"))
+            .arg("--topology")
+            .arg(&topology)
+            .args(["--xclbin", a, "--xclbin", b, "status"])
+            .current_dir(tmp.path())
+            .output()
+            .unwrap()
+    };
+    let (x0, x1) = (p[0].display().to_string(), p[1].display().to_string());
+    let ok = run(&format!("fpga0={x0}"), &format!("fpga1={x1}"));
+    assert!(ok.status.success(), "{}", text(&ok));
+    let swapped = run(&format!("fpga0={x1}"), &format!("fpga1={x0}"));
+    let t = text(&swapped);
+    assert!(!swapped.status.success(), "{t}");
+    assert!(
+        t.contains("that xclbin is device fpga1's, not fpga0's"),
+        "{t}"
+    );
+    let order = run(&x1, &x0);
+    let t = text(&order);
+    assert!(!order.status.success(), "{t}");
+    assert!(
+        t.contains("assigns device fpga0 to rank 0: pass the --xclbin in rank order"),
+        "{t}"
+    );
+}

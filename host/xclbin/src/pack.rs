@@ -53,16 +53,37 @@ pub fn build(input: &PackInput) -> Result<Xclbin> {
             bail!("--payload {name} given twice");
         }
     }
+    // A payload not given by --payload is the kernel's `model` (a project-relative path,
+    // as the build graph passes artifacts); a kernel without a model carries none.
+    let mut from_models: Vec<(String, PathBuf)> = Vec::new();
     for k in &description.kernels {
-        if let Some(p) = &k.payload {
-            if !payloads.contains_key(p.as_str()) {
-                bail!(
-                    "{origin}: CU {} of device {} needs payload '{p}'; pass --payload {p}=PATH",
-                    k.cu,
-                    description.device
-                );
-            }
+        let Some(p) = &k.payload else { continue };
+        if payloads.contains_key(p.as_str()) {
+            continue;
         }
+        let Some(model) = &k.model else { continue };
+        let path = PathBuf::from(model);
+        if !path.exists() {
+            bail!(
+                "{origin}: CU {} of device {} needs payload '{p}': its model '{model}' does not exist; build it or pass --payload {p}=PATH",
+                k.cu,
+                description.device
+            );
+        }
+        match from_models.iter().find(|(n, _)| n == p) {
+            Some((_, other)) if *other != path => bail!(
+                "{origin}: payload '{p}' names two models, '{}' and '{model}'",
+                other.display()
+            ),
+            Some(_) => {}
+            None => from_models.push((p.clone(), path)),
+        }
+    }
+    for (name, path) in &from_models {
+        if name.len() >= SECTION_NAME_LEN {
+            bail!("{origin}: payload name '{name}' must be 1..15 bytes (axlf m_sectionName)");
+        }
+        payloads.insert(name, read_payload(name, path)?);
     }
     for name in payloads.keys() {
         if !description

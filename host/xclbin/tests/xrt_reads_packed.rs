@@ -146,3 +146,53 @@ fn bad_input_names_what_to_fix() {
         .unwrap();
     assert!(String::from_utf8_lossy(&bad.stderr).contains("described for platform"));
 }
+
+#[test]
+fn payloads_default_to_the_kernels_models() {
+    // As the build graph runs it: no --payload, models are project-relative paths.
+    let tmp = tempfile::tempdir().unwrap();
+    payload_dir(tmp.path());
+    std::fs::create_dir_all(tmp.path().join("hw/aurora_flow")).unwrap();
+    std::fs::rename(
+        tmp.path().join("model"),
+        tmp.path().join("hw/aurora_flow/model"),
+    )
+    .unwrap();
+    std::fs::create_dir_all(tmp.path().join("path")).unwrap();
+    std::fs::rename(
+        tmp.path().join("libdma_in.so"),
+        tmp.path().join("path/libdma_in.so"),
+    )
+    .unwrap();
+    std::fs::write(tmp.path().join("path/graph.json"), b"{}").unwrap();
+    let out = Command::new(env!("CARGO_BIN_EXE_xclbin-pack"))
+        .current_dir(tmp.path())
+        .arg("--description")
+        .arg(data("fpga0.json"))
+        .args([
+            "--platform",
+            "xilinx_u280_gen3x16_xdma_1_202211_1",
+            "--out",
+            "x.xclbin",
+        ])
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let sim = xclbin::read_xclbin(&tmp.path().join("x.xclbin")).unwrap();
+    assert_eq!(
+        sim.payloads.keys().collect::<Vec<_>>(),
+        ["aurora_flow_1", "dma_in", "finn_fpga0"]
+    );
+    match sim.payload("dma_in").unwrap() {
+        xclbin::read::Payload::File(bytes) => assert_eq!(bytes, vec![0xA5u8; 3000]),
+        other => panic!("{other:?}"),
+    }
+    match sim.payload("finn_fpga0").unwrap() {
+        xclbin::read::Payload::Dir(files) => assert!(files.iter().any(|f| f.path == "graph.json")),
+        other => panic!("{other:?}"),
+    }
+}
