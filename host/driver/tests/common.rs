@@ -59,6 +59,25 @@ pub fn pair(dir: &Path) -> Vec<PathBuf> {
         .collect()
 }
 
+/// `n` devices in a ring: port 1 of fpga<i> <-> port 0 of fpga<i+1 mod n> (contract "ring").
+#[allow(dead_code)] // not every test binary uses every fixture
+pub fn ring(dir: &Path, n: usize) -> Vec<PathBuf> {
+    (0..n)
+        .map(|i| {
+            let me = format!("fpga{i}");
+            let next = format!("fpga{}", (i + 1) % n);
+            let prev = format!("fpga{}", (i + n - 1) % n);
+            pack(dir, &me, json!({
+                "format": "auroraforge-sim-device/1", "deployment": "aurora_ring", "device": me,
+                "node": i / 3, "card": i % 3, "platform": PLATFORM, "clock_mhz": 250,
+                "kernels": [aurora(0, 65536), aurora(1, 65536)], "streams": [], "memory": [],
+                "links": [{"cu": "aurora_flow_1", "port": 1, "peer_device": next, "peer_port": 0, "cable_m": 5},
+                          {"cu": "aurora_flow_0", "port": 0, "peer_device": prev, "peer_port": 1, "cable_m": 5}]
+            }))
+        })
+        .collect()
+}
+
 /// `aurora-host` started outside MPI: it launches itself under mpirun, one rank per xclbin.
 pub fn mpirun(xclbins: &[PathBuf], args: &[&str], cwd: &Path) -> Command {
     let mut c = Command::new(env!("CARGO_BIN_EXE_aurora-host"));

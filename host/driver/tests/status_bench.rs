@@ -158,3 +158,31 @@ fn loopback_latency_sweep_matches_the_rtl_benchmark() {
         }
     }
 }
+
+#[test]
+fn bench_on_a_ring_of_three() {
+    let tmp = tempfile::tempdir().unwrap();
+    let xclbins = ring(tmp.path(), 3);
+    let o = mpirun(
+        &xclbins,
+        &[
+            "bench",
+            "throughput",
+            "--max-bytes",
+            "4096",
+            "--csv",
+            "ring.csv",
+        ],
+        tmp.path(),
+    )
+    .output()
+    .unwrap();
+    assert!(o.status.success(), "{}", text(&o));
+    let rows = csv_rows(&tmp.path().join("ring.csv"));
+    assert_eq!(rows.len(), 3 * 2 * 7, "3 ranks x 2 CUs x 64 B .. 4 KiB");
+    for r in &rows {
+        assert_eq!(r["byte_errors"], "0");
+        assert_eq!(r["fifo_rx_overflow_count"], "0");
+        assert_eq!(r["rx_count"], r["tx_count"]);
+    }
+}
