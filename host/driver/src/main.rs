@@ -1,0 +1,250 @@
+//! `aurora-host`: the deployment's host driver. One MPI rank per device (as on the
+//! cluster); each loads its xclbin, joins its Aurora links to the other ranks and runs the
+//! command. `--backend sim` runs the simulated devices of the build graph, `--backend xrt`
+//! the cards.
+
+mod bench;
+mod gather;
+mod launch;
+mod setup;
+mod status;
+mod transport;
+
+use std::path::PathBuf;
+use std::time::Duration;
+
+use anyhow::{bail, Context, Result};
+use clap::{Parser, Subcommand};
+use fpga_device::xrt::{Selector, XrtDevice};
+use fpga_device::Device;
+use mpi::topology::{Communicator, SimpleCommunicator};
+
+#[derive(Parser)]
+#[command(
+    name = "aurora-host",
+    about = "Host driver of an AuroraForge deployment (one MPI rank per FPGA)"
+)]
+struct Cli {
+    /// One xclbin per rank, in rank order (rank r loads the r-th): PATH or DEVICE=PATH
+    /// (then the xclbin must be that device's)
+    #[arg(long = "xclbin", required = true)]
+    xclbins: Vec<String>,
+    /// The deployment's topology.json (deploy tool): rank r must run its device r
+    #[arg(long)]
+    topology: Option<PathBuf>,
+    /// sim: simulated devices; xrt: cards through XRT
+    #[arg(long, default_value = "sim")]
+    backend: String,
+    /// xrt: the card of each rank by user BDF (default: index = rank % 3)
+    #[arg(long = "bdf")]
+    bdfs: Vec<String>,
+    /// Longest any wait (link, stream, peer rank) may last without progress, seconds
+    #[arg(long, default_value_t = 10.0)]
+    timeout_s: f64,
+    /// The mpirun that starts the ranks when aurora-host is run outside MPI
+    #[arg(long, default_value = "mpirun")]
+    mpirun: String,
+    /// sim: channel delay of every link in Aurora user cycles (default: from cable_m)
+    #[arg(long)]
+    channel_cycles: Option<u64>,
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand)]
+enum Command {
+    /// Per device and link: link up, decoded registers, counters
+    Status,
+    /// COUNTER_RESET on every AuroraFlow CU
+    ResetCounters,
+    /// AuroraFlow's link benchmark; writes AuroraFlow-style CSV
+    Bench {
+        #[arg(value_enum)]
+        mode: bench::Mode,
+        #[arg(long, default_value_t = 64)]
+        min_bytes: u64,
+        #[arg(long, default_value_t = 1 << 20)]
+        max_bytes: u64,
+        /// Messages per size (default: latency 20, throughput 4 MiB worth, 1..1000)
+        #[arg(long)]
+        iterations: Option<u64>,
+        #[arg(long, default_value_t = 1)]
+        repetitions: u32,
+        /// Receiver pause every 64 words, microseconds (makes flow control fire)
+        #[arg(long, default_value_t = 0)]
+        throttle_us: u64,
+        #[arg(long, default_value = "results.csv")]
+        csv: PathBuf,
+    },
+    /// N images through the FINN pipeline
+    Infer {
+        #[arg(long)]
+        images: u32,
+    },
+}
+
+fn main() {
+    if !launch::under_mpi() {
+        let cli = Cli::parse();
+        match launch::launch(&cli.mpirun, cli.xclbins.len()) {
+            Ok(code) => std::process::exit(code),
+            Err(e) => {
+                eprintln!("aurora-host: error: {e:#}");
+                std::process::exit(1);
+            }
+        }
+    }
+    let Some((universe, _threading)) = mpi::initialize_with_threading(mpi::Threading::Multiple)
+    else {
+        eprintln!("aurora-host: error: MPI could not be initialised (start it with mpirun)");
+        std::process::exit(1);
+    };
+    let world = universe.world();
+    if let Err(e) = run(&world) {
+        transport::fatal(&format!("{e:#}"));
+    }
+    launch::stderr_line(&format!("{}{}", launch::DONE, world.rank()));
+}
+
+fn write_atomic(path: &PathBuf, text: &str) -> Result<()> {
+    let tmp = path.with_extension("csv.tmp");
+    std::fs::write(&tmp, text).with_context(|| format!("writing {}", tmp.display()))?;
+    std::fs::rename(&tmp, path).with_context(|| format!("renaming into {}", path.display()))?;
+    Ok(())
+}
+
+fn run(world: &SimpleCommunicator) -> Result<()> {
+    let cli = Cli::parse();
+    let timeout = Duration::from_secs_f64(cli.timeout_s);
+    if cli.backend == "xrt" {
+        return run_xrt(world, &cli, timeout);
+    }
+    if cli.backend != "sim" {
+        bail!("--backend {}: expected sim or xrt", cli.backend);
+    }
+    let xclbins: Vec<setup::XclbinArg> = cli
+        .xclbins
+        .iter()
+        .map(|x| setup::XclbinArg::parse(x))
+        .collect();
+    let rank = setup::open_sim(
+        world,
+        &xclbins,
+        cli.topology.as_deref(),
+        timeout,
+        cli.channel_cycles,
+    )?;
+    let d = rank.device.description()?.clone();
+    match &cli.command {
+        Command::Status => {
+            let links: Vec<(String, String)> = rank
+                .device
+                .aurora_ports()
+                .values()
+                .filter_map(|c| {
+                    bench::peer_of(&d, c).map(|(pd, pp)| {
+                        (
+                            c.name.clone(),
+                            format!("{}:{} <-> {pd}:{pp}", d.device, c.port),
+                        )
+                    })
+                })
+                .collect();
+            let text = status::report(
+                &rank.device,
+                &d.device,
+                rank.rank,
+                &links,
+                Duration::from_secs(3),
+            )?;
+            for t in gather::to_root(world, text) {
+                print!("{t}");
+            }
+        }
+        Command::ResetCounters => {
+            let n = status::reset_counters(&rank.device)?;
+            for t in gather::to_root(
+                world,
+                format!("{}: counters reset on {n} AuroraFlow CUs\n", d.device),
+            ) {
+                print!("{t}");
+            }
+        }
+        Command::Bench {
+            mode,
+            min_bytes,
+            max_bytes,
+            iterations,
+            repetitions,
+            throttle_us,
+            csv,
+        } => {
+            let rows = bench::run(
+                world,
+                &rank,
+                &bench::BenchArgs {
+                    mode: *mode,
+                    min_bytes: *min_bytes,
+                    max_bytes: *max_bytes,
+                    iterations: *iterations,
+                    repetitions: *repetitions,
+                    throttle_us: *throttle_us,
+                },
+            )?;
+            let all = gather::to_root(world, rows.join("\n"));
+            if rank.rank == 0 {
+                let mut text = bench::CSV_COLUMNS.join(",") + "\n";
+                for r in all.iter().filter(|r| !r.is_empty()) {
+                    text.push_str(r);
+                    text.push('\n');
+                }
+                write_atomic(csv, &text)?;
+                println!(
+                    "{} rows written to {}",
+                    text.lines().count() - 1,
+                    csv.display()
+                );
+            }
+        }
+        Command::Infer { .. } => {
+            bail!("infer: not implemented yet in this driver (the FINN pipeline run is not wired; see README \"Host driver\")")
+        }
+    }
+    rank.finish(world);
+    Ok(())
+}
+
+/// On the cluster: each rank opens its card, loads its xclbin and reports the links.
+fn run_xrt(world: &SimpleCommunicator, cli: &Cli, timeout: Duration) -> Result<()> {
+    let r = world.rank() as usize;
+    let sel = match cli.bdfs.get(r) {
+        Some(b) => Selector::Bdf(b.clone()),
+        None => Selector::Index((r % 3) as u32),
+    };
+    let path = cli
+        .xclbins
+        .get(r)
+        .with_context(|| format!("rank {r}: no --xclbin for this rank"))?;
+    let mut dev = XrtDevice::open(sel)?;
+    dev.load_xclbin(&setup::XclbinArg::parse(path).path)?;
+    match cli.command {
+        Command::Status => {
+            let text = status::report(
+                &dev,
+                &format!("rank {r}"),
+                r as i32,
+                &[],
+                timeout.min(Duration::from_secs(3)),
+            )?;
+            for t in gather::to_root(world, text) {
+                print!("{t}");
+            }
+            Ok(())
+        }
+        Command::ResetCounters => {
+            status::reset_counters(&dev)?;
+            Ok(())
+        }
+        _ => bail!("--backend xrt: only status and reset-counters are implemented yet"),
+    }
+}

@@ -1,0 +1,216 @@
+//! One rank, one device: load this rank's xclbin and join its links to the other ranks.
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::time::Duration;
+
+use anyhow::{bail, Context, Result};
+use fpga_device::sim::link::AuroraLink;
+use fpga_device::sim::{SimDevice, SimOptions};
+use fpga_device::Device;
+use mpi::collective::CommunicatorCollectives;
+use mpi::topology::{Communicator, SimpleCommunicator};
+
+use crate::transport::{receive_loop, MpiSender};
+
+/// `--xclbin PATH` or `--xclbin DEVICE=PATH`.
+pub struct XclbinArg {
+    pub device: Option<String>,
+    pub path: PathBuf,
+}
+
+impl XclbinArg {
+    pub fn parse(arg: &str) -> XclbinArg {
+        match arg.split_once('=') {
+            Some((dev, path)) if !dev.is_empty() && !dev.contains('/') => XclbinArg {
+                device: Some(dev.to_string()),
+                path: PathBuf::from(path),
+            },
+            _ => XclbinArg {
+                device: None,
+                path: PathBuf::from(arg),
+            },
+        }
+    }
+}
+
+/// The device rank `rank` runs according to the deploy tool's topology.json.
+fn topology_device(topology: &Path, rank: i32) -> Result<String> {
+    let text = std::fs::read_to_string(topology)
+        .with_context(|| format!("--topology {}", topology.display()))?;
+    let v: serde_json::Value = serde_json::from_str(&text)
+        .with_context(|| format!("--topology {}: not JSON", topology.display()))?;
+    v["devices"]
+        .as_array()
+        .and_then(|d| d.iter().find(|d| d["rank"].as_i64() == Some(rank as i64)))
+        .and_then(|d| d["name"].as_str())
+        .map(str::to_string)
+        .with_context(|| {
+            format!(
+                "--topology {}: no device for rank {rank} in \"devices\"",
+                topology.display()
+            )
+        })
+}
+
+pub struct Rank {
+    pub rank: i32,
+    pub device: SimDevice,
+    pub receivers: Vec<std::thread::JoinHandle<()>>,
+}
+
+/// Per rank: device name, deployment and platform, NUL-separated.
+const NAME_BYTES: usize = 256;
+
+pub fn open_sim(
+    world: &SimpleCommunicator,
+    xclbins: &[XclbinArg],
+    topology: Option<&Path>,
+    timeout: Duration,
+    channel_cycles: Option<u64>,
+) -> Result<Rank> {
+    let rank = world.rank();
+    let size = world.size();
+    if xclbins.len() != size as usize {
+        bail!(
+            "{} xclbins given (--xclbin) for {size} MPI ranks: start one rank per device (mpirun -n {})",
+            xclbins.len(),
+            xclbins.len()
+        );
+    }
+    let arg = &xclbins[rank as usize];
+    let path = &arg.path;
+    let options = SimOptions {
+        stall_timeout: timeout,
+        channel_cycles,
+        ..SimOptions::default()
+    };
+    let mut device = SimDevice::new(format!("rank {rank}"), options);
+    device
+        .load_xclbin(path)
+        .with_context(|| format!("rank {rank}: loading {}", path.display()))?;
+    let desc = device.description()?.clone();
+    let me = desc.device.clone();
+    if let Some(expected) = &arg.device {
+        if *expected != me {
+            bail!(
+                "--xclbin {expected}={}: that xclbin is device {me}'s, not {expected}'s",
+                path.display()
+            );
+        }
+    }
+    if let Some(t) = topology {
+        let expected = topology_device(t, rank)?;
+        if expected != me {
+            bail!(
+                "rank {rank} loads {} (device {me}) but {} assigns device {expected} to rank {rank}: pass the --xclbin in rank order",
+                path.display(),
+                t.display()
+            );
+        }
+    }
+
+    // Every rank learns which device (of which deployment, for which platform) every other
+    // rank runs.
+    let ident = format!("{}\0{}\0{}", desc.device, desc.deployment, desc.platform);
+    if ident.len() >= NAME_BYTES {
+        bail!(
+            "{}: device, deployment and platform names are longer than {NAME_BYTES} bytes",
+            path.display()
+        );
+    }
+    let mut mine = [0u8; NAME_BYTES];
+    mine[..ident.len()].copy_from_slice(ident.as_bytes());
+    let mut all = vec![0u8; NAME_BYTES * size as usize];
+    world.all_gather_into(&mine[..], &mut all[..]);
+    let idents: Vec<Vec<String>> = all
+        .chunks(NAME_BYTES)
+        .map(|c| {
+            let end = c.windows(2).position(|w| w == [0, 0]).unwrap_or(c.len());
+            c[..end]
+                .split(|b| *b == 0)
+                .map(|p| String::from_utf8_lossy(p).into_owned())
+                .collect()
+        })
+        .collect();
+    let names: Vec<String> = idents.iter().map(|i| i[0].clone()).collect();
+    for (r, i) in idents.iter().enumerate() {
+        if i.get(1) != Some(&desc.deployment) || i.get(2) != Some(&desc.platform) {
+            bail!(
+                "{} (rank {rank}) is device {me} of deployment '{}' for {}, but rank {r} runs device {} of deployment '{}' for {}: every --xclbin must come from the same deployment build",
+                path.display(),
+                desc.deployment,
+                desc.platform,
+                i[0],
+                i.get(1).map_or("", |s| s.as_str()),
+                i.get(2).map_or("", |s| s.as_str())
+            );
+        }
+    }
+    for (r, n) in names.iter().enumerate() {
+        if names.iter().filter(|m| *m == n).count() > 1 {
+            bail!("device {n} is loaded by more than one rank (rank {r} and another): check the --xclbin order");
+        }
+    }
+
+    let mut receivers = Vec::new();
+    let links = device.description()?.links.clone();
+    for l in links.iter().filter(|l| l.peer_device != me) {
+        let peer_rank = names
+            .iter()
+            .position(|n| *n == l.peer_device)
+            .with_context(|| {
+                format!(
+                    "link {me}:{} -> {}:{}: no rank runs device {} (ranks run {:?})",
+                    l.port, l.peer_device, l.peer_port, l.peer_device, names
+                )
+            })? as i32;
+        let cu = device.aurora(&l.cu)?;
+        let width = cu.params.fifo_width as usize;
+        let rx = Arc::new(AuroraLink::new(
+            format!(
+                "{}:{} (rank {peer_rank}) -> {me}:{}",
+                l.peer_device, l.peer_port, l.port
+            ),
+            cu.params.clone(),
+        ));
+        cu.attach_rx(rx.clone());
+        cu.attach_tx(Arc::new(MpiSender::new(
+            format!(
+                "{me}:{} -> {}:{} (rank {peer_rank})",
+                l.port, l.peer_device, l.peer_port
+            ),
+            peer_rank,
+            l.peer_port,
+            width,
+            timeout,
+        )));
+        let port = l.port;
+        receivers.push(std::thread::spawn(move || {
+            receive_loop(rx, peer_rank, port, width, timeout)
+        }));
+    }
+    world.barrier();
+    Ok(Rank {
+        rank,
+        device,
+        receivers,
+    })
+}
+
+impl Rank {
+    /// Closes this rank's outgoing links and waits for the incoming ones to close.
+    pub fn finish(self, world: &SimpleCommunicator) {
+        for cu in self.device.aurora_ports().values() {
+            if let Some(tx) = cu.tx_sender() {
+                if tx.local().is_none() {
+                    let _ = tx.close();
+                }
+            }
+        }
+        for r in self.receivers {
+            let _ = r.join();
+        }
+        world.barrier();
+    }
+}

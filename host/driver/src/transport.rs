@@ -1,0 +1,169 @@
+//! Emulated Aurora links between ranks, carried over MPI.
+//!
+//! The link model (RX FIFO, in-flight window, XOFF/XON) lives with the receiving CU; the
+//! sending rank ships its words in chunks with synchronous sends (MPI_Issend), and the
+//! receiving rank only takes the next chunk once the model accepted the previous one. When
+//! XOFF holds the model's TX FIFO full, the upstream rank's send cannot complete: a slow
+//! downstream rank stalls its upstream exactly through the flow control, visibly in the
+//! receiving CU's NFC counters. Every wait has a deadline; a peer that stops answering ends
+//! the run with an error naming the rank and the link.
+
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use anyhow::{bail, Result};
+use fpga_device::sim::aurora_cu::LinkSender;
+use fpga_device::sim::link::AuroraLink;
+use fpga_device::sim::stream::Beat;
+use mpi::point_to_point::{Destination, MatchedReceiveVec, Source};
+use mpi::topology::{Communicator, SimpleCommunicator};
+
+/// Words per MPI message.
+const CHUNK_WORDS: usize = 64;
+/// Tag of the words for QSFP port `p` of the receiving device; an empty message closes.
+pub fn tag(port: u32) -> i32 {
+    100 + port as i32
+}
+
+/// The sending end: this CU's words to `peer_rank`'s CU on `peer_port`.
+pub struct MpiSender {
+    pub name: String,
+    peer_rank: i32,
+    peer_port: u32,
+    width: usize,
+    timeout: Duration,
+    pending: Mutex<Vec<u8>>,
+}
+
+impl MpiSender {
+    pub fn new(
+        name: String,
+        peer_rank: i32,
+        peer_port: u32,
+        width: usize,
+        timeout: Duration,
+    ) -> MpiSender {
+        MpiSender {
+            name,
+            peer_rank,
+            peer_port,
+            width,
+            timeout,
+            pending: Mutex::new(Vec::new()),
+        }
+    }
+
+    /// `bytes` = flag byte (1: end of message) + words; empty = close.
+    fn ship(&self, bytes: &[u8]) -> Result<()> {
+        let world = SimpleCommunicator::world();
+        let peer = world.process_at_rank(self.peer_rank);
+        let deadline = Instant::now() + self.timeout;
+        let done = mpi::request::scope(|scope| {
+            let mut req =
+                peer.immediate_synchronous_send_with_tag(scope, bytes, tag(self.peer_port));
+            loop {
+                match req.test() {
+                    Ok(_) => return true,
+                    Err(r) => req = r,
+                }
+                if Instant::now() >= deadline {
+                    // The request cannot be abandoned inside the scope: report and leave.
+                    fatal(&format!(
+                        "link {}: rank {} stopped taking data for {:?} (dead or hung; check its log)",
+                        self.name, self.peer_rank, self.timeout
+                    ));
+                }
+                std::thread::sleep(Duration::from_micros(50));
+            }
+        });
+        if !done {
+            bail!("link {}: send failed", self.name);
+        }
+        Ok(())
+    }
+}
+
+impl LinkSender for MpiSender {
+    fn send(&self, beat: Beat) -> Result<()> {
+        let mut p = self.pending.lock().unwrap();
+        let mut data = beat.data;
+        data.resize(self.width, 0);
+        if p.is_empty() {
+            p.push(0);
+        }
+        p.extend_from_slice(&data);
+        if p.len() > CHUNK_WORDS * self.width {
+            let chunk = std::mem::take(&mut *p);
+            drop(p);
+            self.ship(&chunk)?;
+        }
+        Ok(())
+    }
+
+    fn flush(&self) -> Result<()> {
+        let mut chunk = std::mem::take(&mut *self.pending.lock().unwrap());
+        if chunk.is_empty() {
+            chunk.push(0);
+        }
+        chunk[0] = 1;
+        self.ship(&chunk)
+    }
+
+    fn close(&self) -> Result<()> {
+        self.flush()?;
+        self.ship(&[])
+    }
+}
+
+/// Prints the error and ends this rank with status 2. Not MPI_Abort: under
+/// `mpirun --enable-recovery` an abort is not reflected in mpirun's exit status, while a
+/// non-zero exit is; the other ranks notice through their own link timeouts.
+pub fn fatal(msg: &str) -> ! {
+    let world = SimpleCommunicator::world();
+    crate::launch::stderr_line(&format!("aurora-host: rank {}: error: {msg}", world.rank()));
+    std::process::exit(2)
+}
+
+/// The receiving end: chunks from `peer_rank` into the local link model, until the peer
+/// closes. Runs on its own thread.
+pub fn receive_loop(
+    link: Arc<AuroraLink>,
+    peer_rank: i32,
+    port: u32,
+    width: usize,
+    timeout: Duration,
+) {
+    let world = SimpleCommunicator::world();
+    let peer = world.process_at_rank(peer_rank);
+    let mut last = Instant::now();
+    loop {
+        match peer.immediate_matched_probe_with_tag(tag(port)) {
+            Some(probed) => {
+                let (bytes, _) = probed.matched_receive_vec::<u8>();
+                if bytes.is_empty() {
+                    link.close_sender();
+                    return;
+                }
+                for word in bytes[1..].chunks(width) {
+                    if let Err(e) = link.send(Beat::new(word.to_vec())) {
+                        fatal(&format!("{e:#} (words from rank {peer_rank})"));
+                    }
+                }
+                if bytes[0] == 1 {
+                    link.flush_sender();
+                }
+                last = Instant::now();
+            }
+            None => {
+                if last.elapsed() > timeout && link.has_waiting_receiver() {
+                    let why = format!(
+                        "rank {peer_rank} sent nothing for {timeout:?} while this side waits for data (dead or hung; check its log)"
+                    );
+                    link.fail(&why);
+                    fatal(&format!("link {}: {why}", link.name));
+                }
+                std::thread::sleep(Duration::from_micros(50));
+            }
+        }
+    }
+}

@@ -1,0 +1,141 @@
+//! The simulated device description (`auroraforge-sim-device/1`), written by the deploy tool
+//! and carried in USER_METADATA. Unknown fields are kept so a read-back equals the input.
+
+use serde::{Deserialize, Serialize};
+use serde_json::{Map, Value};
+
+pub const FORMAT: &str = "auroraforge-sim-device/1";
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct DeviceDescription {
+    pub format: String,
+    pub deployment: String,
+    pub device: String,
+    #[serde(default)]
+    pub node: u32,
+    #[serde(default)]
+    pub card: u32,
+    pub platform: String,
+    pub clock_mhz: f64,
+    #[serde(default)]
+    pub kernels: Vec<KernelEntry>,
+    #[serde(default)]
+    pub streams: Vec<StreamEntry>,
+    #[serde(default)]
+    pub memory: Vec<MemoryEntry>,
+    #[serde(default)]
+    pub links: Vec<LinkEntry>,
+    #[serde(flatten)]
+    pub extra: Map<String, Value>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct KernelEntry {
+    pub cu: String,
+    pub kernel: String,
+    pub kind: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub slr: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub control: Option<String>,
+    #[serde(default)]
+    pub params: Map<String, Value>,
+    #[serde(default)]
+    pub ports: Vec<PortEntry>,
+    #[serde(default)]
+    pub model: Option<String>,
+    #[serde(default)]
+    pub payload: Option<String>,
+    #[serde(flatten)]
+    pub extra: Map<String, Value>,
+}
+
+impl KernelEntry {
+    /// XRT's `IP_CONTROL` of this CU: explicit `control`, else by kind (RTL link kernels and
+    /// FINN partitions are free-running, HLS kernels are started by the host).
+    pub fn control(&self) -> &str {
+        match self.control.as_deref() {
+            Some(c) => c,
+            None if self.kind == "hls" => "ap_ctrl_hs",
+            None => "ap_ctrl_none",
+        }
+    }
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct PortEntry {
+    pub name: String,
+    pub kind: String,
+    #[serde(default)]
+    pub dir: Option<String>,
+    #[serde(default)]
+    pub width: u32,
+    #[serde(flatten)]
+    pub extra: Map<String, Value>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct StreamEntry {
+    pub from: String,
+    pub to: String,
+    #[serde(default)]
+    pub width: u32,
+    #[serde(default)]
+    pub depth: u32,
+    #[serde(default)]
+    pub converter: Option<Value>,
+    #[serde(flatten)]
+    pub extra: Map<String, Value>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct MemoryEntry {
+    pub cu: String,
+    pub port: String,
+    pub bank: String,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct LinkEntry {
+    pub cu: String,
+    pub port: u32,
+    pub peer_device: String,
+    pub peer_port: u32,
+    #[serde(default)]
+    pub cable_m: f64,
+    #[serde(default)]
+    pub cut: Option<Value>,
+    #[serde(flatten)]
+    pub extra: Map<String, Value>,
+}
+
+impl DeviceDescription {
+    /// Parses and checks the description; `origin` names the file in errors.
+    pub fn parse(origin: &str, text: &str) -> anyhow::Result<DeviceDescription> {
+        let d: DeviceDescription = serde_json::from_str(text)
+            .map_err(|e| anyhow::anyhow!("{origin}: not a sim device description: {e}"))?;
+        if d.format != FORMAT {
+            anyhow::bail!("{origin}: format is '{}', expected '{FORMAT}'", d.format);
+        }
+        let mut seen = std::collections::BTreeSet::new();
+        for k in &d.kernels {
+            if !seen.insert(k.cu.as_str()) {
+                anyhow::bail!("{origin}: device {}: CU '{}' listed twice", d.device, k.cu);
+            }
+        }
+        for m in &d.memory {
+            if !seen.contains(m.cu.as_str()) {
+                anyhow::bail!(
+                    "{origin}: device {}: memory entry names CU '{}' which is not in kernels",
+                    d.device,
+                    m.cu
+                );
+            }
+        }
+        Ok(d)
+    }
+
+    pub fn kernel(&self, cu: &str) -> Option<&KernelEntry> {
+        self.kernels.iter().find(|k| k.cu == cu)
+    }
+}
