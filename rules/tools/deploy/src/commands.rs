@@ -180,10 +180,12 @@ pub fn scripts_text(a: &ScriptArgs) -> Result<(String, String, Value)> {
     let xclbins = parse_xclbins(&d, a.xclbins)?;
     let (_, cuts) = cuts_of(&d, a.plan)?;
     let topo_path = a.topology_out.display().to_string();
+    let job_path = a.job_out.display().to_string();
     let launch = Launch {
         host: a.host,
         xclbins: &xclbins,
         topology: &topo_path,
+        job: &job_path,
     };
     Ok((
         scripts::job_script(&d, &p, &launch, a.profile),

@@ -7,6 +7,7 @@ use std::fmt::Write as _;
 
 use serde_json::{json, Value};
 
+use crate::deployment::App;
 use crate::deployment::{Deployment, End};
 use crate::plan::CutOnCable;
 use crate::platform::Platform;
@@ -51,6 +52,8 @@ pub struct Launch<'a> {
     /// (device, xclbin path) in rank order.
     pub xclbins: &'a [(String, String)],
     pub topology: &'a str,
+    /// The job script, which the run script's `submit` hands to sbatch.
+    pub job: &'a str,
 }
 
 enum Kind {
@@ -111,16 +114,16 @@ fn render(dep: &Deployment, platform: &Platform, launch: &Launch, kind: Kind) ->
             s.push_str("\n\n");
         }
     }
-    let launcher = match kind {
-        Kind::Job(_) => format!(
-            "srun --ntasks={ranks} --ntasks-per-node={}",
-            dep.tasks_per_node()
-        ),
-        Kind::Run => format!("mpirun -n {ranks}"),
+    // The host driver starts one MPI rank per device itself (mpirun -n <devices>; inside a
+    // Slurm allocation Open MPI takes the allocation's nodes), so a job and a plain run start
+    // the same ranks the same way.
+    let default_cmd = match dep.app {
+        App::Finn => "infer --images 8",
+        App::AuroraBench => "bench throughput",
     };
     let _ = write!(
         s,
-        "# rank i runs device i: {}\n{launcher} {} --topology {}",
+        "# rank i runs device i: {}\nhost=({} --topology {}",
         dep.device_names().join(" "),
         quote(launch.host),
         quote(launch.topology)
@@ -128,7 +131,33 @@ fn render(dep: &Deployment, platform: &Platform, launch: &Launch, kind: Kind) ->
     for (dev, x) in launch.xclbins {
         let _ = write!(s, " \\\n    --xclbin {}", quote(&format!("{dev}={x}")));
     }
-    s.push_str(" \\\n    \"$@\"\n");
+    s.push_str(")\n");
+    match kind {
+        Kind::Job(_) => {
+            let _ = write!(
+                s,
+                "[ $# -gt 0 ] || set -- {default_cmd}\necho \"job ${{SLURM_JOB_ID:-?}}: {} rank(s) on ${{SLURM_JOB_NODELIST:-$(hostname)}}: $*\"\nexec \"${{host[@]}}\" \"$@\"\n",
+                ranks
+            );
+        }
+        Kind::Run => {
+            let _ = write!(
+                s,
+                "usage() {{\n    echo \"usage: run.sh [submit|local] [status|reset-counters|bench latency|bench throughput|infer --images N] ...\" >&2\n}}\n\
+                 case \"${{1:-}}\" in\n\
+                 submit)\n    # the job script of the configured profile; prints the job id\n    shift\n\
+                 \x20   id=$(timeout 60 sbatch --parsable {job} \"$@\") || {{ echo \"run.sh: sbatch failed (is Slurm reachable? SLURM_CONF=${{SLURM_CONF:-unset}})\" >&2; exit 1; }}\n\
+                 \x20   echo \"Submitted {name} as job ${{id%%;*}}\"\n    exit 0\n    ;;\n\
+                 local) shift ;;\n\
+                 -h | --help) usage; exit 0 ;;\n\
+                 esac\n\
+                 [ $# -gt 0 ] || set -- {default_cmd}\n\
+                 exec \"${{host[@]}}\" \"$@\"\n",
+                job = quote(launch.job),
+                name = dep.name,
+            );
+        }
+    }
     s
 }
 
