@@ -191,7 +191,8 @@ fn local_profile_has_the_same_ranks_without_fpga_options() {
     ] {
         assert!(!job.contains(absent), "local job has {absent}:\n{job}");
     }
-    assert!(run.contains("mpirun -n 2"));
+    assert_eq!(run.matches("--xclbin ").count(), 2);
+    assert!(run.contains("submit)") && run.contains("sbatch --parsable"));
     assert_valid_bash("job.sh", &job);
     assert_valid_bash("run.sh", &run);
     let (noctua, _, _) = scripts(&dep, Profile::Noctua2, 2);
