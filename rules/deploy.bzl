@@ -19,12 +19,14 @@ DeploymentInfo = provider(
     doc = "A built deployment. `name`: str; `devices`: list[str] in pipeline order; " +
           "`xclbins`, `link_configs`, `sim_descriptions`: dict device -> Artifact; " +
           "`topology`: Artifact (JSON: devices, cables, cuts); `job_script`, " +
-          "`run_script`, `report`: Artifact; `host`: Artifact, the host driver; " +
+          "`run_script`, `report`: Artifact; `job_scripts`: dict profile -> job " +
+          "script (noctua2, local); `host`: Artifact, the host driver; " +
           "`profile`: str, the job script's profile (noctua2 | local).",
     fields = {
         "devices": provider_field(list),
         "host": provider_field(Artifact),
         "job_script": provider_field(Artifact),
+        "job_scripts": provider_field(dict),
         "link_configs": provider_field(dict),
         "name": provider_field(str),
         "profile": provider_field(str),
@@ -116,28 +118,39 @@ def _fpga_deployment_impl(ctx: AnalysisContext) -> list[Provider]:
     host = ctx.attrs.host[DefaultInfo].default_outputs[0]
     plan = ctx.attrs.partition[PartitionPlanInfo].plan if ctx.attrs.partition else None
 
-    job = ctx.actions.declare_output("job.sh")
-    run = ctx.actions.declare_output("run.sh")
-    topology = ctx.actions.declare_output("topology.json")
-    scripts = cmd_args(
-        tool,
-        "scripts",
-        "--deployment",
-        desc.description,
-        "--platform",
-        fpga.platform_desc,
-        "--profile",
-        ctx.attrs.profile,
-        "--host",
-        host,
-        hidden = [desc.checked],
-    )
-    for d in desc.devices:
-        scripts.add("--xclbin", cmd_args(d, "=", links[d].xclbin, delimiter = ""))
-    if plan != None:
-        scripts.add("--plan", plan)
-    scripts.add("--job-out", job.as_output(), "--run-out", run.as_output(), "--topology-out", topology.as_output())
-    ctx.actions.run(scripts, category = "deploy_scripts")
+    # Both profiles' job scripts from the one template; `[job_script]` is the configured one.
+    job_scripts = {}
+    run = None
+    topology = None
+    for profile in ["noctua2", "local"]:
+        prefix = "" if profile == ctx.attrs.profile else profile + "/"
+        job = ctx.actions.declare_output(prefix + "job_{}.sh".format(profile))
+        this_run = ctx.actions.declare_output(prefix + "run.sh")
+        this_topology = ctx.actions.declare_output(prefix + "topology.json")
+        scripts = cmd_args(
+            tool,
+            "scripts",
+            "--deployment",
+            desc.description,
+            "--platform",
+            fpga.platform_desc,
+            "--profile",
+            profile,
+            "--host",
+            host,
+            hidden = [desc.checked],
+        )
+        for d in desc.devices:
+            scripts.add("--xclbin", cmd_args(d, "=", links[d].xclbin, delimiter = ""))
+        if plan != None:
+            scripts.add("--plan", plan)
+        scripts.add("--job-out", job.as_output(), "--run-out", this_run.as_output(), "--topology-out", this_topology.as_output())
+        ctx.actions.run(scripts, category = "deploy_scripts", identifier = profile)
+        job_scripts[profile] = job
+        if profile == ctx.attrs.profile:
+            run = this_run
+            topology = this_topology
+    job = job_scripts[ctx.attrs.profile]
 
     report = ctx.actions.declare_output("report.html")
     rep = cmd_args(
@@ -159,6 +172,8 @@ def _fpga_deployment_impl(ctx: AnalysisContext) -> list[Provider]:
 
     sub_targets = {
         "job_script": [DefaultInfo(default_output = job)],
+        "job_script_local": [DefaultInfo(default_output = job_scripts["local"])],
+        "job_script_noctua2": [DefaultInfo(default_output = job_scripts["noctua2"])],
         "report": [DefaultInfo(default_output = report)],
         "run_script": [DefaultInfo(default_output = run)],
         "topology": [DefaultInfo(default_output = topology)],
@@ -178,6 +193,7 @@ def _fpga_deployment_impl(ctx: AnalysisContext) -> list[Provider]:
             devices = desc.devices,
             host = host,
             job_script = job,
+            job_scripts = job_scripts,
             link_configs = {d: links[d].link_config for d in desc.devices},
             name = desc.name,
             profile = ctx.attrs.profile,
@@ -280,7 +296,7 @@ def _deployment_test_impl(ctx: AnalysisContext) -> list[Provider]:
             d.name,
             d.topology,
             d.report,
-            d.job_script,
+            d.job_scripts["local"],
             d.run_script,
             hidden = list(d.xclbins.values()) + [d.host],
         ))
@@ -307,6 +323,6 @@ deployment_test = rule(
         "tools": attrs.list(attrs.toolchain_dep(providers = [SystemToolInfo]), default = []),
     },
     doc = "Runs `test` from the project root with, per deployment, `--deployment NAME " +
-          "TOPOLOGY REPORT JOB_SCRIPT RUN_SCRIPT` (everything built first); each tool " +
+          "TOPOLOGY REPORT LOCAL_JOB_SCRIPT RUN_SCRIPT` (everything built first); each tool " +
           "toolchain's command is in the env as TOOL_<NAME>.",
 )

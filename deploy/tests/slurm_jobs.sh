@@ -1,0 +1,52 @@
+#!/usr/bin/env bash
+# The `local` job scripts of deployments, submitted as a cluster user would: a throwaway
+# single-node Slurm cluster (slurm_cluster.sh) runs `sbatch --wait` on each, with the
+# simulation backend standing in for the cards. Every rank must have run, every AuroraFlow
+# link must be up (CORE_STATUS 0x11ff) and no counter may show loss.
+#
+#   slurm_jobs.sh --deployment NAME TOPOLOGY REPORT JOB RUN [...]
+# env: TOOL_SBATCH (the slurm toolchain's command)
+set -euo pipefail
+here=$(dirname "${BASH_SOURCE[0]}")
+# shellcheck source=deploy/tests/slurm_cluster.sh
+source "$here/slurm_cluster.sh"
+: "${TOOL_SBATCH:?TOOL_SBATCH: the slurm toolchain must be given}"
+out=${TEST_OUTPUT_DIR:-$(mktemp -d)}
+mkdir -p "$out"
+
+slurm_up 8
+fail=0
+while [ $# -gt 0 ]; do
+    [ "$1" = --deployment ] || { echo "usage: $0 --deployment NAME TOPOLOGY REPORT JOB RUN ..." >&2; exit 2; }
+    name=$2 topology=$3 job=$5
+    shift 6
+    ranks=$(python3 -c 'import json,sys; print(len(json.load(open(sys.argv[1]))["devices"]))' "$topology")
+    links=$(python3 -c 'import json,sys; print(len(json.load(open(sys.argv[1]))["links"]))' "$topology")
+    log="$out/$name.job.out"
+    # every wait is bounded: the job's own limit (-t) and this one
+    if ! id=$(timeout 30 "$TOOL_SBATCH" --parsable -o "$log" -t 5 "$job" status); then
+        echo "FAIL $name: sbatch refused $job"; fail=1; continue
+    fi
+    id=${id%%;*}
+    state=""
+    for _ in $(seq 600); do
+        state=$(sacct -n -X -j "$id" -o State 2>/dev/null | xargs || true)
+        [ -n "$state" ] || state=$(scontrol show job "$id" 2>/dev/null | sed -n 's/.*JobState=\([A-Z_]*\).*/\1/p')
+        case "$state" in COMPLETED | FAILED | CANCELLED* | TIMEOUT | NODE_FAIL | OUT_OF_MEMORY) break ;; esac
+        sleep 0.5
+    done
+    echo "---- job $id ($name): $state"
+    cat "$log" 2>/dev/null || true
+    if [ "$state" != COMPLETED ]; then
+        echo "FAIL $name: job $id ended $state (output: $log)"; fail=1; continue
+    fi
+    up=$(grep -c '0x11ff' "$log" || true)
+    if [ "$up" -lt $((2 * links)) ]; then
+        echo "FAIL $name: job $id: $up link ends report CORE_STATUS 0x11ff, want $((2 * links))"; fail=1
+    fi
+    if grep -Eiq 'overflow[^0-9]*[1-9]|error' "$log"; then
+        echo "FAIL $name: job $id reports loss or an error"; fail=1
+    fi
+    echo "ok   $name: job $id, $ranks rank(s), $up link ends up"
+done
+exit $fail
