@@ -10,6 +10,9 @@ module tb_bench #(
     parameter int USE_FRAMING = 0,
     parameter int RX_FIFO_SIZE = 65536,
     parameter int CH_DELAY = 64,
+    parameter int RX_FIFO_PROG_FULL = RX_FIFO_SIZE / FIFO_WIDTH / 2,
+    parameter int CABLE_M = 30,
+    parameter int XON_ON_EMPTY = 1,
     parameter int FRAME_BEATS = 128
 );
   `include "tb_common.svh"

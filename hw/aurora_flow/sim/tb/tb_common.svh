@@ -5,7 +5,7 @@
 // failure reporting with seed and cycle.
 //
 // Parameters expected in the including module: FIFO_WIDTH, USE_FRAMING,
-// RX_FIFO_SIZE, CH_DELAY. Plusargs: +seed=N, +ap_mhz=N.
+// RX_FIFO_SIZE, CH_DELAY, RX_FIFO_PROG_FULL, CABLE_M, XON_ON_EMPTY. Plusargs: +seed=N, +ap_mhz=N.
 
 localparam int DW = FIFO_WIDTH * 8;
 localparam int NWORD = DW / 32;
@@ -53,6 +53,9 @@ aurora_flow #(
     .USE_FRAMING    (USE_FRAMING),
     .FIFO_WIDTH     (FIFO_WIDTH),
     .RX_FIFO_SIZE   (RX_FIFO_SIZE),
+    .RX_FIFO_PROG_FULL(RX_FIFO_PROG_FULL),
+    .CABLE_M        (CABLE_M),
+    .XON_ON_EMPTY   (XON_ON_EMPTY),
     .IP_RESET_CYCLES(300)
 ) dut (
     .ap_clk(ap_clk),

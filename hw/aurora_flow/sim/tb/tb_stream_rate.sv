@@ -9,7 +9,10 @@ module tb_stream_rate #(
     parameter int FIFO_WIDTH = 64,
     parameter int USE_FRAMING = 0,
     parameter int RX_FIFO_SIZE = 65536,
-    parameter int CH_DELAY = 64
+    parameter int CH_DELAY = 64,
+    parameter int RX_FIFO_PROG_FULL = RX_FIFO_SIZE / FIFO_WIDTH / 2,
+    parameter int CABLE_M = 30,
+    parameter int XON_ON_EMPTY = 1
 );
   `include "tb_common.svh"
 
