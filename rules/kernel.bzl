@@ -28,4 +28,9 @@ KernelInfo = provider(
 def kernel_description(ctx: AnalysisContext, info: dict) -> Artifact:
     """Writes `kernel.json` for a kernel: the fields of KernelInfo, artifacts as paths
     (with_inputs, so their content keys every action that reads the description)."""
-    return ctx.actions.write_json("kernel.json", info, with_inputs = True, pretty = True)
+    out = ctx.actions.declare_output("kernel.json")
+
+    # with_inputs makes write_json return cmd_args (the file + the artifacts it names); the
+    # provider field holds the file itself, consumers add the kernel's xo/model as inputs
+    ctx.actions.write_json(out, info, with_inputs = True, pretty = True)
+    return out

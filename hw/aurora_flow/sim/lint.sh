@@ -21,9 +21,12 @@ verilator --lint-only -Wall "$here"/model/*.sv --top-module aurora_sim_channel |
   { echo "lint failed: aurora_sim_channel" >&2; status=1; }
 # illegal parameters must be rejected at elaboration, naming the parameter
 for bad in "-GFIFO_WIDTH=48:FIFO_WIDTH" "-GRX_FIFO_SIZE=60000:RX_FIFO_SIZE" \
-           "-GRX_FIFO_PROG_EMPTY=600:RX_FIFO_PROG_EMPTY" "-GUSE_FRAMING=2:USE_FRAMING"; do
+           "-GRX_FIFO_PROG_EMPTY=600:RX_FIFO_PROG_EMPTY" "-GUSE_FRAMING=2:USE_FRAMING" \
+           "-GFIFO_WIDTH=32 -GRX_FIFO_SIZE=16384 -GCABLE_M=30 -GRX_FIFO_PROG_FULL=265:RX_FIFO_PROG_FULL=265 leaves a headroom of 247 link beats" \
+           "-GFIFO_WIDTH=64 -GRX_FIFO_SIZE=8192:RX_FIFO_PROG_FULL=64 leaves a headroom of 128 link beats"; do
   arg="${bad%%:*}"; name="${bad##*:}"
-  if msg=$(verilator --lint-only -Wall -DAURORA_SIM "$arg" "${rtl[@]}" "$here"/model/*.sv \
+  # shellcheck disable=SC2086
+  if msg=$(verilator --lint-only -Wall -DAURORA_SIM $arg "${rtl[@]}" "$here"/model/*.sv \
              --top-module aurora_flow 2>&1); then
     echo "lint: $arg was accepted; it must be rejected" >&2; status=1
   elif ! grep -q "aurora_flow: $name" <<<"$msg"; then
