@@ -168,6 +168,7 @@ def _aurora_flow_kernel_impl(ctx: AnalysisContext) -> list[Provider]:
             cmd_args(
                 tc.build_model,
                 model.as_output(),
+                tc.verilator,
                 "--",
                 "--cc",
                 "--build",

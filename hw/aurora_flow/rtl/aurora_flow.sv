@@ -61,8 +61,8 @@ module aurora_flow #(
     input  logic          s_axi_control_rready,
 `ifdef AURORA_SIM
     input  logic            gt_refclk,                      // 402.83 MHz user clock in simulation
-    output logic [298:0]    ch_tx,                          // channel word (aurora_sim_ip)
-    input  logic [298:0]    ch_rx
+    output logic [301:0]    ch_tx,                          // channel word (aurora_sim_ip)
+    input  logic [301:0]    ch_rx
 `else
     input  logic          gt_refclk_p,
     input  logic          gt_refclk_n,
@@ -361,7 +361,14 @@ module aurora_flow #(
 
   // ---------------- flow control ----------------
   logic [31:0] xoff_count, xon_count, max_inflight;
-  af_nfc #(.XON_ON_EMPTY(XON_ON_EMPTY != 0)) u_nfc (
+  // a repeated NFC message (lost-message repair); observed by the testbenches only
+  /* verilator lint_off UNUSEDSIGNAL */
+  logic nfc_refresh;
+  /* verilator lint_on UNUSEDSIGNAL */
+  af_nfc #(
+      .XON_ON_EMPTY(XON_ON_EMPTY != 0),
+      .NEED_BEATS  (NEED_BEATS)
+  ) u_nfc (
       .clk          (user_clk),
       .rst_n        (user_core_rst_n),
       .cnt_rst_n    (user_rst_n),
@@ -375,7 +382,8 @@ module aurora_flow #(
       .nfc_tready   (nfc_tready),
       .xoff_count   (xoff_count),
       .xon_count    (xon_count),
-      .max_inflight (max_inflight)
+      .max_inflight (max_inflight),
+      .refresh_sent (nfc_refresh)
   );
 
   // ---------------- monitor (link clock) ----------------

@@ -26,8 +26,8 @@ module aurora_ip_if #(
     output logic         user_clk,
 `ifdef AURORA_SIM
     input  logic            gt_refclk,
-    output logic [298:0]    ch_tx,  // channel word, layout in aurora_sim_ip
-    input  logic [298:0]    ch_rx,
+    output logic [301:0]    ch_tx,  // channel word, layout in aurora_sim_ip
+    input  logic [301:0]    ch_rx,
 `else
     input  logic         gt_refclk_p,
     input  logic         gt_refclk_n,

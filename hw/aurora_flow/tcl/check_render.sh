@@ -4,6 +4,7 @@
 # verilator -Wall against the RTL (Aurora core as a black box), and check that
 # kernel.xml's stream widths and the XDC's clock port match the generated top.
 set -euo pipefail
+: "${PYTHON:?set by hdl_script_test}" "${VERILATOR:?set by hdl_script_test}"
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 work="$(mktemp -d)"; trap 'rm -rf "$work"' EXIT
 status=0
@@ -19,10 +20,10 @@ for cfg in "0 0 64" "1 0 64" "0 1 64" "1 1 32"; do
  "rx_eq_mode": "LPM", "drain_axi_on_reset": 0, "part": "xcu280-fsvh2892-2L-e",
  "aurora_version": "12.0", "rtl_files": []}
 JSON
-  python3 "$here/render_kernel.py" "$out.json" "$out"
-  verilator --lint-only -Wall "$here"/../rtl/*.sv "$here/../synth/aurora_64b66b_0.sv" \
+  "$PYTHON" "$here/render_kernel.py" "$out.json" "$out"
+  "$VERILATOR" --lint-only -Wall "$here"/../rtl/*.sv "$here/../synth/aurora_64b66b_0.sv" \
     "$out/$name.sv" --top-module "$name" || { echo "lint failed: $cfg" >&2; status=1; }
-  python3 - "$out" "$name" "$width" "$framing" "$inst" "$here/../rtl" <<'PY' || status=1
+  "$PYTHON" - "$out" "$name" "$width" "$framing" "$inst" "$here/../rtl" <<'PY' || status=1
 import re, sys, xml.etree.ElementTree as ET
 out, name, width, framing, inst = sys.argv[1], sys.argv[2], int(sys.argv[3]), int(sys.argv[4]), sys.argv[5]
 top = open(f"{out}/{name}.sv").read()

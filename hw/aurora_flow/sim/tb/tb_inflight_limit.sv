@@ -1,4 +1,4 @@
-`timescale 1ps / 1ps
+`timescale 1ps / 1fs
 // A kernel sized exactly at the in-flight limit of kernel.toml [flow_control]
 // (RX_FIFO_PROG_FULL = depth - (fixed + beats_per_metre x CABLE_M) x 32 B /
 // FIFO_WIDTH, the largest prog_full the rule accepts) over a channel as long
@@ -97,7 +97,7 @@ module tb_inflight_limit #(
   end
 
   initial begin
-    repeat (2000) #(100us);
+    repeat (200000) #(1us);  // 1 us steps: a delay must fit 32 bits of the 1 fs precision
     fail($sformatf("timeout: sent %0d received %0d", sent, received));
   end
 endmodule

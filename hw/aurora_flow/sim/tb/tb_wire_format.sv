@@ -1,4 +1,4 @@
-`timescale 1ps / 1ps
+`timescale 1ps / 1fs
 // Wire compatibility with the public AuroraFlow kernel. Its datapath
 // (pc2/AuroraFlow rtl/aurora_flow_io.v, rtl/aurora_flow.v.template.v) hands
 // the 256-bit stream word to the core unchanged: `tdata[255:0]` ->

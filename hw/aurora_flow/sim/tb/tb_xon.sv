@@ -1,4 +1,4 @@
-`timescale 1ps / 1ps
+`timescale 1ps / 1fs
 // XON semantics of the public AuroraFlow kernel (pc2/AuroraFlow
 // rtl/aurora_flow_nfc.v: from `idle`, prog_empty sends an XON whether or not
 // an XOFF came before; `empty` waits for the level to leave prog_empty).
@@ -79,7 +79,7 @@ module tb_xon #(
   end
 
   initial begin
-    repeat (200) #(100us);
+    repeat (20000) #(1us);  // 1 us steps: a delay must fit 32 bits of the 1 fs precision
     fail($sformatf("timeout: sent %0d received %0d", sent, received));
   end
 endmodule
