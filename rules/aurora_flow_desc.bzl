@@ -1,5 +1,5 @@
 # Generated from hw/aurora_flow/kernel.toml by `aurora-flow-desc bzl`; do not edit.
-# //hw/aurora_flow/desc:tests fails when this file and the description disagree.
+# //hw/aurora_flow:desc_check fails when this file and the description disagree.
 
 # [flow_control]: RX headroom in link beats = (depth - prog_full) * fifo_width / link_beat_bytes
 # must be >= fixed_inflight_beats + beats_per_metre * cable_m

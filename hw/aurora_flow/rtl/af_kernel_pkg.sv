@@ -1,6 +1,6 @@
 `timescale 1ps / 1ps
 // Generated from hw/aurora_flow/kernel.toml by `aurora-flow-desc sv-package`; do not edit.
-// //hw/aurora_flow/desc:tests fails when this file and the description disagree.
+// //hw/aurora_flow:desc_check fails when this file and the description disagree.
 package af_kernel_pkg;
   // [flow_control]
   localparam int LINK_BEAT_BYTES = 32;

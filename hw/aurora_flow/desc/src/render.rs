@@ -9,7 +9,7 @@ pub fn bzl(d: &KernelDesc) -> String {
     let f = &d.flow_control;
     format!(
         "# {HEADER} bzl`; do not edit.\n\
-         # //hw/aurora_flow/desc:tests fails when this file and the description disagree.\n\
+         # //hw/aurora_flow:desc_check fails when this file and the description disagree.\n\
          \n\
          # [flow_control]: RX headroom in link beats = (depth - prog_full) * fifo_width / link_beat_bytes\n\
          # must be >= fixed_inflight_beats + beats_per_metre * cable_m\n\
@@ -26,7 +26,7 @@ pub fn sv_package(d: &KernelDesc) -> String {
     let mut s = format!(
         "`timescale 1ps / 1ps\n\
          // {HEADER} sv-package`; do not edit.\n\
-         // //hw/aurora_flow/desc:tests fails when this file and the description disagree.\n\
+         // //hw/aurora_flow:desc_check fails when this file and the description disagree.\n\
          package af_kernel_pkg;\n\
          \x20 // [flow_control]\n\
          \x20 localparam int LINK_BEAT_BYTES = {};\n\

@@ -1,14 +1,27 @@
 //! Every copy of a kernel.toml fact agrees with kernel.toml: the generated files are exactly
 //! what the generator writes, and the hand-written copies (the RTL's checks, defaults and
 //! register decode, the testbench's register map, the rule's and the packaging script's
-//! checks, the README tables) state the same numbers. Run from the crate directory
-//! (hw/aurora_flow/desc), as `cargo test` and `//hw/aurora_flow/desc:tests` do.
+//! checks, the README tables) state the same numbers. Runs under `cargo test` (from the crate
+//! directory) and as `//hw/aurora_flow:desc_check` (from hw/aurora_flow).
 
 use aurora_flow_desc::{bzl, load, readme_parameters, readme_registers, sv_package, KernelDesc};
 use std::path::PathBuf;
 
+/// hw/aurora_flow/desc, found from the directory the runner names (the crate's under cargo,
+/// the BUCK package's, hw/aurora_flow, under the build graph).
 fn crate_dir() -> PathBuf {
-    PathBuf::from(std::env::var("CARGO_MANIFEST_DIR").expect("run by cargo or run_tests.sh"))
+    let dir =
+        PathBuf::from(std::env::var("CARGO_MANIFEST_DIR").expect("run by cargo or run_tests.sh"));
+    if dir.ends_with("hw/aurora_flow/desc") {
+        dir
+    } else {
+        assert!(
+            dir.ends_with("hw/aurora_flow"),
+            "{}: not hw/aurora_flow[/desc]",
+            dir.display()
+        );
+        dir.join("desc")
+    }
 }
 
 fn read(rel: &str) -> String {

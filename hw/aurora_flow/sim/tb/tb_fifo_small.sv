@@ -97,9 +97,9 @@ module tb_fifo_small #(
     if (inflight_reg != tb_max_inflight)
       fail($sformatf("NFC_LATENCY_COUNT %0d != %0d beats observed after XOFF", inflight_reg,
                      tb_max_inflight));
-    if (int'(inflight_reg) < ROUND_TRIP - 8 || int'(inflight_reg) > ROUND_TRIP + 16)
+    if (int'(inflight_reg) < ROUND_TRIP - 16 || int'(inflight_reg) > ROUND_TRIP + 16)
       fail($sformatf("in-flight %0d outside the predicted %0d..%0d", inflight_reg,
-                     ROUND_TRIP - 8, ROUND_TRIP + 16));
+                     ROUND_TRIP - 16, ROUND_TRIP + 16));
     if (int'(inflight_reg) <= HEADROOM_BEATS)
       fail("in-flight count does not exceed the headroom: the test does not exercise a small FIFO");
     if (lost == 0) fail("no words were lost although the FIFO is too small");
