@@ -73,9 +73,9 @@ def _check(ctx: AnalysisContext) -> dict:
     return {
         "aurora_version": a.aurora_version,
         "cable_m": cable_m,
-        "inflight_need_beats": need,
         "drain_axi_on_reset": 1 if a.drain_axi_on_reset else 0,
         "fifo_width": a.fifo_width,
+        "inflight_need_beats": need,
         "ins_loss_nyq": a.ins_loss_nyq,
         "instance": a.instance,
         "kernel_name": a.kernel_name or ctx.label.name,

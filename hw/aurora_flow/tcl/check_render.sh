@@ -18,7 +18,7 @@ for cfg in "0 0 64" "1 0 64" "0 1 64" "1 1 32"; do
  "rx_fifo_size": 65536, "rx_fifo_prog_full": $((65536 / width / 2)),
  "rx_fifo_prog_empty": $((65536 / width / 8)), "tx_fifo_size": 8192, "ins_loss_nyq": 8,
  "rx_eq_mode": "LPM", "drain_axi_on_reset": 0, "part": "xcu280-fsvh2892-2L-e",
- "aurora_version": "12.0", "rtl_files": []}
+ "aurora_version": "12.0", "cable_m": 30, "xon_on_empty": 1, "rtl_files": []}
 JSON
   "$PYTHON" "$here/render_kernel.py" "$out.json" "$out"
   "$VERILATOR" --lint-only -Wall "$here"/../rtl/*.sv "$here/../synth/aurora_64b66b_0.sv" \

@@ -11,8 +11,9 @@ Paths in params.tcl are relative to the working directory unless --absolute
 
 PARAMS_JSON keys: kernel_name, instance, use_framing, fifo_width, rx_fifo_size,
 rx_fifo_prog_full, rx_fifo_prog_empty, tx_fifo_size, ins_loss_nyq, rx_eq_mode
-(AUTO|LPM|DFE), drain_axi_on_reset, part, aurora_version, rtl_files (paths
-relative to the working directory Vivado runs in).
+(AUTO|LPM|DFE), drain_axi_on_reset, cable_m, xon_on_empty, part, aurora_version,
+rtl_files (paths relative to the working directory Vivado runs in). The in-flight budget is
+checked by the rule and again by the RTL at elaboration (aurora_flow.sv).
 """
 import json
 import os
@@ -34,7 +35,8 @@ def pow2(n):
 def validate(path, p):
     need = ["kernel_name", "instance", "use_framing", "fifo_width", "rx_fifo_size",
             "rx_fifo_prog_full", "rx_fifo_prog_empty", "tx_fifo_size", "ins_loss_nyq",
-            "rx_eq_mode", "drain_axi_on_reset", "part", "aurora_version", "rtl_files"]
+            "rx_eq_mode", "drain_axi_on_reset", "part", "aurora_version", "rtl_files",
+            "cable_m", "xon_on_empty"]
     for k in need:
         if k not in p:
             fail(path, f"missing parameter '{k}'")
@@ -117,8 +119,8 @@ module {n} (
       .INS_LOSS_NYQ({p['ins_loss_nyq']}),
       .RX_EQ_MODE({EQ_MODES[p['rx_eq_mode']]}),
       .DRAIN_AXI_ON_RESET({p['drain_axi_on_reset']}),
-      .CABLE_M({p.get('cable_m', 30)}),
-      .XON_ON_EMPTY({p.get('xon_on_empty', 1)})
+      .CABLE_M({p['cable_m']}),
+      .XON_ON_EMPTY({p['xon_on_empty']})
   ) u_kernel (
       .ap_clk(ap_clk), .ap_rst_n(ap_rst_n), .init_clk(init_clk),
       .tx_axis_tdata(tx_axis_tdata), .tx_axis_tvalid(tx_axis_tvalid),
