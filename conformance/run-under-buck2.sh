@@ -6,15 +6,15 @@
 #   conformance/run-under-buck2.sh                 # all workspaces
 #   CONFORMANCE_ONLY=glob,run/run_exit_status conformance/run-under-buck2.sh
 #   BUCK2=/path/to/buck2 conformance/run-under-buck2.sh
+#   CONFORMANCE_BUCK2_ISOLATION_DIR=mine ...       # buck2's --isolation-dir (default v2)
 set -euo pipefail
 
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 buck2="${BUCK2:-$(command -v buck2 || true)}"
 
 if [ -z "$buck2" ]; then
-  echo "buck2 is not on PATH (nor set in \$BUCK2): skipping the upstream conformance run." >&2
-  echo "With buck2 installed (e.g. inside 'nix develop'), rerun this script to compare." >&2
-  exit 0
+  echo "usage: BUCK2=/path/to/buck2 $0   (buck2 is not on PATH)" >&2
+  exit 2
 fi
 if ! command -v cargo >/dev/null; then
   echo "cargo is required: the comparison harness is a cargo integration test." >&2

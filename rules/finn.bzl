@@ -23,8 +23,10 @@ FinnEstimatesInfo = provider(
 PartitionPlanInfo = provider(
     doc = "`plan`: Artifact, plan JSON (layer -> device + folding, cuts, per-device resources " +
           "and FPS); `folding`: Artifact (dir), one FINN folding config per device; " +
-          "`partitions`: Artifact (dir), one ONNX model per device plus partitions.json.",
-    fields = ["plan", "folding", "partitions"],
+          "`partitions`: Artifact (dir), one ONNX model per device plus partitions.json; " +
+          "`exec`: Artifact (dir), every partition and the unpartitioned model in the " +
+          "executor format of host/finn_exec (exec.json, <device>/, whole/).",
+    fields = ["plan", "folding", "partitions", "exec"],
 )
 
 # Steps that need vitis_hls / Vivado (finn.md §4): only run with `[fpga] toolchain = vitis`.
@@ -191,12 +193,25 @@ def _finn_partition_impl(ctx: AnalysisContext) -> list[Provider]:
         _finn_cmd(tc, "split_partitions.py", ["--in", est.model, "--plan", plan, "--out-dir", parts.as_output()]),
         category = "finn_split",
     )
+    exec_dir = ctx.actions.declare_output("exec", dir = True)
+    ctx.actions.run(
+        _finn_cmd(tc, "export_exec.py", [
+            "--model",
+            est.model,
+            "--partitions",
+            parts,
+            "--out-dir",
+            exec_dir.as_output(),
+        ]),
+        category = "finn_export_exec",
+    )
     return [
         DefaultInfo(default_output = plan, sub_targets = {
+            "exec": [DefaultInfo(default_output = exec_dir)],
             "folding": [DefaultInfo(default_output = folding)],
             "partitions": [DefaultInfo(default_output = parts)],
         }),
-        PartitionPlanInfo(plan = plan, folding = folding, partitions = parts),
+        PartitionPlanInfo(plan = plan, folding = folding, partitions = parts, exec = exec_dir),
     ]
 
 finn_partition = rule(
@@ -217,7 +232,8 @@ finn_partition = rule(
     },
     doc = "The MIP partitioner on `estimates` for the devices (JSON budgets) and topology " +
           "(chain, ring, switch or links): plan JSON, per-device folding configs " +
-          "(`[folding]`) and per-device partition models (`[partitions]`).",
+          "(`[folding]`), per-device partition models (`[partitions]`) and the same models " +
+          "plus the unpartitioned one for the functional executor (`[exec]`).",
 )
 
 def _finn_report_impl(ctx: AnalysisContext) -> list[Provider]:
@@ -285,4 +301,69 @@ finn_python_test = rule(
     },
     doc = "pytest over `srcs` in the FINN environment, with FINN_PARTITION_BIN set to the " +
           "partitioner binary.",
+)
+
+def _finn_exec_test_impl(ctx: AnalysisContext) -> list[Provider]:
+    tc = ctx.attrs._finn[FinnToolchainInfo]
+    plan = ctx.attrs.partition[PartitionPlanInfo]
+    reference = ctx.actions.declare_output("reference", dir = True)
+
+    # FINN's own Python execution produces the expected outputs (an action, so the
+    # slow reference run is cached); the test runs only the executor against them.
+    ctx.actions.run(
+        _finn_cmd(tc, "exec_reference.py", [
+            "--model",
+            ctx.attrs.estimates[FinnEstimatesInfo].model,
+            "--partitions",
+            plan.partitions,
+            "--frames",
+            str(ctx.attrs.frames),
+            "--seed",
+            str(ctx.attrs.seed),
+            "--cases",
+            ",".join(ctx.attrs.cases),
+            "--out",
+            reference.as_output(),
+        ]),
+        category = "finn_exec_reference",
+    )
+    command = cmd_args(
+        ctx.attrs._finn_exec[RunInfo],
+        "check",
+        "--exec",
+        plan.exec,
+        "--reference",
+        reference,
+    )
+    return [
+        DefaultInfo(default_output = reference),
+        ExternalRunnerTestInfo(type = "finn_exec", command = [command], labels = ctx.attrs.labels),
+    ]
+
+finn_exec_test = rule(
+    impl = _finn_exec_test_impl,
+    attrs = {
+        "cases": attrs.list(
+            attrs.enum(["partitions", "chain", "whole"]),
+            default = ["partitions", "chain", "whole"],
+        ),
+        "estimates": attrs.dep(providers = [FinnEstimatesInfo]),
+        "frames": attrs.int(default = 8),
+        "labels": attrs.list(attrs.string(), default = []),
+        "partition": attrs.dep(providers = [PartitionPlanInfo]),
+        "seed": attrs.int(default = 0),
+        "_finn": attrs.default_only(attrs.toolchain_dep(
+            default = "toolchains//:finn",
+            providers = [FinnToolchainInfo],
+        )),
+        "_finn_exec": attrs.default_only(attrs.exec_dep(
+            providers = [RunInfo],
+            default = "root//host/finn_exec:finn-exec",
+        )),
+    },
+    doc = "Bit-exactness of the functional executor (host/finn_exec) against FINN's own " +
+          "Python execution: `frames` seeded random frames per case — `partitions`: each " +
+          "partition on random inputs of its input datatypes; `chain`: the partitions one " +
+          "after another, every cut tensor compared; `whole`: the unpartitioned model, and " +
+          "the executor's chain against FINN's unpartitioned output.",
 )

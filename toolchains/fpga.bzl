@@ -38,20 +38,22 @@ _VITIS_TOOLS = {
 def _vitis_tools(ctx: AnalysisContext) -> dict:
     roots = {"vitis": ctx.attrs.vitis_root, "vivado": ctx.attrs.vivado_root}
     tools = {}
-    for name, (root_key, rel, _args) in _VITIS_TOOLS.items():
+    missing = []
+    for name, (root_key, rel, _args) in sorted(_VITIS_TOOLS.items()):
         root = roots[root_key]
-        if not root:
-            fail(("{}: fpga.toolchain=vitis needs AMD's `{}`, but no {} install is configured. " +
-                  "Set `[{}] root = /path/to/{}/<version>` (the XILINX_{} directory) in " +
-                  ".buckconfig.local, or build with the default `-c fpga.toolchain=sim`.").format(
-                ctx.label,
+        if root:
+            tools[name] = root + "/" + rel
+        else:
+            missing.append("`{}` (needs `[{}] root`, the XILINX_{} directory)".format(
                 rel.split("/")[-1],
-                root_key.capitalize(),
                 root_key,
-                root_key.capitalize(),
                 root_key.upper(),
             ))
-        tools[name] = root + "/" + rel
+    if missing:
+        fail(("{}: fpga.toolchain=vitis needs AMD's tools, and no install is configured for " +
+              "{}. Set the roots in .buckconfig.local (e.g. `[vitis] root = " +
+              "/opt/Xilinx/Vitis/2023.2`, `[vivado] root = /opt/Xilinx/Vivado/2023.2`), or " +
+              "build with the default `-c fpga.toolchain=sim`.").format(ctx.label, ", ".join(missing)))
     return tools
 
 def _fpga_toolchain_impl(ctx: AnalysisContext) -> list[Provider]:

@@ -161,6 +161,9 @@ pub struct CommandSpec {
 #[derive(Clone, Debug)]
 pub struct TestSpec {
     pub label: ProvidersLabel,
+    /// The configuration the test was analysed in, as buck2 prints it after the label
+    /// (`<unspecified>` or `root//platforms:p#<hash>`).
+    pub configuration: String,
     pub test_type: String,
     pub command: CommandSpec,
     pub labels: Vec<String>,

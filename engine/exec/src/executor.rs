@@ -237,6 +237,7 @@ impl<'a> Build<'a> {
                 opts.remote.clone(),
                 opts.remote_mode,
                 opts.default_allow_cache_upload,
+                opts.cache_policy,
             ),
             progress,
             sandbox_counter: AtomicUsize::new(0),

@@ -46,6 +46,29 @@ pub enum RemoteMode {
     ReadWrite,
 }
 
+/// The execution platform's remote cache settings (buck2's `CommandExecutorConfig`).
+/// `Default` allows reads and uploads, so callers that have no platform keep the
+/// `--remote-cache` mode alone in charge.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct CachePolicy {
+    /// `remote_cache_enabled`: look actions up in the remote cache.
+    pub reads: bool,
+    /// `allow_cache_uploads`: upload locally run actions that allow it themselves.
+    pub uploads: bool,
+    /// `max_cache_upload_mebibytes` in bytes: larger results are not uploaded.
+    pub max_upload_bytes: Option<u64>,
+}
+
+impl Default for CachePolicy {
+    fn default() -> CachePolicy {
+        CachePolicy {
+            reads: true,
+            uploads: true,
+            max_upload_bytes: None,
+        }
+    }
+}
+
 pub struct ExecOptions {
     pub project_root: PathBuf,
     /// Parallel jobs (weight permits); 0 = number of cores.
@@ -54,6 +77,8 @@ pub struct ExecOptions {
     pub remote_mode: RemoteMode,
     /// `[buck2] default_allow_cache_upload`.
     pub default_allow_cache_upload: bool,
+    /// What the execution platform's `CommandExecutorConfig` allows of the remote cache.
+    pub cache_policy: CachePolicy,
     /// `[forge] sandbox_passthrough`: see the `sandbox` module docs.
     pub sandbox_passthrough: Vec<String>,
     /// `[forge] sandbox` ([`SandboxMode::parse`]); the module docs of `sandbox` explain the
@@ -73,6 +98,7 @@ impl ExecOptions {
             remote: None,
             remote_mode: RemoteMode::Off,
             default_allow_cache_upload: false,
+            cache_policy: CachePolicy::default(),
             sandbox_passthrough: Vec::new(),
             sandbox: SandboxMode::Auto,
             console: ConsoleMode::Auto,

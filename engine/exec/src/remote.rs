@@ -16,7 +16,7 @@ use crate::cas::Cas;
 use crate::digest::DigestCache;
 use crate::layout::Layout;
 use crate::progress::Progress;
-use crate::RemoteMode;
+use crate::{CachePolicy, RemoteMode};
 
 /// After this many errors in one build the remote cache is not asked again in that build,
 /// so a dead server costs a few timeouts, not one per action.
@@ -27,6 +27,7 @@ pub struct RemoteState {
     mode: RemoteMode,
     /// `[buck2] default_allow_cache_upload`, for actions that leave it unset.
     default_allow: bool,
+    policy: CachePolicy,
     pub errors: AtomicUsize,
     warned: AtomicBool,
 }
@@ -36,11 +37,13 @@ impl RemoteState {
         client: Option<Arc<dyn RemoteCache>>,
         mode: RemoteMode,
         default_allow: bool,
+        policy: CachePolicy,
     ) -> RemoteState {
         RemoteState {
             client,
             mode,
             default_allow,
+            policy,
             errors: AtomicUsize::new(0),
             warned: AtomicBool::new(false),
         }
@@ -75,6 +78,9 @@ impl RemoteState {
         digests: &DigestCache,
         progress: &Progress,
     ) -> Option<CachedResult> {
+        if !self.policy.reads {
+            return None;
+        }
         let client = self.client()?;
         let result = client.lookup(desc).and_then(|hit| match hit {
             None => Ok(None),
@@ -105,7 +111,7 @@ impl RemoteState {
         stderr: &[u8],
         progress: &Progress,
     ) {
-        if self.mode != RemoteMode::ReadWrite {
+        if self.mode != RemoteMode::ReadWrite || !self.policy.uploads {
             return;
         }
         let allowed = match &action.kind {
@@ -126,10 +132,30 @@ impl RemoteState {
                 is_dir: o.is_dir,
             })
             .collect();
+        if let Some(max) = self.policy.max_upload_bytes {
+            // buck2 skips the upload of a result above `max_cache_upload_mebibytes`.
+            let total: u64 = outputs.iter().map(|o| size_on_disk(&o.on_disk)).sum();
+            if total > max {
+                return;
+            }
+        }
         if let Err(e) = client.upload(desc, &outputs, stdout, stderr) {
             self.error(progress, "upload", action, &e);
         }
     }
+}
+
+/// Bytes of a file, or of every file under a directory (symlinks not followed).
+fn size_on_disk(path: &std::path::Path) -> u64 {
+    let Ok(meta) = std::fs::symlink_metadata(path) else {
+        return 0;
+    };
+    if !meta.is_dir() {
+        return meta.len();
+    }
+    std::fs::read_dir(path)
+        .map(|entries| entries.flatten().map(|e| size_on_disk(&e.path())).sum())
+        .unwrap_or(0)
 }
 
 /// Turns a remote hit into a manifest of the declared outputs (a miss if one is absent).

@@ -149,7 +149,8 @@ fn report_one(label: &str, run: &TestRun, root: &Path) -> String {
     let secs = run.took.as_secs_f64();
     let head = match run.verdict {
         Verdict::Pass => format!("✓ Pass: {label} ({secs:.1}s)"),
-        Verdict::Fail => format!("✗ Fail: {label} ({secs:.1}s, {})", run.detail),
+        // buck2's line exactly; the exit status goes after the output (see below).
+        Verdict::Fail => format!("✗ Fail: {label} ({secs:.1}s)"),
         Verdict::Timeout => format!("✗ Timeout: {label} ({secs:.1}s)"),
         Verdict::Infra => format!("✗ Infra Failure: {label} ({})", run.detail),
     };
@@ -163,6 +164,9 @@ fn report_one(label: &str, run: &TestRun, root: &Path) -> String {
         tail(&run.stdout, lines),
         tail(&run.stderr, lines)
     );
+    if run.verdict == Verdict::Fail {
+        text.push_str(&format!("\n({})", run.detail));
+    }
     if run.verdict != Verdict::Pass {
         let name: String = label
             .chars()
@@ -205,7 +209,7 @@ pub fn run(exec: &Executor, graph: &ActionGraph, tests: Vec<TestSpec>) -> Result
                 runnable.push(t);
             } else {
                 summary.build_failures += 1;
-                failed_labels.push(t.label.to_string());
+                failed_labels.push(format!("{} ({})", t.label, t.configuration));
             }
         }
     }
@@ -233,7 +237,7 @@ pub fn run(exec: &Executor, graph: &ActionGraph, tests: Vec<TestSpec>) -> Result
                     Verdict::Infra => r.0.infra_failures += 1,
                 }
                 if run.verdict != Verdict::Pass {
-                    r.1.push(label);
+                    r.1.push(format!("{label} ({})", spec.configuration));
                 }
             });
         }

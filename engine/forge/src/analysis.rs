@@ -8,6 +8,7 @@ pub mod attrs;
 pub mod cmd_args;
 pub mod configuration;
 pub mod context;
+pub mod execution_platform;
 mod globals;
 pub mod label;
 pub mod outputs;

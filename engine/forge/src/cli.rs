@@ -15,6 +15,22 @@ use crate::interpreter::{Loader, Workspace};
 pub const EXIT_USER_ERROR: i32 = 3;
 /// buck2's exit code when a test failed.
 pub const EXIT_TEST_FAILURE: i32 = 32;
+/// buck2's exit code for errors it tags as infrastructure errors.
+pub const EXIT_INFRA_ERROR: i32 = 2;
+
+/// The exit code buck2 gives `e`: 3 (user error) except for the few errors buck2 tags as
+/// infrastructure errors, such as a `..` source path.
+pub(crate) fn exit_code_for(e: &anyhow::Error) -> i32 {
+    let infra = e.chain().any(|c| {
+        c.downcast_ref::<crate::interpreter::coerce::UnnormalizedPath>()
+            .is_some()
+    });
+    if infra {
+        EXIT_INFRA_ERROR
+    } else {
+        EXIT_USER_ERROR
+    }
+}
 
 #[derive(Parser, Debug)]
 #[command(
@@ -145,7 +161,10 @@ impl Session {
             .strip_prefix(&root)
             .map(|p| p.to_string_lossy().into_owned())
             .unwrap_or_default();
-        let loader = Arc::new(Loader::new(Arc::new(ws))?);
+        let loader = Arc::new(Loader::new(
+            Arc::new(ws),
+            crate::analysis::register_globals,
+        )?);
         Ok(Session {
             loader,
             cwd,
@@ -227,7 +246,7 @@ pub fn main() -> i32 {
         Ok(code) => code,
         Err(e) => {
             report(&e);
-            EXIT_USER_ERROR
+            exit_code_for(&e)
         }
     }
 }

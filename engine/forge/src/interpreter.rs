@@ -166,11 +166,29 @@ pub struct Loader {
     platforms: Mutex<HashMap<TargetLabel, TargetLabel>>,
 }
 
+impl crate::model::TargetSource for Loader {
+    fn get_target(&self, label: &TargetLabel) -> Result<Arc<TargetNode>> {
+        Loader::get_target(self, label)
+    }
+    fn target_platform(&self, label: &TargetLabel) -> Result<Option<TargetLabel>> {
+        Loader::target_platform(self, label)
+    }
+    fn config(&self, section: &str, key: &str) -> Option<String> {
+        self.workspace().config(section, key)
+    }
+}
+
 impl Loader {
-    pub fn new(ws: Arc<Workspace>) -> Result<Loader> {
+    /// `rule_globals` registers what rule implementations use beyond loading's own globals
+    /// (`provider`, `DefaultInfo`, `cmd_args`, ...: `crate::analysis::register_globals`); the
+    /// caller passes it so that loading does not depend on analysis.
+    pub fn new(
+        ws: Arc<Workspace>,
+        rule_globals: fn(&mut starlark::environment::GlobalsBuilder),
+    ) -> Result<Loader> {
         Ok(Loader {
             ws,
-            globals: globals::build_globals(),
+            globals: globals::build_globals(rule_globals),
             bzl_cache: Mutex::new(HashMap::new()),
             packages: Mutex::new(HashMap::new()),
             platforms: Mutex::new(HashMap::new()),

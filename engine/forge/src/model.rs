@@ -22,6 +22,39 @@ pub enum DepKind {
     Toolchain,
 }
 
+/// What analysis needs of loading (the loader, or a fixed set of nodes in tests): analysis
+/// sees loading only through this trait, so it never imports the interpreter.
+pub trait TargetSource {
+    fn get_target(&self, label: &TargetLabel) -> anyhow::Result<Arc<TargetNode>>;
+    /// The target platform a requested target is configured with (`None` = unspecified).
+    fn target_platform(&self, _label: &TargetLabel) -> anyhow::Result<Option<TargetLabel>> {
+        Ok(None)
+    }
+    /// `read_config` on the root cell, for `ConfigurationInfo.values`.
+    fn config(&self, _section: &str, _key: &str) -> Option<String> {
+        None
+    }
+}
+
+/// The one check of a dependency edge against toolchain rules, with buck2's messages: a
+/// toolchain rule is reachable only through `attrs.toolchain_dep()`, and only a toolchain
+/// rule through it. Loading (`interpreter::checks`) and analysis both call it.
+pub fn check_toolchain_edge(
+    dep: &TargetLabel,
+    kind: DepKind,
+    dep_is_toolchain: bool,
+) -> anyhow::Result<()> {
+    match (kind, dep_is_toolchain) {
+        (DepKind::Toolchain, false) => Err(anyhow::anyhow!(
+            "Target `{dep}` was used as a toolchain_dep, but is not a toolchain rule"
+        )),
+        (DepKind::Normal | DepKind::Exec, true) => Err(anyhow::anyhow!(
+            "Target `{dep}` was used not as a toolchain_dep, but is a toolchain rule"
+        )),
+        _ => Ok(()),
+    }
+}
+
 /// The declared type of one rule attribute (`attrs.*`).
 #[derive(Clone, Debug)]
 pub enum AttrType {

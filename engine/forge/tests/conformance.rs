@@ -45,6 +45,9 @@ enum EngineKind {
 struct Engine {
     kind: EngineKind,
     binary: PathBuf,
+    /// buck2's `--isolation-dir`: each daemon sharing a machine needs its own
+    /// (`CONFORMANCE_BUCK2_ISOLATION_DIR`, default `v2`, buck2's own default).
+    isolation: String,
 }
 
 impl Engine {
@@ -62,20 +65,35 @@ impl Engine {
                     _ if name.contains("buck2") => EngineKind::Buck2,
                     _ => EngineKind::Forge,
                 };
-                Engine { kind, binary }
+                let isolation = match kind {
+                    EngineKind::Buck2 => std::env::var("CONFORMANCE_BUCK2_ISOLATION_DIR")
+                        .unwrap_or_else(|_| "v2".to_owned()),
+                    EngineKind::Forge => "forge".to_owned(),
+                };
+                Engine {
+                    kind,
+                    binary,
+                    isolation,
+                }
             }
             None => Engine {
                 kind: EngineKind::Forge,
                 binary: PathBuf::from(env!("CARGO_BIN_EXE_forge")),
+                isolation: "forge".to_owned(),
             },
         }
     }
 
     /// The isolation directory under `buck-out/` that `<BUCK_OUT>` stands for.
-    fn isolation_dir(&self) -> &'static str {
+    fn isolation_dir(&self) -> String {
+        format!("buck-out/{}", self.isolation)
+    }
+
+    /// Global flags that go before the subcommand.
+    fn global_args(&self) -> Vec<String> {
         match self.kind {
-            EngineKind::Forge => "buck-out/forge",
-            EngineKind::Buck2 => "buck-out/v2",
+            EngineKind::Buck2 => vec!["--isolation-dir".to_owned(), self.isolation.clone()],
+            EngineKind::Forge => Vec::new(),
         }
     }
 
@@ -250,6 +268,7 @@ fn run_engine(engine: &Engine, root: &Path, case: &Case) -> Result<Outcome, Stri
         None => root.to_path_buf(),
     };
     let mut child = Command::new(&engine.binary)
+        .args(engine.global_args())
         .args(&case.args)
         .current_dir(&cwd)
         // A test must never see these (O10); build actions may (O3).
@@ -300,15 +319,25 @@ fn run_engine(engine: &Engine, root: &Path, case: &Case) -> Result<Outcome, Stri
 
 /// Rewrites machine- and engine-specific parts of a text: the project root becomes
 /// `<PROJECT>`, the isolation dir `<BUCK_OUT>`, configuration hashes in output paths
-/// `<CFG>` and scratch hashes `<HASH>` (buck2-behaviour.md's notation).
-fn normalise(text: &str, project_roots: &[String]) -> String {
-    let mut s = text.to_owned();
+/// `<CFG>`, scratch hashes `<HASH>`, a test's `(1.2s)` `(<DURATION>)`; colours and buck2's
+/// line timestamps are dropped.
+fn normalise(text: &str, project_roots: &[String], engine: &Engine) -> String {
+    // Presentation, not behaviour: buck2 colours the test summary even into a pipe, and
+    // prefixes each line with a timestamp when stderr is not a terminal.
+    static ANSI: std::sync::LazyLock<regex::Regex> =
+        std::sync::LazyLock::new(|| regex::Regex::new(r"\x1b\[[0-9;]*m").unwrap());
+    static STAMP: std::sync::LazyLock<regex::Regex> = std::sync::LazyLock::new(|| {
+        regex::Regex::new(r"(?m)^\[\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d+[+-]\d\d:\d\d\] ?").unwrap()
+    });
+    static DURATION: std::sync::LazyLock<regex::Regex> =
+        std::sync::LazyLock::new(|| regex::Regex::new(r"\(\d+\.\ds\)").unwrap());
+    let s = ANSI.replace_all(text, "");
+    let s = STAMP.replace_all(&s, "");
+    let mut s = DURATION.replace_all(&s, "(<DURATION>)").into_owned();
     for root in project_roots {
         s = s.replace(root.as_str(), "<PROJECT>");
     }
-    s = s
-        .replace("buck-out/forge", "<BUCK_OUT>")
-        .replace("buck-out/v2", "<BUCK_OUT>");
+    s = s.replace(&engine.isolation_dir(), "<BUCK_OUT>");
     for (prefix, placeholder) in [("<BUCK_OUT>/art/", "<CFG>"), ("<BUCK_OUT>/tmp/", "<HASH>")] {
         s = replace_hash_after_cell(&s, prefix, placeholder);
     }
@@ -351,7 +380,7 @@ fn replace_hash_after_cell(s: &str, prefix: &str, placeholder: &str) -> String {
 /// All existing paths under `root` that match `pattern`: `<BUCK_OUT>` is the engine's
 /// isolation dir, `<CFG>`/`<HASH>` any 16-hex directory.
 fn resolve(root: &Path, pattern: &str, engine: &Engine) -> Vec<PathBuf> {
-    let expanded = pattern.replace("<BUCK_OUT>", engine.isolation_dir());
+    let expanded = pattern.replace("<BUCK_OUT>", &engine.isolation_dir());
     let mut candidates = vec![root.to_path_buf()];
     for component in expanded.split('/').filter(|c| !c.is_empty()) {
         let mut next = Vec::new();
@@ -403,8 +432,8 @@ fn check_case(
 ) -> Vec<String> {
     let mut problems = Vec::new();
     let c = &case.checks;
-    let stdout = normalise(&outcome.stdout, roots);
-    let stderr = normalise(&outcome.stderr, roots);
+    let stdout = normalise(&outcome.stdout, roots, engine);
+    let stderr = normalise(&outcome.stderr, roots, engine);
     let exit = c.exit.as_ref().expect("validated at parse");
     match exit.accepts(outcome.code) {
         Ok(true) => {}
@@ -465,7 +494,7 @@ fn check_case(
         match fs::read(path) {
             Ok(bytes) => {
                 let text = String::from_utf8_lossy(&bytes);
-                let got = normalise(&text, roots);
+                let got = normalise(&text, roots, engine);
                 if &got != expected {
                     problems.push(format!(
                         "content of {pattern} differs\n  expected:\n{}  got:\n{}",
@@ -522,6 +551,7 @@ fn selected(filter: &Option<Vec<String>>, workspace: &str, case: &str) -> bool {
 fn stop_daemon(engine: &Engine, root: &Path) {
     if engine.kind == EngineKind::Buck2 {
         let _ = Command::new(&engine.binary)
+            .args(engine.global_args())
             .arg("kill")
             .current_dir(root)
             .stdout(Stdio::null())
@@ -638,23 +668,43 @@ fn conformance_workspaces() {
 #[test]
 fn normalisation_matches_buck2_behaviour_notation() {
     let roots = vec!["/tmp/conformance-x".to_owned()];
+    let buck2 = Engine {
+        kind: EngineKind::Buck2,
+        binary: PathBuf::from("buck2"),
+        isolation: "v2".to_owned(),
+    };
+    let forge = Engine {
+        kind: EngineKind::Forge,
+        binary: PathBuf::from("forge"),
+        isolation: "forge".to_owned(),
+    };
     assert_eq!(
         normalise(
             "root//:a buck-out/v2/art/root/1ef78538d8598cb2/__a__/a.txt",
-            &roots
+            &roots,
+            &buck2
         ),
         "root//:a <BUCK_OUT>/art/root/<CFG>/__a__/a.txt"
     );
     assert_eq!(
         normalise(
             "/tmp/conformance-x/buck-out/forge/tmp/root/0123456789abcdef/probe",
-            &roots
+            &roots,
+            &forge
         ),
         "<PROJECT>/<BUCK_OUT>/tmp/root/<HASH>/probe"
     );
+    assert_eq!(
+        normalise(
+            "[2026-12-02T01:14:26.022+00:00] \x1b[38;5;9m✗ Fail: root//t:f (0.1s)\x1b[39m\n",
+            &roots,
+            &buck2
+        ),
+        "✗ Fail: root//t:f (<DURATION>)\n"
+    );
     // A 17-character name is not a hash; a package named like a hash is kept.
     assert_eq!(
-        normalise("buck-out/v2/art/root/0123456789abcdef0/x", &roots),
+        normalise("buck-out/v2/art/root/0123456789abcdef0/x", &roots, &buck2),
         "<BUCK_OUT>/art/root/0123456789abcdef0/x"
     );
 }

@@ -75,8 +75,38 @@ struct Workspace {
     dir: tempfile::TempDir,
 }
 
+/// The project's own execution platform (`platforms/BUCK`, `platforms/defs.bzl`): the
+/// cache settings under test are the ones the project ships.
+fn copy_project_platforms(root: &Path) {
+    let project = Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
+    std::fs::create_dir_all(root.join("platforms")).unwrap();
+    for f in ["BUCK", "defs.bzl"] {
+        std::fs::copy(
+            project.join("platforms").join(f),
+            root.join("platforms").join(f),
+        )
+        .unwrap();
+    }
+}
+
+/// `.buckconfig` of a test project: the cells, the project's execution platform, `[ci]`
+/// as the project's own `.buckconfig` sets it, then `extra`.
+fn buckconfig(ci_remote_cache: bool, extra: &str) -> String {
+    format!(
+        "[cells]\n  root = .\n\n[buildfile]\n  name = BUCK\n\n[build]\n  execution_platforms = root//platforms:platforms\n\n[ci]\n  remote_cache = {ci_remote_cache}\n\n{extra}"
+    )
+}
+
 impl Workspace {
+    /// A project whose platform has the remote cache on (`[ci] remote_cache = true`).
     fn new(re_client: &str, delay: &str) -> Workspace {
+        Workspace::with_config(
+            &buckconfig(true, &format!("[buck2_re_client]\n{re_client}")),
+            delay,
+        )
+    }
+
+    fn with_config(config: &str, delay: &str) -> Workspace {
         let dir = tempfile::Builder::new()
             .prefix("forge-remote-cache-")
             .tempdir()
@@ -85,11 +115,8 @@ impl Workspace {
         std::fs::create_dir_all(root.join("rules")).unwrap();
         std::fs::create_dir_all(root.join("pkg")).unwrap();
         std::fs::write(root.join(".buckroot"), "").unwrap();
-        std::fs::write(
-            root.join(".buckconfig"),
-            format!("[cells]\n  root = .\n\n[buildfile]\n  name = BUCK\n\n[buck2_re_client]\n{re_client}"),
-        )
-        .unwrap();
+        std::fs::write(root.join(".buckconfig"), config).unwrap();
+        copy_project_platforms(root);
         std::fs::write(
             root.join("rules/defs.bzl"),
             RULES.replace("{big}", &BIG_SIZE.to_string()),
@@ -536,4 +563,157 @@ fn result_referencing_a_missing_blob_is_a_miss() {
     );
     ws.assert_outputs_correct();
     assert!(blob.exists(), "the rebuilt output was uploaded again");
+}
+
+/// The README's "Remote cache" section: its `.buckconfig.local` block and its command block,
+/// exactly as printed there (only the server address is this test's).
+fn readme_remote_cache_instructions() -> (String, Vec<Vec<String>>) {
+    let readme =
+        std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("../../README.md"))
+            .unwrap();
+    let section = readme
+        .split("\n## Remote cache\n")
+        .nth(1)
+        .expect("README has a `## Remote cache` section");
+    let section = section.split("\n## ").next().unwrap();
+    let block = |fence: &str| -> String {
+        let start = section
+            .find(fence)
+            .unwrap_or_else(|| panic!("README's remote cache section lacks a {fence} block"));
+        let body = &section[start + fence.len()..];
+        body[..body.find("\n```").unwrap()]
+            .trim_start_matches('\n')
+            .to_owned()
+    };
+    let ini = block("```ini\n");
+    assert!(
+        ini.contains("address = grpc://127.0.0.1:50051"),
+        "the README's block names the server it tells users to start:\n{ini}"
+    );
+    let commands = block("```sh\n")
+        .lines()
+        .map(|l| l.split('#').next().unwrap().trim())
+        .filter(|l| !l.is_empty())
+        .map(|l| {
+            let words: Vec<String> = l.split_whitespace().map(str::to_owned).collect();
+            assert_eq!(
+                words[0], "./forge",
+                "README command `{l}` is not a forge command"
+            );
+            words[1..].to_vec()
+        })
+        .collect();
+    (ini, commands)
+}
+
+/// A project with the README's `.buckconfig.local` for `server` and `[ci] remote_cache =
+/// false` in `.buckconfig`, as the project ships it.
+fn readme_workspace(server: &BuildGrid) -> Workspace {
+    let (ini, _) = readme_remote_cache_instructions();
+    let ws = Workspace::with_config(&buckconfig(false, ""), "0");
+    let local = ini
+        .lines()
+        .filter(|l| !l.trim_start().starts_with('#'))
+        .map(|l| l.replace("grpc://127.0.0.1:50051", &server.address()))
+        .collect::<Vec<_>>()
+        .join("\n");
+    std::fs::write(ws.root().join(".buckconfig.local"), local + "\n").unwrap();
+    ws
+}
+
+#[test]
+fn readme_remote_cache_instructions_upload_then_serve_a_clean_build() {
+    let Some(server) = BuildGrid::start() else {
+        return;
+    };
+    let ws = readme_workspace(&server);
+    let (_, commands) = readme_remote_cache_instructions();
+    assert!(
+        commands.iter().filter(|c| c[0] == "build").count() >= 2
+            && commands.iter().any(|c| c[0] == "clean"),
+        "the README's commands build, clean, and build again: {commands:?}"
+    );
+    let mut builds = Vec::new();
+    for c in &commands {
+        let args: Vec<&str> = c.iter().map(String::as_str).collect();
+        let run = Run::from(ws.forge(&args).output().unwrap());
+        assert_eq!(
+            run.code,
+            0,
+            "`./forge {}` failed:\n{}",
+            c.join(" "),
+            run.stderr
+        );
+        if c[0] == "build" {
+            builds.push(run);
+        }
+    }
+    let (first, last) = (&builds[0], builds.last().unwrap());
+    assert_eq!(first.counts(), counts(0, 0, 4), "{}", first.stderr);
+    assert!(server_blobs(&server) > 0, "nothing was uploaded");
+    assert_eq!(
+        last.counts(),
+        counts(0, 4, 0),
+        "after `forge clean` every command must come from the remote cache:\n{}",
+        last.stderr
+    );
+    ws.assert_outputs_correct();
+}
+
+#[test]
+fn platform_without_remote_cache_neither_reads_nor_uploads() {
+    let Some(server) = BuildGrid::start() else {
+        return;
+    };
+    let ws = readme_workspace(&server);
+    // `[buck2_re_client]` is configured but the platform says remote_cache_enabled = False.
+    let run = ws.build(&[]).ok();
+    assert_eq!(run.counts(), counts(0, 0, 4), "{}", run.stderr);
+    assert_eq!(
+        server_blobs(&server),
+        0,
+        "uploaded although the platform forbids it"
+    );
+    // Fill the cache through the platform that allows it, then build again without it.
+    ws.wipe_buck_out();
+    ws.build(&["-c", "ci.remote_cache=true"]).ok();
+    assert!(server_blobs(&server) > 0);
+    ws.wipe_buck_out();
+    let run = ws.build(&[]).ok();
+    assert_eq!(
+        run.counts(),
+        counts(0, 0, 4),
+        "read the remote cache although the platform disables it:\n{}",
+        run.stderr
+    );
+}
+
+#[test]
+fn upload_cap_and_per_action_opt_out_are_honoured() {
+    let Some(server) = BuildGrid::start() else {
+        return;
+    };
+    let ws = Workspace::for_server(&server, "0");
+    // A 1 MiB cap keeps the 6 MB `big.bin` out; `gen_a` opts out of uploads itself, which
+    // the project-wide default cannot override.
+    std::fs::write(
+        ws.root().join("platforms/BUCK"),
+        "load(\":defs.bzl\", \"platforms\")\n\nplatforms(\n    name = \"platforms\",\n    max_cache_upload_mebibytes = 1,\n    remote_cache = True,\n    visibility = [\"PUBLIC\"],\n)\n",
+    )
+    .unwrap();
+    let rules = std::fs::read_to_string(ws.root().join("rules/defs.bzl")).unwrap();
+    let rules = rules.replacen(
+        "category = \"gen_a\",\n        local_only = True,\n        allow_cache_upload = True,",
+        "category = \"gen_a\",\n        local_only = True,\n        allow_cache_upload = False,",
+        1,
+    );
+    std::fs::write(ws.root().join("rules/defs.bzl"), rules).unwrap();
+    let flags = ["-c", "buck2.default_allow_cache_upload=true"];
+    let first = ws.build(&flags).ok();
+    assert_eq!(first.counts(), counts(0, 0, 4), "{}", first.stderr);
+    ws.wipe_buck_out();
+    let second = ws.build(&flags).ok();
+    // gen_a and gen_big run again; gen_tree and gen_b (small, allowed) come from the server.
+    assert_eq!(second.counts(), counts(0, 2, 2), "{}", second.stderr);
+    ws.assert_outputs_correct();
 }

@@ -71,6 +71,18 @@ impl std::fmt::Display for Infeasible {
 }
 impl std::error::Error for Infeasible {}
 
+/// What one MIP solve minimises.
+#[derive(Clone, Copy, Debug, PartialEq)]
+enum Stage {
+    /// The problem's own objective.
+    Primary,
+    /// Slack on every resource bound (to explain infeasibility).
+    Relax,
+    /// Throughput, second pass: the most balanced utilisation among the placements whose
+    /// frame period is at most `tau_max` (the first pass's optimum), then the least cut.
+    Balance { tau_max: f64 },
+}
+
 struct Vars {
     /// y[u][c][d]
     y: Vec<Vec<Vec<Variable>>>,
@@ -95,28 +107,25 @@ pub fn solve(p: &Problem) -> Result<Placement> {
             None => Err(diagnose(p).into()),
         };
     }
-    let result = match p.layout {
-        Layout::Ordered(orders) => {
-            let mut best: Option<Placement> = None;
-            let mut last_err = None;
-            for order in orders {
-                match solve_once(p, Some(order), false) {
-                    Ok(pl) => {
-                        if best.as_ref().is_none_or(|b| pl.objective < b.objective) {
-                            best = Some(pl);
-                        }
-                    }
-                    Err(e) => last_err = Some(e),
-                }
-            }
-            match (best, last_err) {
-                (Some(b), _) => Ok(b),
-                (None, Some(e)) => Err(e),
-                (None, None) => bail!("the topology has no device order"),
-            }
+    let result = solve_stage(p, Stage::Primary).and_then(|first| {
+        if p.objective != Objective::Throughput {
+            return Ok(first);
         }
-        Layout::General { .. } => solve_once(p, None, false),
-    };
+        // Lexicographic: best FPS first, then the most balanced split among the plans
+        // with that FPS (a single-stage weighted sum would pile layers onto one device
+        // whenever that costs nothing in FPS), then the least cut bandwidth.
+        let tau = frame_period(p, &first.assign);
+        let second = solve_stage(
+            p,
+            Stage::Balance {
+                tau_max: tau * (1.0 + 1e-6) + 1e-9,
+            },
+        )?;
+        Ok(Placement {
+            optimal: first.optimal && second.optimal,
+            ..second
+        })
+    });
     match result {
         Ok(mut pl) => {
             pl.solve_seconds = start.elapsed().as_secs_f64();
@@ -132,9 +141,46 @@ pub fn solve(p: &Problem) -> Result<Placement> {
     }
 }
 
+/// The frame period (µs) of a placement: its slowest unit at its device's clock.
+fn frame_period(p: &Problem, assign: &[(usize, usize)]) -> f64 {
+    assign
+        .iter()
+        .enumerate()
+        .map(|(u, &(d, c))| p.units[u].candidates[c].cycles as f64 / p.devices[d].clk_mhz)
+        .fold(0.0, f64::max)
+}
+
+/// One stage over every device order of the layout; the best order wins.
+fn solve_stage(p: &Problem, stage: Stage) -> Result<Placement> {
+    match p.layout {
+        Layout::Ordered(orders) => {
+            let mut best: Option<Placement> = None;
+            let mut last_err = None;
+            for order in orders {
+                match solve_once(p, Some(order), stage) {
+                    Ok(pl) => {
+                        if best.as_ref().is_none_or(|b| pl.objective < b.objective) {
+                            best = Some(pl);
+                        }
+                    }
+                    Err(e) => last_err = Some(e),
+                }
+            }
+            match (best, last_err) {
+                (Some(b), _) => Ok(b),
+                (None, Some(e)) => Err(e),
+                (None, None) => bail!("the topology has no device order"),
+            }
+        }
+        Layout::General { .. } => solve_once(p, None, stage),
+    }
+}
+
 /// Build and solve one MIP. With `relax`, resource bounds get slack variables whose
 /// sum is minimised: used to find which bound makes the problem infeasible.
-fn solve_once(p: &Problem, order: Option<&Vec<usize>>, relax: bool) -> Result<Placement> {
+fn solve_once(p: &Problem, order: Option<&Vec<usize>>, stage: Stage) -> Result<Placement> {
+    let relax = stage == Stage::Relax;
+    let balance = p.objective == Objective::Balanced || matches!(stage, Stage::Balance { .. });
     let nd = p.devices.len();
     let mut vars = ProblemVariables::new();
     let y: Vec<Vec<Vec<Variable>>> = p
@@ -188,7 +234,7 @@ fn solve_once(p: &Problem, order: Option<&Vec<usize>>, relax: bool) -> Result<Pl
                     cons.push(constraint!(use_expr.clone() >= dev.floor.get(r)));
                 }
             }
-            if p.objective == Objective::Balanced {
+            if balance {
                 cons.push(constraint!(use_expr * (1.0 / total) <= t));
             }
         }
@@ -332,6 +378,9 @@ fn solve_once(p: &Problem, order: Option<&Vec<usize>>, relax: bool) -> Result<Pl
             }
             cons.push(constraint!(per <= tau));
         }
+        if let Stage::Balance { tau_max } = stage {
+            cons.push(constraint!(tau <= tau_max));
+        }
     }
 
     let total_bits: f64 = p
@@ -345,9 +394,10 @@ fn solve_once(p: &Problem, order: Option<&Vec<usize>>, relax: bool) -> Result<Pl
     } else {
         match p.objective {
             // Ties are broken towards fewer bits crossing devices.
-            Objective::Balanced => t + cut_bits * (1e-3 / total_bits),
+            _ if balance => t + cut_bits * (1e-3 / total_bits),
             Objective::MinCut => cut_bits * (1.0 / total_bits),
             Objective::Throughput => tau + cut_bits * (1e-3 / total_bits),
+            Objective::Balanced => unreachable!("balanced solves take the branch above"),
         }
     };
 
@@ -460,7 +510,7 @@ fn diagnose(p: &Problem) -> Infeasible {
         Layout::Ordered(o) => o.first(),
         Layout::General { .. } => None,
     };
-    match solve_once(p, order, true) {
+    match solve_once(p, order, Stage::Relax) {
         Ok(pl) => {
             let mut worst: Option<(f64, usize, usize, f64, f64)> = None;
             for (d, dev) in p.devices.iter().enumerate() {

@@ -14,19 +14,18 @@ use starlark::values::structs::AllocStruct;
 use starlark::values::{OwnedFrozenValue, Value};
 
 use super::actions::{ActionsState, AnalysisActions};
-use super::attrs::{check_toolchain_edge, parse_relative_label, AttrResolver, ResolvedDep};
+use super::attrs::{parse_relative_label, AttrResolver, ResolvedDep};
 use super::configuration::{
     configured_deps, platform_data, resolve_all, resolve_select, select_keys, setting_data,
-    Configuration,
+    Configuration, ConfigurationError,
 };
 use super::context::AnalysisContext;
 use super::label::{ConfiguredLabel, StarlarkLabel, UNSPECIFIED_CFG};
 use super::outputs::target_outputs;
 use super::providers::{Builtin, ProviderCollection, ProviderInstance};
-use crate::interpreter::Loader;
 use crate::model::{
-    ActionGraph, ActionId, CoercedAttr, DepKind, ProvidersLabel, TargetLabel, TargetNode,
-    TargetOutputs,
+    check_toolchain_edge, ActionGraph, ActionId, CoercedAttr, DepKind, ProvidersLabel, TargetLabel,
+    TargetNode, TargetOutputs, TargetSource,
 };
 
 #[derive(Debug, thiserror::Error)]
@@ -63,31 +62,6 @@ struct State {
     graph: ActionGraph,
 }
 
-/// Where the analyzer gets target nodes from (the loader, or a fixed set in tests).
-pub trait TargetSource {
-    fn get_target(&self, label: &TargetLabel) -> Result<Arc<TargetNode>>;
-    /// The target platform a requested target is configured with (`None` = unspecified).
-    fn target_platform(&self, _label: &TargetLabel) -> Result<Option<TargetLabel>> {
-        Ok(None)
-    }
-    /// `read_config` on the root cell, for `ConfigurationInfo.values`.
-    fn config(&self, _section: &str, _key: &str) -> Option<String> {
-        None
-    }
-}
-
-impl TargetSource for Loader {
-    fn get_target(&self, label: &TargetLabel) -> Result<Arc<TargetNode>> {
-        Loader::get_target(self, label)
-    }
-    fn target_platform(&self, label: &TargetLabel) -> Result<Option<TargetLabel>> {
-        Loader::target_platform(self, label)
-    }
-    fn config(&self, section: &str, key: &str) -> Option<String> {
-        self.workspace().config(section, key)
-    }
-}
-
 /// A target in a configuration: the platform it is configured for (`None` = unspecified).
 type CfgKey = (TargetLabel, Option<TargetLabel>);
 
@@ -107,11 +81,6 @@ fn analysis_error(label: &ConfiguredLabel) -> String {
 }
 
 impl Analyzer {
-    pub fn new(loader: Arc<Loader>) -> Analyzer {
-        let project_root = loader.workspace().root.to_string_lossy().into_owned();
-        Analyzer::with_source(loader, project_root)
-    }
-
     /// An analyzer over any source of target nodes; `project_root` is absolute.
     pub fn with_source(loader: Arc<dyn TargetSource>, project_root: String) -> Analyzer {
         Analyzer {
@@ -127,10 +96,11 @@ impl Analyzer {
 
     /// Analyses the target (and its deps, reporting cycles) and returns what it offers.
     pub fn outputs(&self, label: &ProvidersLabel) -> Result<TargetOutputs> {
-        let providers = self.providers(label)?;
+        let analysed = self.analyse(&label.target)?;
+        let providers = resolve_sub_target(&analysed, &label.sub_target)?;
         let coll = ProviderCollection::from_value(providers.value())
             .expect("analysis results are provider collections");
-        target_outputs(label, coll, &self.project_root)
+        target_outputs(label, &analysed.label.cfg, coll, &self.project_root)
     }
 
     /// Every action declared by the targets analysed so far.
@@ -245,15 +215,23 @@ impl Analyzer {
         for v in node.attrs.values() {
             select_keys(v, &mut keys);
         }
-        if platform.is_some() {
-            for k in &keys {
-                let key_label = parse_relative_label(k, target)
-                    .ok_or_else(|| own(anyhow::anyhow!("Invalid select key `{k}`")))?;
-                let analysed = self.analyse_in(&key_label.target, None)?;
-                let coll = ProviderCollection::from_value(analysed.providers.value())
-                    .expect("analysis results are provider collections");
-                settings.insert(k.clone(), setting_data(k, coll).map_err(own)?);
+        for k in &keys {
+            let key_label = parse_relative_label(k, target)
+                .ok_or_else(|| own(anyhow::anyhow!("Invalid select key `{k}`")))?;
+            let analysed = self.analyse_in(&key_label.target, None)?;
+            let coll = ProviderCollection::from_value(analysed.providers.value())
+                .expect("analysis results are provider collections");
+            let data = setting_data(k, coll).map_err(own)?;
+            if platform.is_none() && !data.constraints.is_empty() {
+                let err = anyhow::Error::new(ConfigurationError::Unspecified)
+                    .context(format!(
+                        "Error getting configuration node of `{}` within the `{UNSPECIFIED_CFG}` configuration",
+                        key_label.target
+                    ))
+                    .context(format!("Error resolving configuration deps of `{label}`"));
+                return Err(own(err));
             }
+            settings.insert(k.clone(), data);
         }
         let read_config = |s: &str, k: &str| self.loader.config(s, k);
         let resolve = |branches: &[(String, CoercedAttr)]| -> Result<CoercedAttr> {

@@ -14,7 +14,7 @@ use super::cmd_args::{ArgItem, CmdArgsData, StarlarkCmdArgs};
 use super::context::Dependency;
 use super::label::{ConfiguredLabel, StarlarkLabel, UNSPECIFIED_CFG};
 use super::providers::{provider_identity, Builtin, ProviderCollection, ProviderInstance};
-use crate::model::{AttrType, CoercedAttr, DepKind, ProvidersLabel, TargetLabel};
+use crate::model::{AttrType, CoercedAttr, ProvidersLabel, TargetLabel};
 
 #[derive(Debug, thiserror::Error)]
 pub enum AttrError {
@@ -24,7 +24,7 @@ pub enum AttrError {
         dep: String,
         found: String,
     },
-    #[error("Attempted to access the configuration data for the <unspecified> platform. This platform is used when the global default platform is unspecified and in that case configuration data is unavailable, so `select()` cannot be resolved. Set `default_target_platform` on the target or `[parser] target_platform_detector_spec` in .buckconfig")]
+    #[error("Attempted to access the configuration data for the <unspecified> platform. This platform is used when the global default platform is unspecified and in that case configuration features (like `select()`) are unsupported.")]
     UnspecifiedSelect,
     #[error("Expected a single artifact from `{0}` for a source attribute, but it has {1} default outputs")]
     NotSingleSource(String, usize),
@@ -334,21 +334,4 @@ pub fn parse_relative_label(s: &str, base: &TargetLabel) -> Option<ProvidersLabe
         return None;
     }
     Some(ProvidersLabel { target, sub_target })
-}
-
-/// True when `kind` may point at a target whose rule has `is_toolchain_rule = toolchain`.
-pub fn check_toolchain_edge(
-    dep: &TargetLabel,
-    kind: DepKind,
-    dep_is_toolchain: bool,
-) -> anyhow::Result<()> {
-    match (kind, dep_is_toolchain) {
-        (DepKind::Toolchain, false) => Err(anyhow::anyhow!(
-            "Target `{dep}` was used as a toolchain_dep, but is not a toolchain rule"
-        )),
-        (DepKind::Normal | DepKind::Exec, true) => Err(anyhow::anyhow!(
-            "Target `{dep}` was used not as a toolchain_dep, but is a toolchain rule"
-        )),
-        _ => Ok(()),
-    }
 }

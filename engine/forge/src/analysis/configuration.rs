@@ -17,7 +17,7 @@ use crate::model::{CoercedAttr, TargetLabel};
 
 #[derive(Debug, thiserror::Error)]
 pub enum ConfigurationError {
-    #[error("Attempted to access the configuration data for the <unspecified> platform. This platform is used when the global default platform is unspecified and in that case configuration data is unavailable, so `select()` cannot be resolved. Set `default_target_platform` on the target or `[parser] target_platform_detector_spec` in .buckconfig")]
+    #[error("Attempted to access the configuration data for the <unspecified> platform. This platform is used when the global default platform is unspecified and in that case configuration features (like `select()`) are unsupported.")]
     Unspecified,
     #[error("Target platform `{0}` does not provide `PlatformInfo`")]
     NotAPlatform(String),
@@ -146,15 +146,16 @@ pub fn setting_data(key: &str, coll: &ProviderCollection) -> Result<Configuratio
 }
 
 /// Picks the select branch for `cfg`: the most specific matching key, else `DEFAULT`.
+///
+/// Under the unspecified configuration buck2 still resolves a select whose keys need no
+/// constraint (`DEFAULT`, settings on buckconfig values only); the analyzer rejects a key with
+/// constraints there before any select is resolved, as buck2 does.
 pub fn resolve_select<'a>(
     branches: &'a [(String, CoercedAttr)],
     cfg: &Configuration,
     settings: &BTreeMap<String, ConfigurationData>,
     read_config: &dyn Fn(&str, &str) -> Option<String>,
 ) -> Result<&'a CoercedAttr> {
-    if cfg.platform.is_none() {
-        return Err(ConfigurationError::Unspecified.into());
-    }
     let mut best: Option<(usize, &CoercedAttr)> = None;
     let mut default = None;
     for (key, value) in branches {

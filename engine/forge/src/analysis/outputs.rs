@@ -37,6 +37,7 @@ fn command_spec(data: &CmdArgsData, root: &str) -> CommandSpec {
 
 pub fn target_outputs(
     label: &ProvidersLabel,
+    configuration: &str,
     coll: &ProviderCollection<'_>,
     root: &str,
 ) -> Result<TargetOutputs> {
@@ -72,6 +73,7 @@ pub fn target_outputs(
     {
         out.test = Some(test_spec(
             label,
+            configuration,
             t.get("type"),
             t.get("command"),
             t.get("env"),
@@ -84,6 +86,7 @@ pub fn target_outputs(
 
 fn test_spec(
     label: &ProvidersLabel,
+    configuration: &str,
     ty: Option<Value>,
     command: Option<Value>,
     env: Option<Value>,
@@ -113,6 +116,7 @@ fn test_spec(
     }
     Ok(TestSpec {
         label: label.clone(),
+        configuration: configuration.to_owned(),
         test_type: ty
             .and_then(|t| t.unpack_str().map(str::to_owned))
             .unwrap_or_default(),

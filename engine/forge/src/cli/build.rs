@@ -5,20 +5,57 @@ use std::sync::Arc;
 
 use anyhow::{anyhow, Context, Result};
 
-use super::{report, ConsoleArg, RemoteCacheArg, Session, EXIT_TEST_FAILURE, EXIT_USER_ERROR};
+use super::{
+    exit_code_for, report, ConsoleArg, RemoteCacheArg, Session, EXIT_TEST_FAILURE, EXIT_USER_ERROR,
+};
+use crate::analysis::execution_platform::{executor_config, ExecutorConfig};
 use crate::analysis::Analyzer;
 use crate::model::{ActionGraph, ArtifactRef, ProvidersLabel, TargetOutputs};
-use forge_exec::{BuildFailed, ConsoleMode, ExecOptions, Executor, RemoteMode};
+use forge_exec::{BuildFailed, CachePolicy, ConsoleMode, ExecOptions, Executor, RemoteMode};
 
 const NO_OUTPUTS_HELP: &str = "This means the rule did not define any outputs. See \
 https://buck2.build/docs/users/faq/common_issues/#why-does-my-target-not-have-any-outputs for more information";
 
+/// The execution platform's cache settings: those of `[build] execution_platforms`, or
+/// buck2's local-only platform when the project names none.
+fn cache_policy(s: &Session, analyzer: &Analyzer) -> Result<CachePolicy> {
+    let ws = s.loader.workspace();
+    let config = match ws.config("build", "execution_platforms") {
+        None => ExecutorConfig::default(),
+        Some(v) => {
+            let first = v
+                .split(|c: char| c == ',' || c.is_whitespace())
+                .find(|x| !x.is_empty())
+                .unwrap_or_default()
+                .to_owned();
+            let label = s
+                .loader
+                .resolve_patterns(&[first], "")
+                .context("In `[build] execution_platforms`")?
+                .into_iter()
+                .next()
+                .ok_or_else(|| anyhow!("`[build] execution_platforms` names no target"))?;
+            executor_config(analyzer, &label)?
+        }
+    };
+    Ok(CachePolicy {
+        reads: config.remote_cache_enabled,
+        uploads: config.allow_cache_uploads,
+        max_upload_bytes: config.max_cache_upload_bytes,
+    })
+}
+
 /// The remote cache to use and its mode; `errors` counts a server found unreachable here.
 fn remote_cache(
     s: &Session,
+    policy: &CachePolicy,
     errors: &mut usize,
 ) -> Result<(Option<Arc<dyn forge_reapi::RemoteCache>>, RemoteMode)> {
     let ws = s.loader.workspace();
+    // A platform that neither reads nor uploads never talks to the server (as in buck2).
+    if !policy.reads && !policy.uploads {
+        return Ok((None, RemoteMode::Off));
+    }
     let mode = match s.common.remote_cache {
         RemoteCacheArg::Off => return Ok((None, RemoteMode::Off)),
         RemoteCacheArg::Read => RemoteMode::Read,
@@ -47,12 +84,13 @@ fn remote_cache(
 }
 
 /// The executor, and how many remote cache errors its setup met.
-fn executor(s: &Session) -> Result<(Executor, usize)> {
+fn executor(s: &Session, analyzer: &Analyzer) -> Result<(Executor, usize)> {
     let ws = s.loader.workspace();
     let mut opts = ExecOptions::new(ws.root.clone());
     opts.jobs = s.common.jobs.unwrap_or(0);
+    opts.cache_policy = cache_policy(s, analyzer)?;
     let mut remote_errors = 0;
-    let (remote, mode) = remote_cache(s, &mut remote_errors)?;
+    let (remote, mode) = remote_cache(s, &opts.cache_policy, &mut remote_errors)?;
     opts.remote = remote;
     opts.remote_mode = mode;
     opts.default_allow_cache_upload = ws
@@ -87,7 +125,8 @@ fn analyse(
     let labels = s.loader.resolve_patterns(patterns, &s.cwd_package)?;
     let roots: Vec<_> = labels.iter().map(|l| l.target.clone()).collect();
     crate::interpreter::checks::check_graph(&s.loader, &roots)?;
-    let analyzer = Analyzer::new(s.loader.clone());
+    let root = s.root().to_string_lossy().into_owned();
+    let analyzer = Analyzer::with_source(s.loader.clone(), root);
     let mut out = Vec::new();
     for l in labels {
         let o = analyzer.outputs(&l)?;
@@ -118,7 +157,7 @@ pub(super) fn build(s: &Session, patterns: &[String], show_output: bool) -> i32 
         Err(e) => {
             eprintln!("BUILD FAILED");
             report(&e);
-            return EXIT_USER_ERROR;
+            return exit_code_for(&e);
         }
     };
     let mut wanted: Vec<ArtifactRef> = Vec::new();
@@ -133,7 +172,7 @@ pub(super) fn build(s: &Session, patterns: &[String], show_output: bool) -> i32 
         wanted.extend(o.other_outputs.iter().cloned());
     }
     let graph = analyzer.action_graph();
-    let (exec, setup_remote_errors) = match executor(s) {
+    let (exec, setup_remote_errors) = match executor(s, &analyzer) {
         Ok(e) => e,
         Err(e) => {
             eprintln!("BUILD FAILED");
@@ -235,7 +274,7 @@ pub(super) fn run(s: &Session, target: &str, args: &[String]) -> i32 {
                 unspecified(&label)
             )
         })?;
-        let (exec, _) = executor(s)?;
+        let (exec, _) = executor(s, &analyzer)?;
         let graph = analyzer.action_graph();
         exec.build(&graph, &cmd.inputs)?;
         Ok((exec, cmd))
@@ -277,11 +316,11 @@ pub(super) fn test(s: &Session, patterns: &[String]) -> i32 {
             report(&e);
             eprintln!("Build failure 1");
             eprintln!("NO TESTS RAN");
-            return EXIT_USER_ERROR;
+            return exit_code_for(&e);
         }
     };
     let tests: Vec<_> = targets.into_iter().filter_map(|(_, o)| o.test).collect();
-    let exec = match executor(s) {
+    let exec = match executor(s, &analyzer) {
         Ok((e, _)) => e,
         Err(e) => {
             report(&e);

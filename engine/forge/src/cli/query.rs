@@ -8,8 +8,20 @@ use super::{OutputFormat, Session};
 use crate::interpreter::query::QueryEnv;
 
 pub(super) fn targets(s: &Session, patterns: &[String]) -> Result<i32> {
+    let mut labels = s.loader.resolve_patterns(patterns, &s.cwd_package)?;
+    // buck2 prints targets sorted by package, then name (not in declaration order).
+    labels.sort_by(|a, b| {
+        let key = |l: &crate::model::ProvidersLabel| {
+            (
+                l.target.cell.clone(),
+                l.target.package.clone(),
+                l.target.name.clone(),
+            )
+        };
+        key(a).cmp(&key(b))
+    });
     let mut out = std::io::stdout().lock();
-    for l in s.loader.resolve_patterns(patterns, &s.cwd_package)? {
+    for l in labels {
         // A closed pipe (`| head`) is not an error of ours.
         if writeln!(out, "{l}").is_err() {
             break;

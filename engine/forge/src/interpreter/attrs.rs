@@ -171,6 +171,8 @@ fn make<'v>(
     doc: &str,
     eval: &mut Evaluator<'v, '_, '_>,
 ) -> starlark::Result<Attr<'v>> {
+    // `attrs.option(x)` without `default` is mandatory in buck2 (the caller may pass None);
+    // `default = None` is the explicit way to make it optional.
     let is_option = matches!(ty, LocalAttrType::Option(_));
     let default = match default {
         Some(d) if !d.is_none() || is_option => {
@@ -180,7 +182,6 @@ fn make<'v>(
                     .map_err(starlark::Error::new_other)?,
             )
         }
-        _ if is_option => Some(CoercedAttr::None),
         _ => None,
     };
     Ok(Attr {
@@ -458,10 +459,21 @@ pub fn attrs_module(builder: &mut GlobalsBuilder) {
         })
     }
 
+    /// In buck2 the value is the configuration target's dependency (its providers, e.g.
+    /// `ctx.attrs.setting[ConstraintSettingInfo]`), analysed unconfigured.
     fn configuration_label<'v>(
         #[starlark(require = named, default = "")] doc: &str,
         eval: &mut Evaluator<'v, '_, '_>,
     ) -> starlark::Result<Attr<'v>> {
-        make(LocalAttrType::Label, Vec::new(), None, doc, eval)
+        make(
+            LocalAttrType::Dep {
+                kind: DepKind::Normal,
+                providers: Vec::new(),
+            },
+            Vec::new(),
+            None,
+            doc,
+            eval,
+        )
     }
 }

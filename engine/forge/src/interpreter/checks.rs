@@ -3,11 +3,11 @@
 
 use std::collections::BTreeSet;
 
-use anyhow::{bail, Result};
+use anyhow::{bail, Context, Result};
 
 use super::pattern::{parse_pattern, Pattern};
 use super::Loader;
-use crate::model::{DepKind, TargetLabel, TargetNode};
+use crate::model::{check_toolchain_edge, DepKind, TargetLabel, TargetNode};
 
 /// Whether `dep`'s `visibility` lets `from` depend on it.
 pub fn is_visible(loader: &Loader, dep: &TargetNode, from: &TargetLabel) -> Result<bool> {
@@ -51,19 +51,8 @@ fn check_edge(loader: &Loader, node: &TargetNode, dep: &TargetNode, kind: DepKin
             node.label
         );
     }
-    match (kind == DepKind::Toolchain, dep.rule.is_toolchain_rule) {
-        (true, false) => bail!(
-            "`{}` was used as a toolchain_dep, but is not a toolchain rule (dependency of `{}`)",
-            dep.label,
-            node.label
-        ),
-        (false, true) => bail!(
-            "`{}` was used not as a toolchain_dep, but is a toolchain rule (dependency of `{}`)",
-            dep.label,
-            node.label
-        ),
-        _ => Ok(()),
-    }
+    check_toolchain_edge(&dep.label, kind, dep.rule.is_toolchain_rule)
+        .with_context(|| format!("Error checking the dependencies of `{}`", node.label))
 }
 
 /// Checks every dependency edge reachable from `roots`. Deps that fail to load are left for

@@ -27,6 +27,35 @@ pub struct CoerceCx<'a> {
     pub buildfiles: &'a [String],
 }
 
+/// A source path with `..`: buck2's message, and buck2 exits 2 for it (it tags this error
+/// as an infrastructure error, not a user error); `cli` maps it to the same code.
+#[derive(Debug, thiserror::Error)]
+#[error("expected a normalized path but got an un-normalized path instead: `{0}`")]
+pub struct UnnormalizedPath(pub String);
+
+/// How buck2 writes an attribute type in ``Error coercing attribute `x` of type `...` ``.
+pub fn attrs_call(ty: &AttrType) -> String {
+    let list = |xs: &[AttrType]| xs.iter().map(attrs_call).collect::<Vec<_>>().join(", ");
+    match ty {
+        AttrType::Any => "attrs.any()".into(),
+        AttrType::String => "attrs.string()".into(),
+        AttrType::Int => "attrs.int()".into(),
+        AttrType::Bool => "attrs.bool()".into(),
+        AttrType::List(x) => format!("attrs.list({})", attrs_call(x)),
+        AttrType::Tuple(xs) => format!("attrs.tuple({})", list(xs)),
+        AttrType::Dict { key, value, .. } => {
+            format!("attrs.dict({}, {})", attrs_call(key), attrs_call(value))
+        }
+        AttrType::Option(x) => format!("attrs.option({})", attrs_call(x)),
+        AttrType::OneOf(xs) => format!("attrs.one_of({})", list(xs)),
+        AttrType::Enum(_) => "attrs.enum()".into(),
+        AttrType::Source { .. } => "attrs.source()".into(),
+        AttrType::Dep { .. } => "attrs.dep()".into(),
+        AttrType::Label => "attrs.label()".into(),
+        AttrType::Arg => "attrs.arg()".into(),
+    }
+}
+
 /// The name buck2 prints for an attribute type in coercion errors.
 pub fn type_name(ty: &AttrType) -> String {
     match ty {
@@ -287,12 +316,10 @@ fn coerce_source(s: &str, allow_directory: bool, cx: &CoerceCx) -> Result<Coerce
     for seg in s.split('/') {
         match seg {
             "" | "." => {}
-            ".." => bail!(
-                "Source path `{s}` escapes its package `{}//{}`: sources must be inside the \
-                 package directory (use a target in the other package instead)",
-                cx.cell,
-                cx.package
-            ),
+            ".." => {
+                return Err(anyhow::Error::new(UnnormalizedPath(s.to_owned()))
+                    .context(format!("Coercing `{s}` as a source")))
+            }
             seg => parts.push(seg),
         }
     }

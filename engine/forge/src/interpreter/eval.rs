@@ -296,13 +296,15 @@ impl Loader {
             None => "",
         };
         let mut modules = HashMap::new();
+        // buck2 reports a failed load as `From load at <file>:<line>` alone, without the
+        // "Error evaluating ..." line of the loading file.
         for load in ast.loads() {
             let at = format!("From load at {}:{}", project, line_of(&load.span));
-            let ip = resolve_load(load.module_id, cell, dir, self)
-                .map_err(|e| e.context(at.clone()).context(what.clone()))?;
+            let ip =
+                resolve_load(load.module_id, cell, dir, self).map_err(|e| e.context(at.clone()))?;
             let m = self
                 .load_bzl(&ip, stack)
-                .map_err(|e| e.context(at.clone()).context(what.clone()))?;
+                .map_err(|e| e.context(at.clone()))?;
             modules.insert(load.module_id.to_owned(), m);
         }
         let in_prelude_cell = self.prelude_cell().as_deref() == Some(cell);
@@ -341,8 +343,10 @@ impl Loader {
                 let mut eval = Evaluator::new(&module);
                 eval.set_loader(&loader);
                 eval.extra = Some(&ctx);
+                // `into_anyhow` keeps the causes of a native error (a coercion error's
+                // attribute type and value) as separate entries of the chain, as buck2 does.
                 eval.eval_module(ast, self.globals())
-                    .map_err(|e| anyhow!("{}", e).context(what.clone()))?;
+                    .map_err(|e| e.into_anyhow().context(what.clone()))?;
             }
             if kind == FileKind::Buck {
                 return Ok(None);

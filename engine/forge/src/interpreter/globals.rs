@@ -47,12 +47,12 @@ pub const EXTENSIONS: &[LibraryExtension] = &[
     LibraryExtension::NamespaceType,
 ];
 
-/// Everything BUCK and .bzl files see.
-pub fn build_globals() -> starlark::environment::Globals {
+/// Everything BUCK and .bzl files see: loading's globals plus `rule_globals`.
+pub fn build_globals(rule_globals: fn(&mut GlobalsBuilder)) -> starlark::environment::Globals {
     let mut b = GlobalsBuilder::extended_by(EXTENSIONS);
     b.namespace("attrs", attrs_module);
     load_time_natives(&mut b);
-    crate::analysis::register_globals(&mut b);
+    rule_globals(&mut b);
     b.build()
 }
 

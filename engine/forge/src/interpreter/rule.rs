@@ -14,9 +14,9 @@ use starlark::values::{
 };
 
 use super::attrs::Attr;
-use super::coerce::{coerce, CoerceCx};
+use super::coerce::{attrs_call, coerce, CoerceCx};
 use super::eval::BuildContext;
-use crate::model::{AttrSpec, CoercedAttr, RuleSpec, TargetLabel, TargetNode};
+use crate::model::{AttrSpec, RuleSpec, TargetLabel, TargetNode};
 
 /// Attributes every rule has without declaring them (buck2 `attrs/spec/internal.rs`).
 pub const IMPLICIT_ATTRS: &[&str] = &[
@@ -286,15 +286,25 @@ impl<'v> StarlarkValue<'v> for FrozenRuleCallable {
         for (attr, aspec) in &spec.attrs {
             let given = values.get(attr.as_str()).copied().filter(|v| !v.is_none());
             let value = match given {
+                // buck2's chain: the attribute and target, the attribute's type, the value.
                 Some(v) => coerce(&aspec.ty, v, &cx).map_err(|e| {
-                    err(anyhow!(
-                        "Error coercing attribute `{attr}` of `{label}`\n\nCaused by:\n    {}",
-                        format!("{e:#}").replace('\n', "\n    ")
-                    ))
+                    err(e
+                        .context(format!("Error coercing {}", v.to_repr()))
+                        .context(format!(
+                            "Error coercing attribute `{attr}` of type `{}`",
+                            attrs_call(&aspec.ty)
+                        ))
+                        .context(format!("Error coercing attribute `{attr}` of `{label}`")))
                 })?,
                 None => match &aspec.default {
                     Some(d) => d.clone(),
-                    None if values.contains_key(attr.as_str()) => CoercedAttr::None,
+                    // None asks for the default; buck2 rejects it where there is none.
+                    None if values.contains_key(attr.as_str()) => {
+                        return Err(err(anyhow!(
+                            "Parameter `{attr}` had no value provided, but it is mandatory"
+                        )
+                        .context(format!("Error coercing attribute `{attr}` of `{label}`"))))
+                    }
                     None => {
                         return Err(err(anyhow!(
                             "Missing named-only parameter `{attr}` for call to `{}`",

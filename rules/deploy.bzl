@@ -1,0 +1,312 @@
+# A whole multi-FPGA deployment from ONE description (`deploy/<name>.toml`): the checked
+# description and the partitioner's inputs, the FINN partition plan (whose topology comes
+# from the same file, so cuts and cables agree by construction), one `vitis_link` per
+# device, the Slurm job script, the run script, the topology and an HTML report.
+#
+#   fpga_deployment(name = "mobilenet_2fpga", description = "mobilenet_2fpga.toml", ...)
+#
+# makes `:mobilenet_2fpga` (DeploymentInfo + RunInfo; `forge run` / `buck2 run` starts it)
+# with sub-targets `[link_config_<dev>]`, `[xclbin_<dev>]`, `[topology]`, `[job_script]`,
+# `[run_script]`, `[report]`, and the helper targets `:<name>__desc`, `:<name>__partition`,
+# `:<name>__<dev>`.
+
+load("@toolchains//:fpga.bzl", "FpgaToolchainInfo")
+load("@toolchains//:system.bzl", "SystemToolInfo")
+load("//rules:finn.bzl", "PartitionPlanInfo", "finn_partition")
+load("//rules:vitis_link.bzl", "BitstreamInfo", "DeploymentDescInfo", "vitis_link")
+
+DeploymentInfo = provider(
+    doc = "A built deployment. `name`: str; `devices`: list[str] in pipeline order; " +
+          "`xclbins`, `link_configs`, `sim_descriptions`: dict device -> Artifact; " +
+          "`topology`: Artifact (JSON: devices, cables, cuts); `job_script`, " +
+          "`run_script`, `report`: Artifact; `host`: Artifact, the host driver; " +
+          "`profile`: str, the job script's profile (noctua2 | local).",
+    fields = {
+        "devices": provider_field(list),
+        "host": provider_field(Artifact),
+        "job_script": provider_field(Artifact),
+        "link_configs": provider_field(dict),
+        "name": provider_field(str),
+        "profile": provider_field(str),
+        "report": provider_field(Artifact),
+        "run_script": provider_field(Artifact),
+        "sim_descriptions": provider_field(dict),
+        "topology": provider_field(Artifact),
+        "xclbins": provider_field(dict),
+    },
+)
+
+def _deployment_description_impl(ctx: AnalysisContext) -> list[Provider]:
+    fpga = ctx.attrs._fpga[FpgaToolchainInfo]
+    tool = ctx.attrs._deploy_tool[RunInfo]
+    base = [
+        "--deployment",
+        ctx.attrs.description,
+        "--platform",
+        fpga.platform_desc,
+    ]
+    checked = ctx.actions.declare_output("checked.txt")
+    ctx.actions.run(
+        cmd_args(tool, "check", base, "--devices", ",".join(ctx.attrs.devices), "--stamp", checked.as_output()),
+        category = "deploy_check",
+    )
+    devices_json = ctx.actions.declare_output("devices.json")
+    topology_json = ctx.actions.declare_output("topology.json")
+    ctx.actions.run(
+        cmd_args(
+            tool,
+            "partitioner-inputs",
+            base,
+            "--devices-out",
+            devices_json.as_output(),
+            "--topology-out",
+            topology_json.as_output(),
+            hidden = [checked],
+        ),
+        category = "deploy_partitioner_inputs",
+    )
+    return [
+        DefaultInfo(
+            default_output = checked,
+            sub_targets = {
+                "devices": [DefaultInfo(default_output = devices_json)],
+                "topology": [DefaultInfo(default_output = topology_json)],
+            },
+        ),
+        DeploymentDescInfo(
+            checked = checked,
+            description = ctx.attrs.description,
+            devices = ctx.attrs.devices,
+            devices_json = devices_json,
+            name = ctx.attrs.deployment_name,
+            topology_json = topology_json,
+        ),
+    ]
+
+deployment_description = rule(
+    impl = _deployment_description_impl,
+    attrs = {
+        "deployment_name": attrs.string(),
+        "description": attrs.source(doc = "deploy/<name>.toml"),
+        "devices": attrs.list(attrs.string(), doc = "device names as in the TOML, in order (checked against it)"),
+        "_deploy_tool": attrs.default_only(attrs.exec_dep(
+            providers = [RunInfo],
+            default = "root//rules/tools/deploy:deploy-tool",
+        )),
+        "_fpga": attrs.default_only(attrs.toolchain_dep(
+            default = "toolchains//:fpga",
+            providers = [FpgaToolchainInfo],
+        )),
+    },
+    doc = "A deployment description, validated against the FPGA platform (`deploy-tool " +
+          "check`), and the partitioner's devices/topology inputs derived from it.",
+)
+
+def _fpga_deployment_impl(ctx: AnalysisContext) -> list[Provider]:
+    fpga = ctx.attrs._fpga[FpgaToolchainInfo]
+    desc = ctx.attrs.deployment[DeploymentDescInfo]
+    tool = ctx.attrs._deploy_tool[RunInfo]
+    links = {}
+    for link in ctx.attrs.links:
+        info = link[BitstreamInfo]
+        links[info.device] = info
+    missing = [d for d in desc.devices if d not in links]
+    if missing:
+        fail("{}: no bitstream for device(s) {}".format(ctx.label, ", ".join(missing)))
+    host = ctx.attrs.host[DefaultInfo].default_outputs[0]
+    plan = ctx.attrs.partition[PartitionPlanInfo].plan if ctx.attrs.partition else None
+
+    job = ctx.actions.declare_output("job.sh")
+    run = ctx.actions.declare_output("run.sh")
+    topology = ctx.actions.declare_output("topology.json")
+    scripts = cmd_args(
+        tool,
+        "scripts",
+        "--deployment",
+        desc.description,
+        "--platform",
+        fpga.platform_desc,
+        "--profile",
+        ctx.attrs.profile,
+        "--host",
+        host,
+        hidden = [desc.checked],
+    )
+    for d in desc.devices:
+        scripts.add("--xclbin", cmd_args(d, "=", links[d].xclbin, delimiter = ""))
+    if plan != None:
+        scripts.add("--plan", plan)
+    scripts.add("--job-out", job.as_output(), "--run-out", run.as_output(), "--topology-out", topology.as_output())
+    ctx.actions.run(scripts, category = "deploy_scripts")
+
+    report = ctx.actions.declare_output("report.html")
+    rep = cmd_args(
+        tool,
+        "report",
+        "--deployment",
+        desc.description,
+        "--platform",
+        fpga.platform_desc,
+        "--out",
+        report.as_output(),
+        hidden = [desc.checked],
+    )
+    if plan != None:
+        rep.add("--plan", plan)
+    for d in desc.devices:
+        rep.add("--sim", links[d].sim_description)
+    ctx.actions.run(rep, category = "deploy_report")
+
+    sub_targets = {
+        "job_script": [DefaultInfo(default_output = job)],
+        "report": [DefaultInfo(default_output = report)],
+        "run_script": [DefaultInfo(default_output = run)],
+        "topology": [DefaultInfo(default_output = topology)],
+    }
+    for d in desc.devices:
+        sub_targets["link_config_" + d] = [DefaultInfo(default_output = links[d].link_config)]
+        sub_targets["xclbin_" + d] = [DefaultInfo(default_output = links[d].xclbin)]
+    xclbins = [links[d].xclbin for d in desc.devices]
+    return [
+        DefaultInfo(
+            default_outputs = [job, run, topology, report] + xclbins,
+            other_outputs = [host] + [links[d].link_config for d in desc.devices],
+            sub_targets = sub_targets,
+        ),
+        RunInfo(args = cmd_args("bash", run, hidden = [host] + xclbins)),
+        DeploymentInfo(
+            devices = desc.devices,
+            host = host,
+            job_script = job,
+            link_configs = {d: links[d].link_config for d in desc.devices},
+            name = desc.name,
+            profile = ctx.attrs.profile,
+            report = report,
+            run_script = run,
+            sim_descriptions = {d: links[d].sim_description for d in desc.devices},
+            topology = topology,
+            xclbins = {d: links[d].xclbin for d in desc.devices},
+        ),
+    ]
+
+_fpga_deployment = rule(
+    impl = _fpga_deployment_impl,
+    attrs = {
+        "deployment": attrs.dep(providers = [DeploymentDescInfo]),
+        "host": attrs.dep(doc = "the host driver binary (cargo_binary)"),
+        "links": attrs.list(attrs.dep(providers = [BitstreamInfo])),
+        "partition": attrs.option(attrs.dep(providers = [PartitionPlanInfo]), default = None),
+        "profile": attrs.enum(["noctua2", "local"], default = "noctua2"),
+        "_deploy_tool": attrs.default_only(attrs.exec_dep(
+            providers = [RunInfo],
+            default = "root//rules/tools/deploy:deploy-tool",
+        )),
+        "_fpga": attrs.default_only(attrs.toolchain_dep(
+            default = "toolchains//:fpga",
+            providers = [FpgaToolchainInfo],
+        )),
+    },
+)
+
+def fpga_deployment(
+        name,
+        description,
+        devices,
+        kernels,
+        host,
+        estimates = None,
+        objective = "throughput",
+        clock_mhz = 250,
+        flow_control = "//hw/aurora_flow:kernel_description",
+        profile = None,
+        visibility = None):
+    """A deployment: `description` (TOML), `devices` (its device names, in order; checked
+    against the TOML), `kernels` (every kernel a device may carry: AuroraFlow per QSFP
+    port, DMA and benchmark kernels), `host` (cargo_binary of the host driver), and for a
+    FINN network `estimates` (finn_estimates) which the partitioner splits with
+    `objective` over the deployment's devices and cables. `profile` of the job script
+    defaults to `[deploy] profile` (noctua2 | local)."""
+    desc = name + "__desc"
+    deployment_description(
+        name = desc,
+        deployment_name = name,
+        description = description,
+        devices = devices,
+    )
+    partition = None
+    if estimates:
+        partition = ":{}__partition".format(name)
+        finn_partition(
+            name = name + "__partition",
+            devices = ":{}[devices]".format(desc),
+            estimates = estimates,
+            objective = objective,
+            topology = ":{}[topology]".format(desc),
+        )
+    links = []
+    for device in devices:
+        vitis_link(
+            name = "{}__{}".format(name, device),
+            clock_mhz = clock_mhz,
+            deployment = ":" + desc,
+            device = device,
+            flow_control = flow_control,
+            kernels = kernels,
+            partition = partition,
+        )
+        links.append(":{}__{}".format(name, device))
+    _fpga_deployment(
+        name = name,
+        deployment = ":" + desc,
+        host = host,
+        links = links,
+        partition = partition,
+        profile = profile or read_config("deploy", "profile", "noctua2"),
+        visibility = visibility,
+    )
+
+def _deployment_test_impl(ctx: AnalysisContext) -> list[Provider]:
+    tools = []
+    hidden = []
+    for tc in ctx.attrs.tools:
+        info = tc[SystemToolInfo]
+        tools.append(info.tool)
+        hidden.append(info.version)
+    args = cmd_args(ctx.attrs.interpreter, ctx.attrs.test, hidden = hidden + ctx.attrs.data)
+    for dep in ctx.attrs.deployments:
+        d = dep[DeploymentInfo]
+        args.add(cmd_args(
+            "--deployment",
+            d.name,
+            d.topology,
+            d.report,
+            d.job_script,
+            d.run_script,
+            hidden = list(d.xclbins.values()) + [d.host],
+        ))
+    return [
+        DefaultInfo(default_output = ctx.attrs.test),
+        ExternalRunnerTestInfo(
+            type = "sh",
+            command = [args],
+            # the tools the script runs, by toolchain: TOOL_<NAME>=command
+            env = dict({"TOOL_" + t.upper().replace("-", "_"): t for t in tools}, **ctx.attrs.env),
+            labels = ctx.attrs.labels,
+        ),
+    ]
+
+deployment_test = rule(
+    impl = _deployment_test_impl,
+    attrs = {
+        "data": attrs.list(attrs.source(), default = []),
+        "deployments": attrs.list(attrs.dep(providers = [DeploymentInfo])),
+        "env": attrs.dict(attrs.string(), attrs.string(), default = {}),
+        "interpreter": attrs.string(default = "bash"),
+        "labels": attrs.list(attrs.string(), default = []),
+        "test": attrs.source(),
+        "tools": attrs.list(attrs.toolchain_dep(providers = [SystemToolInfo]), default = []),
+    },
+    doc = "Runs `test` from the project root with, per deployment, `--deployment NAME " +
+          "TOPOLOGY REPORT JOB_SCRIPT RUN_SCRIPT` (everything built first); each tool " +
+          "toolchain's command is in the env as TOOL_<NAME>.",
+)

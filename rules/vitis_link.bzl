@@ -1,0 +1,228 @@
+# The link step of ONE FPGA: its kernels and the deployment's connectivity become a
+# generated, validated v++ `--config`, then a bitstream. `vitis`: `v++ -l -t hw` (hours of
+# place & route: local-only, shared through the remote cache). `sim`: a real xclbin
+# container (XRT's axlf layout) whose sections carry the device's simulation description,
+# which the host's simulation backend loads.
+#
+# Which kernels sit on the device, how its streams connect and which cable carries each
+# cut is decided by `deploy-tool link-config` from the deployment's TOML and the partition
+# plan, and validated there before any vendor tool runs.
+
+load("@toolchains//:finn.bzl", "FinnToolchainInfo")
+load("@toolchains//:fpga.bzl", "FpgaToolchainInfo")
+load("//rules:finn.bzl", "PartitionPlanInfo")
+load("//rules:kernel.bzl", "KernelInfo")
+
+DeploymentDescInfo = provider(
+    doc = "A checked deployment description. `name`: str; `description`: Artifact, the " +
+          "TOML; `devices`: list[str], device names in pipeline order; `checked`: Artifact, " +
+          "written only when the description is valid (an input of every action that " +
+          "reads it); `devices_json` / `topology_json`: Artifact, the partitioner's inputs.",
+    fields = {
+        "checked": provider_field(Artifact),
+        "description": provider_field(Artifact),
+        "devices": provider_field(list),
+        "devices_json": provider_field(Artifact),
+        "name": provider_field(str),
+        "topology_json": provider_field(Artifact),
+    },
+)
+
+BitstreamInfo = provider(
+    doc = "One FPGA's bitstream. `device`: str; `xclbin`: Artifact; `link_config`: " +
+          "Artifact, the v++ --config that produced it; `sim_description`: Artifact, the " +
+          "simulated device description (JSON); `platform`: str; `toolchain`: \"sim\" | " +
+          "\"vitis\".",
+    fields = {
+        "device": provider_field(str),
+        "link_config": provider_field(Artifact),
+        "platform": provider_field(str),
+        "sim_description": provider_field(Artifact),
+        "toolchain": provider_field(str),
+        "xclbin": provider_field(Artifact),
+    },
+)
+
+def _finn_kernel(ctx: AnalysisContext, fpga, plan_info, device: str) -> dict:
+    """The device's FINN partition as a kernel: its ONNX model (sim) or an .xo made by
+    FINN's IP steps (vitis). Ports come from the plan (the tool reads it)."""
+    part = plan_info.partitions.project(device + ".onnx")
+    model = part
+    if plan_info.exec != None:
+        model = plan_info.exec.project(device)
+    xo = None
+    if fpga.kind == "vitis":
+        tc = ctx.attrs._finn[FinnToolchainInfo]
+        xo = ctx.actions.declare_output("finn_{}.xo".format(device))
+        ctx.actions.run(
+            cmd_args(
+                tc.python,
+                "finn/flow/partition_xo.py",
+                "--in",
+                part,
+                "--kernel",
+                "finn_" + device,
+                "--part",
+                fpga.part,
+                "--clk-mhz",
+                str(ctx.attrs.clock_mhz),
+                "--vitis-hls",
+                fpga.tools["vitis_hls"],
+                "--vivado",
+                fpga.tools["vivado"],
+                "--out",
+                xo.as_output(),
+                hidden = tc.scripts + [tc.version, fpga.version],
+            ),
+            category = "finn_partition_xo",
+            local_only = True,
+            allow_cache_upload = True,
+        )
+    return {
+        "control": "ap_ctrl_none",
+        "kind": "finn",
+        "model": model,
+        "name": "finn_" + device,
+        "params": {"device": device},
+        "ports": [],
+        "toolchain": fpga.kind,
+        "xo": xo,
+    }
+
+def _vitis_link_impl(ctx: AnalysisContext) -> list[Provider]:
+    fpga = ctx.attrs._fpga[FpgaToolchainInfo]
+    desc = ctx.attrs.deployment[DeploymentDescInfo]
+    device = ctx.attrs.device
+    if device not in desc.devices:
+        fail("{}: device `{}` is not one of the deployment's devices {}".format(ctx.label, device, desc.devices))
+    kernels = [k[KernelInfo] for k in ctx.attrs.kernels]
+    for k in kernels:
+        if k.toolchain != fpga.kind:
+            fail("{}: kernel `{}` was built for `{}` but the link uses `{}`".format(ctx.label, k.name, k.toolchain, fpga.kind))
+    descriptions = [k.description for k in kernels]
+    xos = [k.xo for k in kernels if k.xo != None]
+
+    plan = None
+    if ctx.attrs.partition:
+        plan_info = ctx.attrs.partition[PartitionPlanInfo]
+        plan = plan_info.plan
+        finn = _finn_kernel(ctx, fpga, plan_info, device)
+        descriptions.append(ctx.actions.write_json("finn_{}.kernel.json".format(device), finn, with_inputs = True, pretty = True))
+        if finn["xo"] != None:
+            xos.append(finn["xo"])
+
+    cfg = ctx.actions.declare_output(device + ".cfg")
+    sim = ctx.actions.declare_output(device + ".sim.json")
+    args = cmd_args(
+        ctx.attrs._deploy_tool[RunInfo],
+        "link-config",
+        "--deployment",
+        desc.description,
+        "--platform",
+        fpga.platform_desc,
+        "--device",
+        device,
+        "--flow-control",
+        ctx.attrs.flow_control,
+        hidden = [desc.checked],
+    )
+    for d in descriptions:
+        args.add("--kernel", d)
+    if plan != None:
+        args.add("--plan", plan)
+    args.add("--cfg-out", cfg.as_output(), "--sim-out", sim.as_output())
+    ctx.actions.run(args, category = "link_config", identifier = device)
+
+    xclbin = ctx.actions.declare_output(device + ".xclbin")
+    if fpga.kind == "vitis":
+        link = cmd_args(
+            ctx.attrs._deploy_tool[RunInfo],
+            "vpp-link",
+            "--vpp",
+            fpga.tools["vpp"],
+            "--platform",
+            fpga.platform,
+            "--config",
+            cfg,
+            "--sim-description",
+            sim,
+            "--out",
+            xclbin.as_output(),
+            hidden = [fpga.version],
+        )
+        for xo in xos:
+            link.add("--xo", xo)
+        ctx.actions.run(
+            link,
+            category = "vpp_link",
+            identifier = device,
+            # hours of place & route on a licensed local install; shared through the cache
+            local_only = True,
+            allow_cache_upload = True,
+        )
+    else:
+        # Every kernel model the description may reference is an input; the packer
+        # embeds the ones the device uses.
+        models = [k.model for k in kernels if k.model != None]
+        ctx.actions.run(
+            cmd_args(
+                ctx.attrs._xclbin_pack[RunInfo],
+                "--description",
+                sim,
+                "--platform",
+                fpga.platform,
+                "--out",
+                xclbin.as_output(),
+                hidden = models + descriptions,
+            ),
+            category = "xclbin_pack",
+            identifier = device,
+        )
+
+    return [
+        DefaultInfo(
+            default_output = xclbin,
+            sub_targets = {
+                "link_config": [DefaultInfo(default_output = cfg)],
+                "sim_description": [DefaultInfo(default_output = sim)],
+            },
+        ),
+        BitstreamInfo(
+            device = device,
+            link_config = cfg,
+            platform = fpga.platform,
+            sim_description = sim,
+            toolchain = fpga.kind,
+            xclbin = xclbin,
+        ),
+    ]
+
+vitis_link = rule(
+    impl = _vitis_link_impl,
+    attrs = {
+        "clock_mhz": attrs.int(default = 250, doc = "kernel clock the FINN partition is built for"),
+        "deployment": attrs.dep(providers = [DeploymentDescInfo]),
+        "device": attrs.string(doc = "the device of the deployment this bitstream is for"),
+        "flow_control": attrs.source(doc = "the AuroraFlow kernel description (its [flow_control] sizing rule)"),
+        "kernels": attrs.list(attrs.dep(providers = [KernelInfo]), default = []),
+        "partition": attrs.option(attrs.dep(providers = [PartitionPlanInfo]), default = None),
+        "_deploy_tool": attrs.default_only(attrs.exec_dep(
+            providers = [RunInfo],
+            default = "root//rules/tools/deploy:deploy-tool",
+        )),
+        "_finn": attrs.default_only(attrs.toolchain_dep(
+            default = "toolchains//:finn",
+            providers = [FinnToolchainInfo],
+        )),
+        "_fpga": attrs.default_only(attrs.toolchain_dep(
+            default = "toolchains//:fpga",
+            providers = [FpgaToolchainInfo],
+        )),
+        "_xclbin_pack": attrs.default_only(attrs.exec_dep(
+            providers = [RunInfo],
+            default = "root//host/xclbin:xclbin-pack",
+        )),
+    },
+    doc = "One FPGA of a deployment: generated + validated v++ config (`[link_config]`), " +
+          "the simulated device description (`[sim_description]`) and the xclbin.",
+)
