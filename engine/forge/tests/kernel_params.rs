@@ -148,7 +148,10 @@ fn headroom_at_the_in_flight_limit_passes_analysis() {
         .output()
         .unwrap();
     let stderr = String::from_utf8_lossy(&out.stderr);
-    assert!(out.status.success(), "prog_full at the limit must pass; stderr:\n{stderr}");
+    assert!(
+        out.status.success(),
+        "prog_full at the limit must pass; stderr:\n{stderr}"
+    );
 }
 
 #[test]
