@@ -58,11 +58,13 @@ def edit_leaf_source(root, packages, per_package):
         f.write("edit %f\n" % time.time())
 
 
-def measure(forge, size, jobs, timeout, full, repeat, keep):
+def measure(forge, size, jobs, timeout, full, repeat, keep, sandbox=None):
     root = tempfile.mkdtemp(prefix="forge-bench-%d-" % size)
     try:
         n, packages, per_package = generate.generate(root, size)
         forge_build = [forge, "build", "//...", "-j", str(jobs)]
+        if sandbox:
+            forge_build += ["-c", "forge.sandbox=%s" % sandbox]
         make = ["make", "-s", "-j%d" % jobs, "all"]
         row = {"n": n, "shape": "%dx%d" % (packages, per_package)}
         row["load"] = best(lambda: timed([forge, "targets", "//..."], root, timeout), repeat)
@@ -122,6 +124,8 @@ def main(argv):
     parser.add_argument("--timeout", type=float, default=900, help="seconds per command")
     parser.add_argument("--repeat", type=int, default=1, help="best of R for load/full/noop")
     parser.add_argument("--keep", action="store_true", help="keep the generated workspaces")
+    parser.add_argument("--sandbox", default=None,
+                        help="forge's sandbox mode (-c forge.sandbox=...; default: forge's default, bwrap)")
     args = parser.parse_args(argv)
 
     forge = os.path.abspath(args.forge)
@@ -135,7 +139,8 @@ def main(argv):
         full = size <= args.full_max
         print("N=%d ..." % size, file=sys.stderr, flush=True)
         try:
-            rows.append(measure(forge, size, args.jobs, args.timeout, full, args.repeat, args.keep))
+            rows.append(measure(forge, size, args.jobs, args.timeout, full, args.repeat, args.keep,
+                                args.sandbox))
         except Timeout as e:
             rows.append({"n": size, "shape": "-", "note": "timeout: %s" % e})
         if not full:

@@ -189,7 +189,7 @@ def _fpga_deployment_impl(ctx: AnalysisContext) -> list[Provider]:
         ),
     ]
 
-_fpga_deployment = rule(
+fpga_deployment_rule = rule(
     impl = _fpga_deployment_impl,
     attrs = {
         "deployment": attrs.dep(providers = [DeploymentDescInfo]),
@@ -255,7 +255,7 @@ def fpga_deployment(
             partition = partition,
         )
         links.append(":{}__{}".format(name, device))
-    _fpga_deployment(
+    fpga_deployment_rule(
         name = name,
         deployment = ":" + desc,
         host = host,

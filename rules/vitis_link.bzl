@@ -43,13 +43,12 @@ BitstreamInfo = provider(
     },
 )
 
-def _finn_kernel(ctx: AnalysisContext, fpga, plan_info, device: str) -> dict:
-    """The device's FINN partition as a kernel: its ONNX model (sim) or an .xo made by
-    FINN's IP steps (vitis). Ports come from the plan (the tool reads it)."""
+def _finn_kernel(ctx: AnalysisContext, fpga, plan_info, device: str):
+    """The device's FINN partition as a kernel: (model, xo). The model is the partition's
+    executor export (sim); the .xo is made by FINN's IP steps (vitis). Its ports come from
+    the plan, which the link tool reads."""
     part = plan_info.partitions.project(device + ".onnx")
-    model = part
-    if plan_info.exec != None:
-        model = plan_info.exec.project(device)
+    model = plan_info.exec.project(device)
     xo = None
     if fpga.kind == "vitis":
         tc = ctx.attrs._finn[FinnToolchainInfo]
@@ -78,16 +77,7 @@ def _finn_kernel(ctx: AnalysisContext, fpga, plan_info, device: str) -> dict:
             local_only = True,
             allow_cache_upload = True,
         )
-    return {
-        "control": "ap_ctrl_none",
-        "kind": "finn",
-        "model": model,
-        "name": "finn_" + device,
-        "params": {"device": device},
-        "ports": [],
-        "toolchain": fpga.kind,
-        "xo": xo,
-    }
+    return model, xo
 
 def _vitis_link_impl(ctx: AnalysisContext) -> list[Provider]:
     fpga = ctx.attrs._fpga[FpgaToolchainInfo]
@@ -103,13 +93,13 @@ def _vitis_link_impl(ctx: AnalysisContext) -> list[Provider]:
     xos = [k.xo for k in kernels if k.xo != None]
 
     plan = None
+    finn_model = None
     if ctx.attrs.partition:
         plan_info = ctx.attrs.partition[PartitionPlanInfo]
         plan = plan_info.plan
-        finn = _finn_kernel(ctx, fpga, plan_info, device)
-        descriptions.append(ctx.actions.write_json("finn_{}.kernel.json".format(device), finn, with_inputs = True, pretty = True))
-        if finn["xo"] != None:
-            xos.append(finn["xo"])
+        finn_model, finn_xo = _finn_kernel(ctx, fpga, plan_info, device)
+        if finn_xo != None:
+            xos.append(finn_xo)
 
     cfg = ctx.actions.declare_output(device + ".cfg")
     sim = ctx.actions.declare_output(device + ".sim.json")
@@ -130,6 +120,7 @@ def _vitis_link_impl(ctx: AnalysisContext) -> list[Provider]:
         args.add("--kernel", d)
     if plan != None:
         args.add("--plan", plan)
+        args.add("--finn-model", finn_model)
     args.add("--cfg-out", cfg.as_output(), "--sim-out", sim.as_output())
     ctx.actions.run(args, category = "link_config", identifier = device)
 
@@ -164,6 +155,8 @@ def _vitis_link_impl(ctx: AnalysisContext) -> list[Provider]:
         # Every kernel model the description may reference is an input; the packer
         # embeds the ones the device uses.
         models = [k.model for k in kernels if k.model != None]
+        if finn_model != None:
+            models.append(finn_model)
         ctx.actions.run(
             cmd_args(
                 ctx.attrs._xclbin_pack[RunInfo],

@@ -1,6 +1,12 @@
 //! The local content-addressed store: `buck-out/forge/cache/cas/<aa>/<sha256>`.
 //! Blobs enter by hardlink (or copy) under a temporary name and a rename; a blob whose
 //! content no longer matches its name is detected before use.
+//!
+//! Blobs are read-only (mode 0444, or 0555 when executable). An output that shares its inode
+//! with a blob (it was stored, or restored, by hard link) is therefore read-only too: a later
+//! action that writes to it by an absolute path gets EACCES instead of silently changing the
+//! cache entry. (Its owner can still `chmod` it back: forge notices through `verify` before a
+//! blob is used again, and the hermetic sandbox does not show other outputs at all.)
 
 use std::fs;
 use std::io;
@@ -23,8 +29,10 @@ impl Cas {
         self.dir.join(&hash[..2]).join(hash)
     }
 
-    /// Adds the file at `file` (whose digest is `hash`) to the store.
+    /// Adds the file at `file` (whose digest is `hash`) to the store; `file` ends up
+    /// read-only (see the module docs).
     pub fn store_file(&self, file: &Path, hash: &str) -> io::Result<()> {
+        make_read_only(file)?;
         let dst = self.path_of(hash);
         if dst.exists() {
             return Ok(());
@@ -47,6 +55,7 @@ impl Cas {
         fs::create_dir_all(parent)?;
         let tmp = temp_sibling(&dst);
         fs::copy(file, &tmp)?;
+        make_read_only(&tmp)?;
         fs::rename(&tmp, &dst).inspect_err(|_| {
             let _ = fs::remove_file(&tmp);
         })
@@ -76,17 +85,28 @@ impl Cas {
         let _ = fs::remove_file(path);
     }
 
-    /// Places blob `hash` at `dst` with the wanted executable bit: a hardlink when the stored
-    /// file already has that mode, otherwise a copy (`copy_file_range`, a reflink where the
-    /// file system supports it).
+    /// Places blob `hash` at `dst`, read-only, with the wanted executable bit: a hardlink
+    /// when the stored file already has that mode, otherwise a copy (`copy_file_range`, a
+    /// reflink where the file system supports it).
     pub fn materialise(&self, hash: &str, executable: bool, dst: &Path) -> io::Result<()> {
         let src = self.path_of(hash);
+        // Blobs fetched from a remote cache arrive with the default mode.
+        make_read_only(&src)?;
         let src_exec = fs::metadata(&src)?.permissions().mode() & 0o111 != 0;
         if src_exec == executable && fs::hard_link(&src, dst).is_ok() {
             return Ok(());
         }
         fs::copy(&src, dst)?;
-        let mode = if executable { 0o755 } else { 0o644 };
+        let mode = if executable { 0o555 } else { 0o444 };
         fs::set_permissions(dst, fs::Permissions::from_mode(mode))
     }
+}
+
+/// Clears every write bit of `path` (a no-op when there is none).
+pub fn make_read_only(path: &Path) -> io::Result<()> {
+    let mode = fs::metadata(path)?.permissions().mode();
+    if mode & 0o222 == 0 {
+        return Ok(());
+    }
+    fs::set_permissions(path, fs::Permissions::from_mode(mode & 0o7555))
 }

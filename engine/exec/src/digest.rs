@@ -1,5 +1,8 @@
 //! Content digests (sha256, as REAPI servers use) and the digest cache that lets a no-op
-//! build skip re-hashing files whose size, mtime and inode are unchanged.
+//! build skip re-hashing files whose size, mtime, ctime, inode and device are unchanged.
+//! ctime matters: an editor or tool can rewrite a file in place and restore its mtime
+//! (`touch -d`, `cp -p`, `rsync -t`), but any write or metadata change sets ctime to now,
+//! and no unprivileged call can set it back.
 
 use std::collections::HashMap;
 use std::fs;
@@ -55,6 +58,9 @@ const RACY_WINDOW_NS: i128 = 2_000_000_000;
 struct Entry {
     size: u64,
     mtime_ns: i128,
+    /// Absent in caches written before ctime was recorded: such entries never match.
+    #[serde(default)]
+    ctime_ns: i128,
     ino: u64,
     dev: u64,
     hash: String,
@@ -63,7 +69,8 @@ struct Entry {
     trusted: bool,
 }
 
-/// Cache of file digests keyed by path and validated by size, mtime (ns), inode and device.
+/// Cache of file digests keyed by path and validated by size, mtime and ctime (ns), inode
+/// and device.
 /// One instance lives for one build: entries hashed too soon after a modification are used
 /// within that build only and never persisted.
 pub struct DigestCache {
@@ -74,6 +81,18 @@ pub struct DigestCache {
 
 fn mtime_ns(m: &fs::Metadata) -> i128 {
     m.mtime() as i128 * 1_000_000_000 + m.mtime_nsec() as i128
+}
+
+fn ctime_ns(m: &fs::Metadata) -> i128 {
+    m.ctime() as i128 * 1_000_000_000 + m.ctime_nsec() as i128
+}
+
+fn same_stat(e: &Entry, m: &fs::Metadata) -> bool {
+    e.size == m.len()
+        && e.mtime_ns == mtime_ns(m)
+        && e.ctime_ns == ctime_ns(m)
+        && e.ino == m.ino()
+        && e.dev == m.dev()
 }
 
 fn now_ns() -> i128 {
@@ -110,11 +129,7 @@ impl DigestCache {
         let meta = fs::metadata(path)?;
         let executable = meta.permissions().mode() & 0o111 != 0;
         if let Some(e) = self.entries.lock().unwrap().get(path) {
-            if e.size == meta.len()
-                && e.mtime_ns == mtime_ns(&meta)
-                && e.ino == meta.ino()
-                && e.dev == meta.dev()
-            {
+            if same_stat(e, &meta) {
                 return Ok(FileDigest {
                     hash: e.hash.clone(),
                     size: e.size,
@@ -126,13 +141,18 @@ impl DigestCache {
         let (hash, size) = hash_file(path)?;
         // Re-stat: a file modified while being hashed must not be cached under the new stat.
         let after = fs::metadata(path)?;
-        if after.len() == meta.len() && mtime_ns(&after) == mtime_ns(&meta) {
-            let trusted = before - mtime_ns(&meta) > RACY_WINDOW_NS;
+        if after.len() == meta.len()
+            && mtime_ns(&after) == mtime_ns(&meta)
+            && ctime_ns(&after) == ctime_ns(&meta)
+        {
+            let changed = mtime_ns(&meta).max(ctime_ns(&meta));
+            let trusted = before - changed > RACY_WINDOW_NS;
             self.entries.lock().unwrap().insert(
                 path.to_path_buf(),
                 Entry {
                     size,
                     mtime_ns: mtime_ns(&meta),
+                    ctime_ns: ctime_ns(&meta),
                     ino: meta.ino(),
                     dev: meta.dev(),
                     hash: hash.clone(),
@@ -148,6 +168,25 @@ impl DigestCache {
             size,
             executable,
         })
+    }
+
+    /// Takes the new ctime of a file whose content forge just hashed and then changed only
+    /// in metadata itself (made it read-only, hard-linked it into the CAS), so the next build
+    /// does not hash it again. Nothing else may have written it in between: callers hold
+    /// the file in a place no action runs.
+    pub fn keep_after_own_metadata_change(&self, path: &Path) {
+        let Ok(meta) = fs::metadata(path) else {
+            return;
+        };
+        let mut entries = self.entries.lock().unwrap();
+        if let Some(e) = entries.get_mut(path) {
+            if e.size == meta.len() && e.mtime_ns == mtime_ns(&meta) && e.ino == meta.ino() {
+                e.ctime_ns = ctime_ns(&meta);
+                if e.trusted {
+                    *self.dirty.lock().unwrap() = true;
+                }
+            }
+        }
     }
 
     pub fn forget(&self, path: &Path) {
@@ -266,6 +305,40 @@ mod tests {
         cache.save().unwrap();
         // Same size, and possibly the same coarse mtime: a later build must still notice.
         fs::write(&f, "two").unwrap();
+        let cache = DigestCache::load(dir.path().join("cache"));
+        assert_eq!(cache.file_digest(&f).unwrap().hash, hash_bytes(b"two"));
+    }
+
+    #[test]
+    fn in_place_edit_with_mtime_restored_is_seen() {
+        let dir = tempfile::tempdir().unwrap();
+        let f = dir.path().join("x");
+        fs::write(&f, "one").unwrap();
+        let old = fs::File::open(&f)
+            .unwrap()
+            .metadata()
+            .unwrap()
+            .modified()
+            .unwrap();
+        // Old enough to be trusted and persisted.
+        let past = old - std::time::Duration::from_secs(60);
+        fs::File::options()
+            .write(true)
+            .open(&f)
+            .unwrap()
+            .set_modified(past)
+            .unwrap();
+        let cache = DigestCache::load(dir.path().join("cache"));
+        assert_eq!(cache.file_digest(&f).unwrap().hash, hash_bytes(b"one"));
+        cache.save().unwrap();
+        // Same size, same inode, mtime put back: only ctime tells.
+        fs::write(&f, "two").unwrap();
+        fs::File::options()
+            .write(true)
+            .open(&f)
+            .unwrap()
+            .set_modified(past)
+            .unwrap();
         let cache = DigestCache::load(dir.path().join("cache"));
         assert_eq!(cache.file_digest(&f).unwrap().hash, hash_bytes(b"two"));
     }

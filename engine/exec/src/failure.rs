@@ -92,9 +92,40 @@ pub fn command_line(root: &str, env: &[(String, String)], argv: &[String]) -> St
     parts.join(" ")
 }
 
-/// The last `max_lines` lines of a stream, with a note when lines were dropped.
+/// Bytes of a stream shown in a failure at most, however few lines it has.
+const TAIL_BYTES: usize = 16 << 10;
+
+/// `text` cut to about `max` bytes (its start, at a character boundary), with a note.
+pub fn clip(text: &str, max: usize) -> String {
+    if text.len() <= max {
+        return text.to_string();
+    }
+    let mut end = max;
+    while !text.is_char_boundary(end) {
+        end -= 1;
+    }
+    format!(
+        "{} [... {} more bytes, see the full log]",
+        &text[..end],
+        text.len() - end
+    )
+}
+
+/// The last `max_lines` lines of a stream (and at most [`TAIL_BYTES`] of them), with a note
+/// when some were dropped.
 pub fn tail(bytes: &[u8], max_lines: usize) -> String {
+    let (cut, bytes) = if bytes.len() > TAIL_BYTES {
+        let start = bytes.len() - TAIL_BYTES;
+        (start, &bytes[start..])
+    } else {
+        (0, bytes)
+    };
     let text = String::from_utf8_lossy(bytes);
+    let text = if cut > 0 {
+        format!("[{cut} earlier bytes omitted] {text}")
+    } else {
+        text.into_owned()
+    };
     let text = text.trim_end_matches('\n');
     let lines: Vec<&str> = text.lines().collect();
     if lines.len() <= max_lines {

@@ -37,6 +37,10 @@ impl Layout {
     pub fn trash_dir(&self) -> PathBuf {
         self.forge.join("trash")
     }
+    /// One file per live process group of an action or test (see `procs`).
+    pub fn procs_dir(&self) -> PathBuf {
+        self.forge.join("procs")
+    }
     pub fn lock_file(&self) -> PathBuf {
         self.forge.join("lock")
     }

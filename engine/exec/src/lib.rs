@@ -19,6 +19,7 @@ mod janitor;
 mod layout;
 mod lock;
 mod outputs;
+mod procs;
 mod progress;
 mod remote;
 mod sandbox;
@@ -33,6 +34,7 @@ use anyhow::{Context, Result};
 use forge_core::{ActionGraph, ArtifactRef, TestSpec};
 
 pub use failure::{ActionFailure, BuildFailed};
+pub use procs::install_signal_handlers;
 pub use progress::ConsoleMode;
 pub use sandbox::{SandboxMode, EXCLUDED_ENV, NETWORK_ENV, STRICT_ENV};
 pub use test_runner::TEST_ENV_ALLOWLIST;
@@ -90,7 +92,7 @@ pub struct ExecOptions {
 }
 
 impl ExecOptions {
-    /// Defaults: all cores, no remote cache, automatic sandbox and console.
+    /// Defaults: all cores, no remote cache, bubblewrap sandbox, automatic console.
     pub fn new(project_root: impl Into<PathBuf>) -> ExecOptions {
         ExecOptions {
             project_root: project_root.into(),
@@ -100,7 +102,7 @@ impl ExecOptions {
             default_allow_cache_upload: false,
             cache_policy: CachePolicy::default(),
             sandbox_passthrough: Vec::new(),
-            sandbox: SandboxMode::Auto,
+            sandbox: SandboxMode::Bubblewrap,
             console: ConsoleMode::Auto,
             test_timeout: None,
         }
@@ -181,8 +183,11 @@ impl Executor {
                 .unwrap_or(1);
         }
         let sandbox = sandbox::Sandboxes::new(opts.sandbox)?;
+        let layout = Layout::new(&opts.project_root);
+        // Process groups an earlier forge left running when it was killed with SIGKILL.
+        procs::reap_leftovers(&layout.procs_dir());
         Ok(Executor {
-            layout: Layout::new(&opts.project_root),
+            layout,
             opts,
             sandbox,
             build_id: new_build_id(),
@@ -219,6 +224,11 @@ impl Executor {
         .run(graph, wanted)
     }
 
+    /// Per-test timeout for [`run_tests`] (`forge test --timeout`, `[test] timeout`).
+    pub fn set_test_timeout(&mut self, timeout: Option<Duration>) {
+        self.opts.test_timeout = timeout;
+    }
+
     pub fn project_root(&self) -> &Path {
         &self.opts.project_root
     }
@@ -232,7 +242,7 @@ impl Executor {
         &self.build_id
     }
 
-    /// `bubblewrap` or `symlink-forest`: what actions run in (in the `auto` mode, those that
+    /// `bubblewrap` or `symlink-forest`: what actions run in (in the `forest` mode, those that
     /// ask for the strict sandbox run under bubblewrap).
     pub fn sandbox_name(&self) -> &'static str {
         self.sandbox.name()

@@ -3,33 +3,33 @@
 //! scratch directory. The action runs with that directory as its working directory.
 //!
 //! Two strengths:
-//! - **bubblewrap** (`bwrap`, Debian `bubblewrap`): the sandbox is mounted AT the project
-//!   root path, read-only, with the output parents and the scratch dir writable; each input is
-//!   bind-mounted read-only; `/usr` (+ merged-usr links), `/etc`, `/opt` and `$HOME` (where
-//!   user-installed toolchains such as rustup or pyenv live) are visible read-only; `/tmp` is
-//!   private; every namespace is unshared, so there is no network.
-//! - **symlink forest**: inputs are symlinks to the real files. Undeclared project files are
-//!   invisible by relative path (the paths rules and toolchains use), but absolute paths, the
-//!   network and the rest of the machine are not isolated. A write through an input link
-//!   cannot be prevented; forge notices it (the input's size, mtime or inode changed while
-//!   the action ran) and fails the action.
+//! - **bubblewrap** (`bwrap`, Debian `bubblewrap`; the DEFAULT for every action): the
+//!   sandbox is mounted AT the project root path, read-only, with the output parents and the
+//!   scratch dir writable; each input is bind-mounted read-only; `/usr` (+ merged-usr links),
+//!   `/etc`, `/opt` and `$HOME` (where user-installed toolchains such as rustup or pyenv live)
+//!   are visible read-only; `/tmp` is private; every namespace is unshared, so there is no
+//!   network, no other process is visible and every process of the action dies with it.
+//!   Nothing else of the host exists inside: not `buck-out/` (other targets' outputs and the
+//!   cache), not `/work`, `/var`, `/home/<others>` or `/run`.
+//! - **symlink forest** (opt-out, `[forge] sandbox = forest`): inputs are symlinks to the
+//!   real files. Undeclared project files are invisible by relative path (the paths rules and
+//!   toolchains use), but NOT by absolute path; the network, `$HOME`, `/tmp` and every path the
+//!   user can write are reachable, including other targets' outputs (read-only files, see
+//!   `cas`, which an action could still `chmod`) and the source tree. A write through an input
+//!   link cannot be prevented; forge notices it (the input's size, mtime or inode changed
+//!   while the action ran) and fails the action. A process that leaves its process group
+//!   (`setsid`) can outlive the action. Use it only where bubblewrap cannot run (no user
+//!   namespaces) or to measure the sandbox's cost.
 //!
 //! Which one runs (`[forge] sandbox` in `.buckconfig`, see [`SandboxMode::parse`]):
-//! - `auto` (default): the symlink forest, except for actions that ask for the strict sandbox
-//!   by setting [`STRICT_ENV`]` = "1"` in their `env`; those run under bubblewrap when it
-//!   works here (otherwise in the forest, with a notice).
-//! - `bwrap`: every action under bubblewrap; an error when it is not available.
-//! - `forest`: every action in the symlink forest.
+//! - `bwrap` (default; `auto` means the same): every action under bubblewrap; an error
+//!   naming the Debian package when it is not available.
+//! - `forest`: every action in the symlink forest, except actions that set [`STRICT_ENV`]`
+//!   = "1"` in their `env`; those still run under bubblewrap when it works here.
 //!
-//! The trade-off behind the default: starting bubblewrap (new namespaces, one mount per input)
-//! costs 8-20 ms per action on a 2-core machine (more under load; `cargo bench -p forge_exec
-//! --bench sandbox_overhead` measures it), more than the trivial actions of a large graph take
-//! themselves; it kept a build of 1,000 such actions near 4x GNU make's wall time. The forest
-//! keeps the properties builds depend on — an undeclared project file cannot be read by its
-//! project path, a write beside the declared outputs is an error — for a few directory
-//! entries per action (a worker empties its forest after each action and reuses it for the
-//! next); the strict mode, which also hides absolute paths and the network and makes inputs
-//! read-only, stays one config line (or one action env key) away.
+//! The cost: starting bubblewrap (new namespaces, a fresh root, one mount per input) costs
+//! several milliseconds per action more than the forest (`cargo bench -p forge_exec --bench
+//! sandbox_overhead` measures both; the README has the figures).
 //!
 //! Network: an action whose `env` sets [`NETWORK_ENV`]` = "1"` keeps the host network under
 //! bubblewrap (for toolchains that need a license server). Rules set it only for such
@@ -77,23 +77,22 @@ pub const EXCLUDED_ENV: &[&str] = &[
 /// Which sandbox to use (`ExecOptions::sandbox`, `[forge] sandbox`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
 pub enum SandboxMode {
-    /// The symlink forest, bubblewrap for actions that set [`STRICT_ENV`].
+    /// Every action under bubblewrap.
     #[default]
-    Auto,
     Bubblewrap,
+    /// The symlink forest (opt-out), bubblewrap for actions that set [`STRICT_ENV`].
     SymlinkForest,
 }
 
 impl SandboxMode {
-    /// The value of `[forge] sandbox`: `auto`, `bwrap` (or `bubblewrap`), `forest` (or
-    /// `symlink-forest`).
+    /// The value of `[forge] sandbox`: `bwrap` (or `bubblewrap`, or `auto`: the default),
+    /// `forest` (or `symlink-forest`).
     pub fn parse(value: &str) -> Result<SandboxMode> {
         match value.trim() {
-            "auto" | "" => Ok(SandboxMode::Auto),
-            "bwrap" | "bubblewrap" => Ok(SandboxMode::Bubblewrap),
+            "auto" | "" | "bwrap" | "bubblewrap" => Ok(SandboxMode::Bubblewrap),
             "forest" | "symlink-forest" => Ok(SandboxMode::SymlinkForest),
             other => bail!(
-                "`[forge] sandbox = {other}` is not a sandbox mode: use `auto` (symlink forest, bubblewrap for actions that ask for it), `bwrap` (every action under bubblewrap) or `forest`"
+                "`[forge] sandbox = {other}` is not a sandbox mode: use `bwrap` (the default: every action under bubblewrap) or `forest` (the weaker symlink forest, see the README's \"Sandbox and crash safety\")"
             ),
         }
     }
@@ -146,8 +145,8 @@ fn find_bwrap() -> Result<SandboxKind> {
     Ok(SandboxKind::Bubblewrap(bwrap))
 }
 
-/// The sandboxes one executor hands out: the mode's kind for every action, and in the `auto`
-/// mode bubblewrap for actions that ask for it (looked for once, on first use, so builds
+/// The sandboxes one executor hands out: the mode's kind for every action, and in the
+/// `forest` mode bubblewrap for actions that ask for it (looked for once, on first use, so builds
 /// that never ask do not pay for the probe).
 pub struct Sandboxes {
     mode: SandboxMode,
@@ -159,7 +158,7 @@ impl Sandboxes {
     pub fn new(mode: SandboxMode) -> Result<Sandboxes> {
         let default = match mode {
             SandboxMode::Bubblewrap => find_bwrap()?,
-            SandboxMode::Auto | SandboxMode::SymlinkForest => SandboxKind::SymlinkForest,
+            SandboxMode::SymlinkForest => SandboxKind::SymlinkForest,
         };
         Ok(Sandboxes {
             mode,
@@ -176,7 +175,7 @@ impl Sandboxes {
     /// The sandbox for an action (`strict`: it sets [`STRICT_ENV`]), and whether it asked
     /// for bubblewrap but gets the forest because bubblewrap does not work here.
     pub fn for_action(&self, strict: bool) -> (&SandboxKind, bool) {
-        if self.mode != SandboxMode::Auto || !strict {
+        if self.mode != SandboxMode::SymlinkForest || !strict {
             return (&self.default, false);
         }
         let kind = self
@@ -463,6 +462,8 @@ impl<'a> Sandbox<'a> {
         cmd.env("TMPDIR", self.tmpdir());
         cmd.envs(env.iter().map(|(k, v)| (k, v)));
         cmd.stdin(Stdio::null());
+        // Its own process group, which forge kills when the command exits (see `procs`).
+        cmd.process_group(0);
         // SAFETY: prctl is async-signal-safe; it only asks the kernel to kill the child when
         // the spawning thread's process dies, so a killed forge leaves no action running.
         unsafe {

@@ -17,6 +17,7 @@ use forge_core::{ActionGraph, ArtifactRef, TestSpec};
 
 use crate::failure::tail;
 use crate::layout::write_atomic;
+use crate::procs::Group;
 use crate::{Executor, TestSummary};
 
 /// Variables a test inherits from forge's environment (buck2's allowlist).
@@ -106,6 +107,7 @@ fn run_one(
         Ok(c) => c,
         Err(e) => return infra(format!("cannot start `{program}`: {e}")),
     };
+    let group = Group::track(child.id(), &root.join("buck-out/forge/procs"));
     let mut timed_out = false;
     let status = loop {
         match child.try_wait() {
@@ -122,12 +124,20 @@ fn run_one(
         }
         std::thread::sleep(Duration::from_millis(10));
     };
+    // Helpers the test left running die with it, whatever the verdict.
+    group.finish();
     let stdout = fs::read(&out_path).unwrap_or_default();
     let stderr = fs::read(&err_path).unwrap_or_default();
     let _ = fs::remove_file(&out_path);
     let _ = fs::remove_file(&err_path);
     let (verdict, detail) = match status {
-        _ if timed_out => (Verdict::Timeout, "timed out".to_string()),
+        _ if timed_out => (
+            Verdict::Timeout,
+            format!(
+                "timed out after {:.1}s; its process group was killed",
+                timeout.unwrap_or_default().as_secs_f64()
+            ),
+        ),
         Some(s) if s.success() => (Verdict::Pass, String::new()),
         Some(s) => match (s.code(), s.signal()) {
             (Some(c), _) => (Verdict::Fail, format!("exit code {c}")),
@@ -151,7 +161,7 @@ fn report_one(label: &str, run: &TestRun, root: &Path) -> String {
         Verdict::Pass => format!("✓ Pass: {label} ({secs:.1}s)"),
         // buck2's line exactly; the exit status goes after the output (see below).
         Verdict::Fail => format!("✗ Fail: {label} ({secs:.1}s)"),
-        Verdict::Timeout => format!("✗ Timeout: {label} ({secs:.1}s)"),
+        Verdict::Timeout => format!("✗ Timeout: {label} ({secs:.1}s, {})", run.detail),
         Verdict::Infra => format!("✗ Infra Failure: {label} ({})", run.detail),
     };
     let lines = if run.verdict == Verdict::Pass {

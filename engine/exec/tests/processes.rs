@@ -180,7 +180,11 @@ fn child_entry() {
         return;
     };
     let ws = PathBuf::from(std::env::var("FORGE_EXEC_WS").unwrap());
-    let mut opts = options(&ws, SandboxMode::Auto);
+    let sandbox = match std::env::var("FORGE_EXEC_SANDBOX").as_deref() {
+        Ok("forest") => SandboxMode::SymlinkForest,
+        _ => SandboxMode::Bubblewrap,
+    };
+    let mut opts = options(&ws, sandbox);
     opts.console = match std::env::var("FORGE_EXEC_CONSOLE").as_deref() {
         Ok("fancy") => ConsoleMode::Fancy,
         _ => ConsoleMode::Plain,
@@ -224,6 +228,26 @@ fn child_entry() {
                     std::process::exit(3)
                 }
             }
+        }
+        "daemons" => {
+            forge_exec::install_signal_handlers();
+            let marker = std::env::var("FORGE_TEST_MARKER").unwrap();
+            let (g, wanted) = daemons_graph(&marker);
+            let exec = Executor::new(opts).unwrap();
+            let _ = exec.build(&g.graph, &wanted);
+            let spec = test_spec(
+                "daemon",
+                "sleep 30 & sleep 30",
+                &[("FORGE_TEST_MARKER", &marker)],
+                Vec::new(),
+            );
+            let _ = run_tests(&exec, &g.graph, vec![spec]);
+            std::process::exit(0)
+        }
+        // Only starts forge's executor on the workspace (which reaps what a killed one left).
+        "start" => {
+            Executor::new(opts).unwrap();
+            std::process::exit(0)
         }
         other => panic!("unknown child mode {other}"),
     }
@@ -293,6 +317,118 @@ fn test_runner_prints_buck2_lines_and_the_ci_line() {
             "unexpected variable {name} in the test env: {env_line}"
         );
     }
+}
+
+/// Actions that each leave a process running in the background (and take a while).
+fn daemons_graph(marker: &str) -> (GraphBuilder, Vec<ArtifactRef>) {
+    let mut g = GraphBuilder::default();
+    let mut wanted = Vec::new();
+    for i in 0..6 {
+        let name = format!("d{i}");
+        let o = out("", &name, "o.txt");
+        g.run(
+            RunSpec::new(
+                label("", &name),
+                "d",
+                &[
+                    "/bin/sh",
+                    "-c",
+                    "sleep 30 >/dev/null 2>&1 & sleep 0.2; echo x > $1",
+                    "--",
+                    &o,
+                ],
+            )
+            .env("FORGE_TEST_MARKER", marker)
+            .output(&o),
+        );
+        wanted.push(ArtifactRef::Build(o));
+    }
+    (g, wanted)
+}
+
+fn processes_with_env(marker: &str) -> Vec<i32> {
+    let needle = format!("FORGE_TEST_MARKER={marker}");
+    let mut found = Vec::new();
+    for e in fs::read_dir("/proc").unwrap().flatten() {
+        let Ok(pid) = e.file_name().to_string_lossy().parse::<i32>() else {
+            continue;
+        };
+        if pid as u32 == std::process::id() {
+            continue;
+        }
+        if let Ok(env) = fs::read(e.path().join("environ")) {
+            if env.split(|b| *b == 0).any(|v| v == needle.as_bytes()) {
+                found.push(pid);
+            }
+        }
+    }
+    found
+}
+
+fn wait_until_gone(marker: &str, limit: Duration) -> Vec<i32> {
+    let deadline = Instant::now() + limit;
+    loop {
+        let left = processes_with_env(marker);
+        if left.is_empty() || Instant::now() > deadline {
+            return left;
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
+/// forge killed at random moments — SIGTERM, SIGINT or SIGKILL, during the build or while a
+/// test runs — in both sandbox modes: after SIGTERM/SIGINT nothing of the build survives;
+/// after SIGKILL nothing survives the next start of forge on the workspace.
+#[test]
+fn no_process_of_the_build_survives_forge_killed_at_random_moments() {
+    let budget = Duration::from_secs(25);
+    let start = Instant::now();
+    let mut seed = 0x2545_f491_4f6c_dd1d ^ std::process::id() as u64;
+    let mut iterations = 0;
+    while start.elapsed() < budget || iterations < 6 {
+        seed ^= seed << 13;
+        seed ^= seed >> 7;
+        seed ^= seed << 17;
+        let ws = tempfile::tempdir().unwrap();
+        let sandbox = if iterations % 2 == 0 {
+            "forest"
+        } else {
+            "bwrap"
+        };
+        let signal = [libc::SIGKILL, libc::SIGTERM, libc::SIGINT][(seed % 3) as usize];
+        let marker = format!("kill-{}-{iterations}", std::process::id());
+        let mut victim = child("daemons", ws.path())
+            .env("FORGE_EXEC_SANDBOX", sandbox)
+            .env("FORGE_TEST_MARKER", &marker)
+            .stderr(Stdio::null())
+            .stdout(Stdio::null())
+            .spawn()
+            .unwrap();
+        // The build takes about 0.6 s and the test runs 30 s: kill somewhere in between.
+        let delay = Duration::from_millis(100 + (seed >> 8) % 1400);
+        std::thread::sleep(delay);
+        // SAFETY: signalling the child we started.
+        unsafe { libc::kill(victim.id() as i32, signal) };
+        victim.wait().unwrap();
+        let what = format!("{sandbox}, signal {signal} after {delay:?}");
+        if signal != libc::SIGKILL {
+            let left = wait_until_gone(&marker, Duration::from_secs(3));
+            assert!(left.is_empty(), "{what}: still running: {left:?}");
+        }
+        let out = child("start", ws.path())
+            .env("FORGE_EXEC_SANDBOX", sandbox)
+            .output()
+            .unwrap();
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        let left = wait_until_gone(&marker, Duration::from_secs(3));
+        assert!(left.is_empty(), "{what}: survived the next start: {left:?}");
+        iterations += 1;
+    }
+    eprintln!("{iterations} kills, no process of a build survived");
 }
 
 #[test]

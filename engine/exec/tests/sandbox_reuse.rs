@@ -132,14 +132,11 @@ fn an_action_that_removes_sandbox_dirs_does_not_break_the_next_one() {
     assert_eq!(read(root, &e), "d\n");
 }
 
-/// In the default mode only actions that ask for it run under bubblewrap: an absolute path
+/// In the forest mode only actions that ask for it run under bubblewrap: an absolute path
 /// to an undeclared project file is readable in the forest and hidden under bubblewrap.
 #[test]
-fn auto_mode_uses_bubblewrap_only_for_actions_that_ask() {
-    if !bwrap_available() {
-        eprintln!("skipped: bubblewrap unavailable");
-        return;
-    }
+fn forest_mode_uses_bubblewrap_only_for_actions_that_ask() {
+    assert!(bwrap_available(), "{BWRAP_MISSING}");
     let ws = tempfile::tempdir().unwrap();
     let root = ws.path().canonicalize().unwrap();
     write_file(&root, "secret.txt", "secret\n");
@@ -155,7 +152,7 @@ fn auto_mode_uses_bubblewrap_only_for_actions_that_ask() {
             .env(STRICT_ENV, "1")
             .output(&strict),
     );
-    let exec = executor(&root, SandboxMode::Auto);
+    let exec = executor(&root, SandboxMode::SymlinkForest);
     assert_eq!(exec.sandbox_name(), "symlink-forest");
     exec.build(&g.graph, &[ArtifactRef::Build(relaxed.clone())])
         .unwrap();
@@ -209,7 +206,7 @@ fn a_write_through_an_input_link_is_an_error() {
 
 #[test]
 fn sandbox_config_values() {
-    assert_eq!(SandboxMode::parse("auto").unwrap(), SandboxMode::Auto);
+    assert_eq!(SandboxMode::parse("auto").unwrap(), SandboxMode::Bubblewrap);
     assert_eq!(
         SandboxMode::parse("bwrap").unwrap(),
         SandboxMode::Bubblewrap

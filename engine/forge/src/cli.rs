@@ -2,6 +2,7 @@
 
 mod build;
 mod query;
+mod test_timeout;
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -105,6 +106,9 @@ enum Command {
     Test {
         #[arg(required = true)]
         patterns: Vec<String>,
+        /// Per-test timeout (`90`, `90s`, `5m`); default `[test] timeout` in .buckconfig.
+        #[arg(long)]
+        timeout: Option<String>,
         #[command(flatten)]
         common: Common,
     },
@@ -207,6 +211,8 @@ pub(crate) fn render_error(e: &anyhow::Error) -> String {
 }
 
 pub fn main() -> i32 {
+    // Ctrl-C, SIGTERM or SIGHUP: every action and test forge started dies with it.
+    forge_exec::install_signal_handlers();
     let cli = match Cli::try_parse() {
         Ok(c) => c,
         Err(e) => {
@@ -226,9 +232,11 @@ pub fn main() -> i32 {
             common,
             args,
         } => Session::open(&common).map(|s| build::run(&s, &target, &args)),
-        Command::Test { patterns, common } => {
-            Session::open(&common).map(|s| build::test(&s, &patterns))
-        }
+        Command::Test {
+            patterns,
+            timeout,
+            common,
+        } => Session::open(&common).map(|s| build::test(&s, &patterns, timeout.as_deref())),
         Command::Targets { patterns, common } => {
             Session::open(&common).and_then(|s| query::targets(&s, &patterns))
         }

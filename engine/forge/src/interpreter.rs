@@ -13,6 +13,7 @@ pub mod pattern;
 pub mod query;
 pub mod rule;
 pub mod select;
+pub mod target_name;
 
 #[cfg(test)]
 mod tests;

@@ -239,7 +239,7 @@ pub fn with_remote(
     remote: Arc<dyn forge_reapi::RemoteCache>,
     mode: forge_exec::RemoteMode,
 ) -> Executor {
-    let mut o = options(root, SandboxMode::Auto);
+    let mut o = options(root, SandboxMode::Bubblewrap);
     o.remote = Some(remote);
     o.remote_mode = mode;
     Executor::new(o).unwrap()
@@ -253,15 +253,13 @@ pub fn bwrap_available() -> bool {
         .unwrap_or(false)
 }
 
-/// The sandbox modes this machine can test.
+/// Why a test fails where bubblewrap cannot run (forge's default sandbox needs it).
+pub const BWRAP_MISSING: &str = "bubblewrap (`bwrap`, Debian `bubblewrap`, listed in tools/bootstrap/apt.txt) must be installed and able to create user namespaces: it is forge's default sandbox";
+
+/// Every sandbox mode; bubblewrap must work here.
 pub fn sandbox_modes() -> Vec<SandboxMode> {
-    let mut v = vec![SandboxMode::SymlinkForest];
-    if bwrap_available() {
-        v.push(SandboxMode::Bubblewrap);
-    } else {
-        eprintln!("bubblewrap unavailable: testing the symlink forest only");
-    }
-    v
+    assert!(bwrap_available(), "{BWRAP_MISSING}");
+    vec![SandboxMode::SymlinkForest, SandboxMode::Bubblewrap]
 }
 
 pub fn sh(script: &str) -> Vec<String> {

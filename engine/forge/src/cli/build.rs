@@ -309,7 +309,16 @@ pub(super) fn run(s: &Session, target: &str, args: &[String]) -> i32 {
     }
 }
 
-pub(super) fn test(s: &Session, patterns: &[String]) -> i32 {
+pub(super) fn test(s: &Session, patterns: &[String], timeout: Option<&str>) -> i32 {
+    let timeout =
+        match super::test_timeout::resolve(timeout, s.loader.workspace().config("test", "timeout"))
+        {
+            Ok(t) => t,
+            Err(e) => {
+                report(&e);
+                return EXIT_USER_ERROR;
+            }
+        };
     let (analyzer, targets) = match analyse(s, patterns) {
         Ok(x) => x,
         Err(e) => {
@@ -320,13 +329,14 @@ pub(super) fn test(s: &Session, patterns: &[String]) -> i32 {
         }
     };
     let tests: Vec<_> = targets.into_iter().filter_map(|(_, o)| o.test).collect();
-    let exec = match executor(s, &analyzer) {
+    let mut exec = match executor(s, &analyzer) {
         Ok((e, _)) => e,
         Err(e) => {
             report(&e);
             return EXIT_USER_ERROR;
         }
     };
+    exec.set_test_timeout(timeout);
     let graph = analyzer.action_graph();
     match forge_exec::run_tests(&exec, &graph, tests) {
         Ok(summary) if summary.build_failures > 0 && summary.passed + summary.failed == 0 => {

@@ -266,8 +266,8 @@ impl<'v> StarlarkValue<'v> for FrozenRuleCallable {
                 )))
             }
         };
-        if name.is_empty() || name.contains('/') || name.contains(':') || name.contains('[') {
-            return Err(err(anyhow!("Invalid target name `{name}`")));
+        if !super::target_name::is_valid(&name) {
+            return Err(err(anyhow!(super::target_name::invalid_message(&name))));
         }
         let label = TargetLabel {
             cell: pkg.cell.clone(),

@@ -1,0 +1,291 @@
+//! The lazy scheduler: only the actions whose outputs are needed run, in parallel up to
+//! `jobs` weight permits; workers take ready actions themselves and release dependents.
+
+use std::collections::{HashMap, VecDeque};
+use std::fs;
+use std::path::Path;
+use std::sync::atomic::Ordering;
+use std::sync::{Condvar, Mutex};
+use std::time::{Duration, Instant};
+
+use anyhow::{anyhow, bail, Result};
+
+use forge_core::{Action, ActionGraph, ActionId, ActionKind, ArtifactRef};
+
+use super::local_run::SandboxSlot;
+use super::{Build, Outcome};
+use crate::build_log::{self, BuildLog};
+use crate::failure::{action_title, ActionFailure, BuildFailed};
+use crate::BuildReport;
+
+/// Scheduler state shared by the workers.
+#[derive(Default)]
+struct Sched {
+    ready: VecDeque<ActionId>,
+    /// Action -> number of producers it still waits for.
+    waiting: HashMap<ActionId, usize>,
+    /// Free weight permits.
+    free: usize,
+    running: usize,
+    failures: Vec<ActionFailure>,
+    report: BuildReport,
+}
+
+impl Sched {
+    /// Nothing runs and nothing more will start (all done, or stopped by a failure).
+    fn finished(&self) -> bool {
+        self.running == 0 && (self.ready.is_empty() || !self.failures.is_empty())
+    }
+}
+
+/// The action producing `path`, which may lie inside a declared output directory.
+fn producer_for(graph: &ActionGraph, path: &str) -> Option<ActionId> {
+    let mut p = path;
+    loop {
+        if let Some(id) = graph.producers.get(p) {
+            return Some(*id);
+        }
+        p = &p[..p.rfind('/')?];
+    }
+}
+
+/// The actions needed for `wanted`, with each one's producers of inputs.
+fn needed_actions(
+    graph: &ActionGraph,
+    root: &Path,
+    wanted: &[ArtifactRef],
+) -> Result<HashMap<ActionId, Vec<ActionId>>> {
+    let mut deps: HashMap<ActionId, Vec<ActionId>> = HashMap::new();
+    let mut stack = Vec::new();
+    for w in wanted {
+        match w {
+            ArtifactRef::Source(p) => {
+                if fs::metadata(root.join(p)).is_err() {
+                    bail!("Missing source: `{p}` does not exist");
+                }
+            }
+            ArtifactRef::Build(p) => stack.push(
+                producer_for(graph, p)
+                    .ok_or_else(|| anyhow!("no action produces the requested output `{p}`"))?,
+            ),
+        }
+    }
+    while let Some(id) = stack.pop() {
+        if deps.contains_key(&id) {
+            continue;
+        }
+        let action = graph
+            .actions
+            .get(id.0)
+            .ok_or_else(|| anyhow!("the action graph names unknown action {}", id.0))?;
+        let mut mine = Vec::new();
+        for input in &action.inputs {
+            if let ArtifactRef::Build(p) = input {
+                let producer = producer_for(graph, p).ok_or_else(|| {
+                    anyhow!(
+                        "Action failed: {}\nno action produces its input `{p}`",
+                        action_title(action)
+                    )
+                })?;
+                if producer != id && !mine.contains(&producer) {
+                    mine.push(producer);
+                    stack.push(producer);
+                }
+            }
+        }
+        deps.insert(id, mine);
+    }
+    Ok(deps)
+}
+
+fn weight(action: &Action, jobs: usize) -> usize {
+    match &action.kind {
+        ActionKind::Run { weight, .. } => (*weight as usize).clamp(1, jobs),
+        _ => 1,
+    }
+}
+
+impl Build<'_> {
+    /// Schedules and runs every needed action; returns the per-executor counts.
+    pub fn run(&self, graph: &ActionGraph, wanted: &[ArtifactRef]) -> Result<BuildReport> {
+        let started = Instant::now();
+        let started_unix_ms = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map(|d| d.as_millis())
+            .unwrap_or(0);
+        if self.layout.sandbox_dir().exists() {
+            self.janitor.discard(&self.layout.sandbox_dir());
+        }
+        let deps = needed_actions(graph, &self.layout.root, wanted)?;
+        let jobs = self.opts.jobs.max(1);
+        let mut waiting: HashMap<ActionId, usize> = HashMap::new();
+        let mut dependents: HashMap<ActionId, Vec<ActionId>> = HashMap::new();
+        let mut ready: VecDeque<ActionId> = VecDeque::new();
+        let mut ids: Vec<&ActionId> = deps.keys().collect();
+        ids.sort();
+        for id in ids {
+            let d = &deps[id];
+            if d.is_empty() {
+                ready.push_back(*id);
+            } else {
+                waiting.insert(*id, d.len());
+            }
+            for p in d {
+                dependents.entry(*p).or_default().push(*id);
+            }
+        }
+        self.progress.set_total(deps.len());
+        let mut state = Sched {
+            ready,
+            waiting,
+            free: jobs,
+            running: 0,
+            failures: Vec::new(),
+            report: BuildReport {
+                sandbox: self.sandbox.name().to_string(),
+                ..BuildReport::default()
+            },
+        };
+        if state.ready.is_empty() && !deps.is_empty() {
+            bail!("the needed actions form a cycle");
+        }
+        let shared = (Mutex::new(std::mem::take(&mut state)), Condvar::new());
+        // Workers pick ready actions themselves and release their dependents, so a chain of
+        // up-to-date actions runs without a thread hand-off per action.
+        std::thread::scope(|s| {
+            for _ in 0..jobs {
+                s.spawn(|| self.worker(graph, &dependents, jobs, &shared));
+            }
+            let (lock, cvar) = &shared;
+            let mut st = lock.lock().unwrap();
+            while !st.finished() {
+                st = cvar.wait_timeout(st, Duration::from_millis(200)).unwrap().0;
+                drop(st);
+                self.progress.tick();
+                st = lock.lock().unwrap();
+            }
+        });
+        self.progress.finish();
+        let Sched {
+            mut report,
+            failures,
+            waiting,
+            ..
+        } = shared.0.into_inner().unwrap();
+        if failures.is_empty() && !waiting.is_empty() {
+            let mut names: Vec<String> = waiting
+                .keys()
+                .map(|id| action_title(&graph.actions[id.0]))
+                .collect();
+            names.sort();
+            bail!(
+                "these actions depend on each other's outputs in a cycle: {}",
+                names.join(", ")
+            );
+        }
+        report.remote_errors = self.remote.errors.load(Ordering::Relaxed);
+        if let Err(e) = self.digests.save() {
+            self.progress
+                .println(&format!("warning: could not save the digest cache: {e}"));
+        }
+        let mut actions = std::mem::take(&mut *self.records.lock().unwrap());
+        actions.sort_by(|a, b| a.identity.cmp(&b.identity));
+        let log = BuildLog {
+            build_id: self.build_id.to_string(),
+            started_unix_ms,
+            duration_ms: started.elapsed().as_millis() as u64,
+            success: failures.is_empty(),
+            sandbox: self.sandbox.name().to_string(),
+            actions,
+        };
+        if let Err(e) = build_log::write(self.layout, log) {
+            self.progress
+                .println(&format!("warning: could not write the build log: {e:#}"));
+        }
+        if failures.is_empty() {
+            Ok(report)
+        } else {
+            Err(anyhow::Error::new(BuildFailed { failures }))
+        }
+    }
+
+    fn worker(
+        &self,
+        graph: &ActionGraph,
+        dependents: &HashMap<ActionId, Vec<ActionId>>,
+        jobs: usize,
+        shared: &(Mutex<Sched>, Condvar),
+    ) {
+        let (lock, cvar) = shared;
+        let mut slot: Option<SandboxSlot> = None;
+        let mut st = lock.lock().unwrap();
+        loop {
+            if st.finished() {
+                cvar.notify_all();
+                drop(st);
+                if let Some(s) = slot {
+                    self.janitor.discard(&s.dir);
+                }
+                return;
+            }
+            let next = match st.ready.front() {
+                Some(&id) if st.failures.is_empty() => {
+                    let w = weight(&graph.actions[id.0], jobs);
+                    (w <= st.free).then_some((id, w))
+                }
+                _ => None,
+            };
+            let Some((id, w)) = next else {
+                st = cvar.wait(st).unwrap();
+                continue;
+            };
+            st.ready.pop_front();
+            st.free -= w;
+            st.running += 1;
+            drop(st);
+            let action = &graph.actions[id.0];
+            self.progress.started(id.0, action_title(action));
+            let result = self.process(action, &mut slot);
+            match &result {
+                Ok(outcome) => self.progress.finished(id.0, outcome.name()),
+                Err(f) => {
+                    self.progress.finished(id.0, "failed");
+                    // Streamed as it happens, as buck2 does; returned as well.
+                    if self.progress.mode() != crate::ConsoleMode::Quiet {
+                        self.progress.println(&f.message);
+                    }
+                }
+            }
+            st = lock.lock().unwrap();
+            st.free += w;
+            st.running -= 1;
+            match result {
+                Ok(outcome) => {
+                    let r = &mut st.report;
+                    match outcome {
+                        Outcome::Local => r.local += 1,
+                        Outcome::Cache => r.cached += 1,
+                        Outcome::Remote => r.remote += 1,
+                        Outcome::InProcess => r.in_process += 1,
+                        Outcome::UpToDate => r.up_to_date += 1,
+                    }
+                    for d in dependents.get(&id).into_iter().flatten() {
+                        let n = st.waiting.get_mut(d).expect("dependent is waiting");
+                        *n -= 1;
+                        if *n == 0 {
+                            st.waiting.remove(d);
+                            st.ready.push_back(*d);
+                        }
+                    }
+                }
+                Err(f) => st.failures.push(f),
+            }
+            // This worker takes the next ready action itself (it loops with the lock held);
+            // the others only need waking when there is more than one to take. The end of
+            // the build is announced by whichever worker sees `finished()` first.
+            if st.ready.len() > 1 {
+                cvar.notify_all();
+            }
+        }
+    }
+}

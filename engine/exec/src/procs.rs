@@ -1,0 +1,147 @@
+//! Every action and test runs as the leader of its own process group, so forge can kill
+//! everything it started — the command and whatever that command left running in the
+//! background — in one call:
+//! - when the command exits ([`Group::finish`]; a daemon an action forked dies with it),
+//! - on a timeout,
+//! - on SIGINT, SIGTERM or SIGHUP to forge ([`install_signal_handlers`]: the handler kills
+//!   every live group, then forge dies of the signal as it would have),
+//! - after forge itself was killed with SIGKILL, on the next start ([`reap_leftovers`]): each
+//!   live group is recorded as a file under `buck-out/forge/procs/`, removed when the group is
+//!   killed; a file whose forge process is gone names a group to kill.
+//!
+//! A process that calls `setsid`/`setpgid` itself leaves the group; under bubblewrap it still
+//! dies with the sandbox's PID namespace, in the symlink forest it can escape (README).
+
+use std::fs;
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicI32, Ordering};
+
+/// Live process groups, for the signal handler (which may only use async-signal-safe calls,
+/// so a fixed array of atomics instead of a locked collection).
+static LIVE: [AtomicI32; 1024] = [const { AtomicI32::new(0) }; 1024];
+
+/// Start time of a process in clock ticks since boot (`/proc/<pid>/stat` field 22), which
+/// tells a live process from a later one that reuses its pid.
+pub fn start_time(pid: i32) -> Option<u64> {
+    let stat = fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+    // The command name (field 2) is in parentheses and may contain spaces.
+    let rest = &stat[stat.rfind(')')? + 2..];
+    rest.split_whitespace().nth(19)?.parse().ok()
+}
+
+fn record_name(leader: i32) -> String {
+    let me = std::process::id() as i32;
+    let me_start = start_time(me).unwrap_or(0);
+    let leader_start = start_time(leader).unwrap_or(0);
+    format!("{me}-{me_start}-{leader}-{leader_start}")
+}
+
+/// A running process group that forge started; killed when finished or dropped.
+pub struct Group {
+    pgid: i32,
+    slot: Option<usize>,
+    record: Option<PathBuf>,
+}
+
+impl Group {
+    /// Registers the group led by `leader` (spawned with `process_group(0)`).
+    pub fn track(leader: u32, procs_dir: &Path) -> Group {
+        let pgid = leader as i32;
+        let slot = LIVE.iter().position(|s| {
+            s.compare_exchange(0, pgid, Ordering::SeqCst, Ordering::SeqCst)
+                .is_ok()
+        });
+        let record = procs_dir.join(record_name(pgid));
+        let record = (fs::create_dir_all(procs_dir).is_ok() && fs::write(&record, b"").is_ok())
+            .then_some(record);
+        Group { pgid, slot, record }
+    }
+
+    /// Kills whatever is left of the group (the leader has been waited for, so its pid,
+    /// which names the group, cannot have been reused while members remain).
+    pub fn finish(mut self) {
+        self.kill();
+    }
+
+    fn kill(&mut self) {
+        if self.pgid > 0 {
+            // SAFETY: signals a process group forge created; ESRCH (already gone) is fine.
+            unsafe { libc::kill(-self.pgid, libc::SIGKILL) };
+        }
+        if let Some(s) = self.slot.take() {
+            LIVE[s].store(0, Ordering::SeqCst);
+        }
+        if let Some(r) = self.record.take() {
+            let _ = fs::remove_file(r);
+        }
+        self.pgid = 0;
+    }
+}
+
+impl Drop for Group {
+    fn drop(&mut self) {
+        self.kill();
+    }
+}
+
+extern "C" fn on_signal(sig: libc::c_int) {
+    for s in &LIVE {
+        let pgid = s.load(Ordering::SeqCst);
+        if pgid > 0 {
+            // SAFETY: kill is async-signal-safe.
+            unsafe { libc::kill(-pgid, libc::SIGKILL) };
+        }
+    }
+    // SAFETY: restoring the default action and re-raising are async-signal-safe; forge then
+    // ends the way the signal asked, with the usual exit status.
+    unsafe {
+        libc::signal(sig, libc::SIG_DFL);
+        libc::raise(sig);
+    }
+}
+
+/// SIGINT, SIGTERM and SIGHUP kill every process group forge started before forge exits.
+/// (A terminal's Ctrl-C reaches only forge: actions run in their own groups.)
+pub fn install_signal_handlers() {
+    for sig in [libc::SIGINT, libc::SIGTERM, libc::SIGHUP] {
+        // SAFETY: installs a handler that only makes async-signal-safe calls.
+        unsafe {
+            let mut act: libc::sigaction = std::mem::zeroed();
+            act.sa_sigaction = on_signal as extern "C" fn(libc::c_int) as usize;
+            libc::sigemptyset(&mut act.sa_mask);
+            libc::sigaction(sig, &act, std::ptr::null_mut());
+        }
+    }
+}
+
+/// Kills the process groups that a forge process which no longer runs left behind (it was
+/// killed with SIGKILL, or the machine lost power mid-build); returns how many were alive.
+pub fn reap_leftovers(procs_dir: &Path) -> usize {
+    let Ok(entries) = fs::read_dir(procs_dir) else {
+        return 0;
+    };
+    let mut reaped = 0;
+    for e in entries.flatten() {
+        let name = e.file_name().to_string_lossy().into_owned();
+        let f: Vec<u64> = name.split('-').filter_map(|x| x.parse().ok()).collect();
+        let [owner, owner_start, leader, leader_start] = f[..] else {
+            let _ = fs::remove_file(e.path());
+            continue;
+        };
+        if start_time(owner as i32) == Some(owner_start) {
+            continue; // its forge still runs and kills it itself
+        }
+        // A live process with the leader's pid but another start time is someone else; a
+        // dead leader whose group still has members keeps its pid reserved, so a group found
+        // by that pid is the one recorded.
+        let leader_now = start_time(leader as i32);
+        if leader_now.is_none() || leader_now == Some(leader_start) {
+            // SAFETY: signals the recorded group; ESRCH when it is gone already.
+            if unsafe { libc::kill(-(leader as i32), libc::SIGKILL) } == 0 {
+                reaped += 1;
+            }
+        }
+        let _ = fs::remove_file(e.path());
+    }
+    reaped
+}

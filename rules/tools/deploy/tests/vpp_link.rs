@@ -1,0 +1,116 @@
+//! `vpp-link` gives v++ (UG1393 "v++ command": `-l -t hw --platform P --config F -o X` then
+//! the .xo files) only the kernels the device uses, and leaves no output when v++ fails.
+
+use std::os::unix::fs::PermissionsExt;
+use std::path::{Path, PathBuf};
+
+use deploy_tool::vpp_link::{vpp_link, VppLinkArgs};
+
+fn fake_vpp(dir: &Path, exit: i32) -> PathBuf {
+    // records its arguments and writes the -o file, as v++ would
+    let p = dir.join("v++");
+    std::fs::write(
+        &p,
+        format!(
+            "#!/bin/sh\nprintf '%s\\n' \"$@\" > {log}\nwhile [ $# -gt 0 ]; do [ \"$1\" = -o ] && echo xclbin > \"$2\"; shift; done\nexit {exit}\n",
+            log = dir.join("args.txt").display()
+        ),
+    )
+    .unwrap();
+    std::fs::set_permissions(&p, std::fs::Permissions::from_mode(0o755)).unwrap();
+    p
+}
+
+fn setup(dir: &Path) -> (PathBuf, PathBuf, Vec<PathBuf>) {
+    let sim = dir.join("fpga0.sim.json");
+    std::fs::write(
+        &sim,
+        r#"{"kernels": [{"cu": "aurora_flow_0", "kernel": "aurora_flow_0"}, {"cu": "send_0", "kernel": "send"}]}"#,
+    )
+    .unwrap();
+    let cfg = dir.join("fpga0.cfg");
+    std::fs::write(&cfg, "[connectivity]\n").unwrap();
+    let xos = ["aurora_flow_0.xo", "aurora_flow_1.xo", "send.xo", "recv.xo"]
+        .iter()
+        .map(|n| {
+            let p = dir.join(n);
+            std::fs::write(&p, "xo").unwrap();
+            p
+        })
+        .collect();
+    (sim, cfg, xos)
+}
+
+#[test]
+fn only_the_used_kernels_reach_vpp() {
+    let t = tempfile::tempdir().unwrap();
+    let vpp = fake_vpp(t.path(), 0);
+    let (sim, cfg, xos) = setup(t.path());
+    let out = t.path().join("fpga0.xclbin");
+    vpp_link(&VppLinkArgs {
+        vpp: &vpp,
+        platform: "xilinx_u280_gen3x16_xdma_1_202211_1",
+        config: &cfg,
+        sim_description: &sim,
+        xos: &xos,
+        out: &out,
+    })
+    .unwrap();
+    let args = std::fs::read_to_string(t.path().join("args.txt")).unwrap();
+    let args: Vec<&str> = args.lines().collect();
+    assert_eq!(
+        &args[..5],
+        [
+            "-l",
+            "-t",
+            "hw",
+            "--platform",
+            "xilinx_u280_gen3x16_xdma_1_202211_1"
+        ]
+    );
+    let xo_args: Vec<&str> = args
+        .iter()
+        .filter(|a| a.ends_with(".xo"))
+        .copied()
+        .collect();
+    assert_eq!(xo_args.len(), 2, "{args:?}");
+    assert!(xo_args.iter().any(|a| a.ends_with("/aurora_flow_0.xo")));
+    assert!(xo_args.iter().any(|a| a.ends_with("/send.xo")));
+    assert_eq!(std::fs::read_to_string(&out).unwrap(), "xclbin\n");
+}
+
+#[test]
+fn a_failing_vpp_leaves_no_xclbin_and_a_missing_xo_is_named() {
+    let t = tempfile::tempdir().unwrap();
+    let vpp = fake_vpp(t.path(), 1);
+    let (sim, cfg, xos) = setup(t.path());
+    let out = t.path().join("fpga0.xclbin");
+    let args = VppLinkArgs {
+        vpp: &vpp,
+        platform: "p",
+        config: &cfg,
+        sim_description: &sim,
+        xos: &xos,
+        out: &out,
+    };
+    assert!(vpp_link(&args).is_err());
+    assert!(!out.exists());
+    assert_eq!(
+        std::fs::read_dir(t.path())
+            .unwrap()
+            .filter(|e| e
+                .as_ref()
+                .unwrap()
+                .file_name()
+                .to_string_lossy()
+                .contains("vpp-link"))
+            .count(),
+        0
+    );
+    let err = vpp_link(&VppLinkArgs {
+        xos: &xos[1..],
+        ..args
+    })
+    .unwrap_err();
+    assert!(err.to_string().contains("aurora_flow_0.xo"), "{err}");
+}
