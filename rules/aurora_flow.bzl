@@ -1,22 +1,15 @@
 # The AuroraFlow link kernel as a build target: parameters checked at analysis, then either
-# the Vivado flow (`[fpga] toolchain = vitis`: Aurora IP generation + package_xo, one
+# the Vivado flow (toolchains//:fpga kind `vitis`: Aurora IP generation + package_xo, one
 # local-only, cache-uploadable action) or the open-source flow (`sim`: a Verilator model of
-# the kernel with the behavioural Aurora core). Both give the same KernelInfo, which the
-# link step reads (kernel name, ports with widths, parameters).
+# the kernel with the behavioural Aurora core). Both give the same KernelInfo and kernel.json,
+# which the link and deployment steps read (kernel name, ports with widths, parameters).
 
+load("@toolchains//:fpga.bzl", "FpgaToolchainInfo")
 load("@toolchains//:python.bzl", "PythonToolchainInfo")
 load("@toolchains//:verilator.bzl", "VerilatorToolchainInfo")
+load(":aurora_flow_desc.bzl", "FLOW_CONTROL")
+load(":kernel.bzl", "KernelInfo", "kernel_description")
 
-KernelInfo = provider(
-    doc = "A kernel for the v++ link step. `name`: str, kernel (and CU) name; `kind`: " +
-          "\"rtl\" or \"hls\"; `toolchain`: \"vitis\" or \"sim\"; `xo`: Artifact (.xo) or " +
-          "None in sim; `kernel_xml`: Artifact or None; `model`: Artifact, simulation model " +
-          "directory, or None with vitis; `ports`: list of dicts (name, kind, dir, width...); " +
-          "`params`: dict of the kernel's parameters; `control`: XRT control protocol.",
-    fields = ["control", "kernel_xml", "kind", "model", "name", "params", "ports", "toolchain", "xo"],
-)
-
-_FPGA_TOOLCHAIN = read_config("fpga", "toolchain", "sim")
 _EQ_MODES = {"AUTO": 0, "DFE": 2, "LPM": 1}
 
 def _is_pow2(n: int) -> bool:
@@ -29,8 +22,6 @@ def _check(ctx: AnalysisContext) -> dict:
     def bad(param, msg):
         fail("{}: parameter {}: {}".format(ctx.label, param, msg))
 
-    if a.fpga_toolchain not in ("sim", "vitis"):
-        bad("[fpga] toolchain", "'{}' is unknown; use sim or vitis".format(a.fpga_toolchain))
     if a.fifo_width not in (32, 64):
         bad("fifo_width", "{} bytes is not supported; use 32 or 64".format(a.fifo_width))
     for name, size in (("rx_fifo_size", a.rx_fifo_size), ("tx_fifo_size", a.tx_fifo_size)):
@@ -56,10 +47,35 @@ def _check(ctx: AnalysisContext) -> dict:
         bad("rx_eq_mode", "'{}' is not one of AUTO, LPM, DFE".format(a.rx_eq_mode))
     if a.ins_loss_nyq < 0 or a.ins_loss_nyq > 31:
         bad("ins_loss_nyq", "{} dB is outside 0..31".format(a.ins_loss_nyq))
+    cable_m = a.cable_m if a.cable_m >= 0 else FLOW_CONTROL["default_cable_m"]
+    if cable_m > 2000:
+        bad("cable_m", "{} m is outside 0..2000".format(cable_m))
+
+    # in-flight budget (kernel.toml [flow_control]): what still arrives after an XOFF must fit
+    # above prog_full, or a stalled receiver loses data
+    headroom_words = depth - full
+    headroom_beats = headroom_words * a.fifo_width // FLOW_CONTROL["link_beat_bytes"]
+    need = FLOW_CONTROL["fixed_inflight_beats"] + FLOW_CONTROL["beats_per_metre"] * cable_m
+    if headroom_beats < need:
+        bad("rx_fifo_prog_full", ("headroom {} words = {} link beats (depth {} - prog_full {}) " +
+                                  "is below the {} beats in flight with cable_m = {} ({} + {} x {} m); " +
+                                  "raise rx_fifo_size or lower rx_fifo_prog_full").format(
+            headroom_words,
+            headroom_beats,
+            depth,
+            full,
+            need,
+            cable_m,
+            FLOW_CONTROL["fixed_inflight_beats"],
+            FLOW_CONTROL["beats_per_metre"],
+            cable_m,
+        ))
     return {
         "aurora_version": a.aurora_version,
+        "cable_m": cable_m,
         "drain_axi_on_reset": 1 if a.drain_axi_on_reset else 0,
         "fifo_width": a.fifo_width,
+        "inflight_need_beats": need,
         "ins_loss_nyq": a.ins_loss_nyq,
         "instance": a.instance,
         "kernel_name": a.kernel_name or ctx.label.name,
@@ -68,8 +84,12 @@ def _check(ctx: AnalysisContext) -> dict:
         "rx_fifo_prog_empty": empty,
         "rx_fifo_prog_full": full,
         "rx_fifo_size": a.rx_fifo_size,
+        "rx_headroom_beats": headroom_beats,
+        "rx_headroom_words": headroom_words,
+        "sim_ip_reset_cycles": a.sim_ip_reset_cycles,
         "tx_fifo_size": a.tx_fifo_size,
         "use_framing": 1 if a.use_framing else 0,
+        "xon_on_empty": 1 if a.xon_on_empty else 0,
     }
 
 def _ports(p: dict) -> list:
@@ -88,6 +108,7 @@ def _ports(p: dict) -> list:
 def _aurora_flow_kernel_impl(ctx: AnalysisContext) -> list[Provider]:
     params = _check(ctx)
     name = params["kernel_name"]
+    fpga = ctx.attrs._fpga[FpgaToolchainInfo]
     py = ctx.attrs._python[PythonToolchainInfo]
     json_params = dict(params)
     json_params["rtl_files"] = ctx.attrs.rtl
@@ -106,17 +127,19 @@ def _aurora_flow_kernel_impl(ctx: AnalysisContext) -> list[Provider]:
     xo = None
     kernel_xml = None
     model = None
-    if ctx.attrs.fpga_toolchain == "vitis":
+    if fpga.kind == "vitis":
         xo = ctx.actions.declare_output(name + ".xo")
         kernel_xml = ctx.actions.declare_output(name + ".xml")
         ctx.actions.run(
             cmd_args(
                 "bash",
                 ctx.attrs.build_xo,
+                py.interpreter,
+                fpga.tools["vivado"],
                 params_json,
                 xo.as_output(),
                 kernel_xml.as_output(),
-                hidden = ctx.attrs.packaging + [ctx.attrs.render],
+                hidden = ctx.attrs.packaging + [ctx.attrs.render, fpga.version, py.version],
             ),
             category = "vivado_package_xo",
             # Vivado needs a license and a local install; its result is shared through the cache
@@ -138,11 +161,14 @@ def _aurora_flow_kernel_impl(ctx: AnalysisContext) -> list[Provider]:
             "-GRX_EQ_MODE={}".format(_EQ_MODES[params["rx_eq_mode"]]),
             "-GDRAIN_AXI_ON_RESET={}".format(params["drain_axi_on_reset"]),
             "-GIP_RESET_CYCLES={}".format(ctx.attrs.sim_ip_reset_cycles),
+            "-GCABLE_M={}".format(params["cable_m"]),
+            "-GXON_ON_EMPTY={}".format(params["xon_on_empty"]),
         ]
         ctx.actions.run(
             cmd_args(
                 tc.build_model,
                 model.as_output(),
+                tc.verilator,
                 "--",
                 "--cc",
                 "--build",
@@ -163,21 +189,35 @@ def _aurora_flow_kernel_impl(ctx: AnalysisContext) -> list[Provider]:
         )
         main = model
 
+    ports = _ports(params)
+    description = kernel_description(ctx, {
+        "control": "ap_ctrl_none",
+        "kernel_xml": kernel_xml,
+        "kind": "rtl",
+        "model": model,
+        "name": name,
+        "params": params,
+        "ports": ports,
+        "toolchain": fpga.kind,
+        "xo": xo,
+    })
     info = KernelInfo(
         control = "ap_ctrl_none",
+        description = description,
         kernel_xml = kernel_xml,
         kind = "rtl",
         model = model,
         name = name,
         params = params,
-        ports = _ports(params),
-        toolchain = ctx.attrs.fpga_toolchain,
+        ports = ports,
+        toolchain = fpga.kind,
         xo = xo,
     )
     return [
         DefaultInfo(
             default_output = main,
             sub_targets = {
+                "description": [DefaultInfo(default_output = description)],
                 "package": [DefaultInfo(default_output = package)],
                 "params": [DefaultInfo(default_output = params_file)],
             },
@@ -190,9 +230,9 @@ aurora_flow_kernel = rule(
     attrs = {
         "aurora_version": attrs.string(default = "12.0", doc = "aurora_64b66b IP version (13.0 for Vivado >= 2024.2)"),
         "build_xo": attrs.source(doc = "the vitis packaging script (tcl/build_xo.sh)"),
+        "cable_m": attrs.int(default = -1, doc = "fibre metres of the link (cable + switch), sizes the RX headroom; -1: kernel.toml [flow_control] default_cable_m"),
         "drain_axi_on_reset": attrs.bool(default = False),
         "fifo_width": attrs.int(default = 64, doc = "user stream width in bytes: 32 or 64"),
-        "fpga_toolchain": attrs.string(default = _FPGA_TOOLCHAIN, doc = "sim or vitis; default from [fpga] toolchain"),
         "ins_loss_nyq": attrs.int(default = 8),
         "instance": attrs.int(doc = "QSFP port 0 or 1"),
         "kernel_name": attrs.string(default = "", doc = "kernel and CU name; default: the target name"),
@@ -208,6 +248,11 @@ aurora_flow_kernel = rule(
         "sim_srcs": attrs.list(attrs.source(), default = [], doc = "behavioural Aurora core (sim)"),
         "tx_fifo_size": attrs.int(default = 8192, doc = "bytes, a power of two"),
         "use_framing": attrs.bool(default = False),
+        "xon_on_empty": attrs.bool(default = True, doc = "XON at every fall to prog_empty (the public kernel); False: only after an XOFF"),
+        "_fpga": attrs.default_only(attrs.toolchain_dep(
+            default = "toolchains//:fpga",
+            providers = [FpgaToolchainInfo],
+        )),
         "_python": attrs.default_only(attrs.toolchain_dep(
             default = "toolchains//:python",
             providers = [PythonToolchainInfo],
@@ -217,6 +262,7 @@ aurora_flow_kernel = rule(
             providers = [VerilatorToolchainInfo],
         )),
     },
-    doc = "One AuroraFlow link kernel (one QSFP port). Illegal parameters fail analysis " +
+    doc = "One AuroraFlow link kernel (one QSFP port). Illegal parameters, and an RX FIFO " +
+          "whose headroom cannot hold the link's in-flight data for `cable_m`, fail analysis " +
           "naming the target and the parameter.",
 )

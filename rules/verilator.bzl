@@ -1,7 +1,10 @@
 # Verilator in the build graph: lint checks as cached build actions, and testbenches built
 # into simulation binaries by one action (every source an input) and run as tests.
 
+load("@toolchains//:iverilog.bzl", "IverilogToolchainInfo")
+load("@toolchains//:python.bzl", "PythonToolchainInfo")
 load("@toolchains//:verilator.bzl", "VerilatorToolchainInfo")
+load("@toolchains//:yosys.bzl", "YosysToolchainInfo")
 
 def _include_dirs(headers: list) -> list:
     # -I<dir of each header>; the header itself is a hidden input of the action
@@ -31,13 +34,24 @@ def _verilator_lint_impl(ctx: AnalysisContext) -> list[Provider]:
             identifier = str(i),
         )
         stamps.append(out)
-    return [DefaultInfo(default_outputs = stamps)]
+
+    # the test passes when every lint action has built (a warning fails the build, and so
+    # the test); it prints the logs
+    return [
+        DefaultInfo(default_outputs = stamps),
+        ExternalRunnerTestInfo(
+            type = "verilator_lint",
+            command = [cmd_args("cat", stamps)],
+            labels = ctx.attrs.labels,
+        ),
+    ]
 
 verilator_lint = rule(
     impl = _verilator_lint_impl,
     attrs = {
         "configs": attrs.list(attrs.list(attrs.string()), default = [[]]),
         "headers": attrs.list(attrs.source(), default = []),
+        "labels": attrs.list(attrs.string(), default = []),
         "srcs": attrs.list(attrs.source()),
         "top": attrs.string(),
         "_verilator": attrs.default_only(attrs.toolchain_dep(
@@ -46,7 +60,8 @@ verilator_lint = rule(
         )),
     },
     doc = "`verilator --lint-only -Wall` of `srcs` with top `top`, once per entry of " +
-          "`configs` (extra arguments such as -D/-G). Building the target fails on any warning.",
+          "`configs` (extra arguments such as -D/-G), as cached build actions. Building the " +
+          "target fails on any warning; as a test it fails the same way and prints the logs.",
 )
 
 def _verilator_test_impl(ctx: AnalysisContext) -> list[Provider]:
@@ -56,6 +71,7 @@ def _verilator_test_impl(ctx: AnalysisContext) -> list[Provider]:
         cmd_args(
             tc.build_model,
             model.as_output(),
+            tc.verilator,
             "--",
             "--binary",
             "--timing",
@@ -109,4 +125,85 @@ verilator_test = rule(
           "-D/-G options; `headers`: files `include`d, their directories become -I). The " +
           "test runs the binary once per entry of `runs` (space-separated plusargs); a " +
           "failing run prints its seed and cycle.",
+)
+
+def _hdl_tools_env(ctx: AnalysisContext) -> (dict, list):
+    vl = ctx.attrs._verilator[VerilatorToolchainInfo]
+    iv = ctx.attrs._iverilog[IverilogToolchainInfo]
+    ys = ctx.attrs._yosys[YosysToolchainInfo]
+    py = ctx.attrs._python[PythonToolchainInfo]
+    env = {
+        "IVERILOG": iv.iverilog,
+        "PYTHON": py.interpreter,
+        "VERILATOR": vl.verilator,
+        "VVP": iv.vvp,
+        "YOSYS": ys.yosys,
+    }
+    return env, [vl.version, iv.version, ys.version, py.version]
+
+_HDL_TOOLCHAINS = {
+    "_iverilog": attrs.default_only(attrs.toolchain_dep(
+        default = "toolchains//:iverilog",
+        providers = [IverilogToolchainInfo],
+    )),
+    "_python": attrs.default_only(attrs.toolchain_dep(
+        default = "toolchains//:python",
+        providers = [PythonToolchainInfo],
+    )),
+    "_verilator": attrs.default_only(attrs.toolchain_dep(
+        default = "toolchains//:verilator",
+        providers = [VerilatorToolchainInfo],
+    )),
+    "_yosys": attrs.default_only(attrs.toolchain_dep(
+        default = "toolchains//:yosys",
+        providers = [YosysToolchainInfo],
+    )),
+}
+
+def _hdl_script_test_impl(ctx: AnalysisContext) -> list[Provider]:
+    env, versions = _hdl_tools_env(ctx)
+    command = cmd_args("bash", ctx.attrs.test, ctx.attrs.args, hidden = ctx.attrs.data + versions)
+    return [
+        DefaultInfo(default_output = ctx.attrs.test, other_outputs = ctx.attrs.data),
+        ExternalRunnerTestInfo(
+            type = "hdl_script",
+            command = [command],
+            env = env,
+            labels = ctx.attrs.labels,
+        ),
+    ]
+
+hdl_script_test = rule(
+    impl = _hdl_script_test_impl,
+    attrs = {
+        "args": attrs.list(attrs.string(), default = []),
+        "data": attrs.list(attrs.source(), default = []),
+        "labels": attrs.list(attrs.string(), default = []),
+        "test": attrs.source(doc = "a bash script"),
+    } | _HDL_TOOLCHAINS,
+    doc = "A check script that drives the HDL tools. It gets each tool from its toolchain " +
+          "in the environment (`VERILATOR`, `IVERILOG`, `VVP`, `YOSYS`, `PYTHON`) and must " +
+          "run no other copy; every tool's version is an input of the test.",
+)
+
+def _hdl_script_binary_impl(ctx: AnalysisContext) -> list[Provider]:
+    env, versions = _hdl_tools_env(ctx)
+    run = cmd_args("env")
+    for k in sorted(env):
+        run.add(cmd_args(k, env[k], delimiter = "="))
+    run.add("bash", ctx.attrs.main)
+    run.add(cmd_args(hidden = ctx.attrs.resources + versions))
+    return [
+        DefaultInfo(default_output = ctx.attrs.main, other_outputs = ctx.attrs.resources),
+        RunInfo(args = run),
+    ]
+
+hdl_script_binary = rule(
+    impl = _hdl_script_binary_impl,
+    attrs = {
+        "main": attrs.source(doc = "a bash script"),
+        "resources": attrs.list(attrs.source(), default = []),
+    } | _HDL_TOOLCHAINS,
+    doc = "`run`: a script that drives the HDL tools, given the toolchains' commands in its " +
+          "environment as `hdl_script_test` does (the benchmark and the area estimate).",
 )

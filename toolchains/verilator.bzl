@@ -6,8 +6,8 @@ load(":system.bzl", "probe_tool_version")
 VerilatorToolchainInfo = provider(
     doc = "How rules/verilator.bzl runs Verilator. `verilator`: str, the command; " +
           "`version`: Artifact, `verilator --version` output (an input of every Verilator " +
-          "action, so an upgrade rebuilds every model); `build_model`: RunInfo, runs " +
-          "Verilator into a declared directory; `stamp`: RunInfo, turns a check into an " +
+          "action, so an upgrade rebuilds every model); `build_model`: RunInfo, `OUT_DIR " +
+          "VERILATOR -- ARGS`: runs the toolchain's Verilator into a declared directory; `stamp`: RunInfo, turns a check into an " +
           "action with one output; `run_sim`: RunInfo, runs a simulation once per plusarg set.",
     fields = ["build_model", "run_sim", "stamp", "verilator", "version"],
 )

@@ -104,6 +104,56 @@ fn width_neither_32_nor_64() {
     assert_rejected("fifo_width = 48,", "fifo_width", "use 32 or 64");
 }
 
+/// kernel.toml [flow_control]: 32 B words, 16 KiB = 512 words, cable 30 m needs
+/// 128 + 4 x 30 = 248 beats of headroom, so prog_full 264 is the limit and 265 one below it.
+#[test]
+fn headroom_below_the_in_flight_budget() {
+    assert_rejected(
+        "fifo_width = 32,\n    rx_fifo_size = 16384,\n    cable_m = 30,\n    rx_fifo_prog_full = 265,",
+        "rx_fifo_prog_full",
+        "headroom 247 words = 247 link beats (depth 512 - prog_full 265) is below the 248 beats in flight with cable_m = 30",
+    );
+}
+
+/// The issue's case: 64 B words and an 8 KiB RX FIFO leave 128 beats for the 248 in flight.
+#[test]
+fn small_rx_fifo_rejected_at_default_cable() {
+    assert_rejected(
+        "rx_fifo_size = 8192,",
+        "rx_fifo_prog_full",
+        "is below the 248 beats in flight with cable_m = 30",
+    );
+}
+
+#[test]
+fn headroom_at_the_in_flight_limit_passes_analysis() {
+    let ws = scratch_project();
+    let buck = ws.path().join("hw/aurora_flow/BUCK");
+    let mut text = fs::read_to_string(&buck).unwrap();
+    text.push_str(
+        "\naurora_flow_kernel(\n    name = \"at_limit\",\n    build_xo = \"tcl/build_xo.sh\",\n    \
+         instance = 0,\n    packaging = PACKAGING,\n    render = \"tcl/render_kernel.py\",\n    \
+         rtl = RTL,\n    sim_srcs = SIM_MODEL,\n    fifo_width = 32,\n    rx_fifo_size = 16384,\n    \
+         cable_m = 30,\n    rx_fifo_prog_full = 264,\n)\n",
+    );
+    fs::write(&buck, text).unwrap();
+    let out = Command::new(env!("CARGO_BIN_EXE_forge"))
+        .args([
+            "build",
+            "//hw/aurora_flow:at_limit[description]",
+            "--console",
+            "simple",
+        ])
+        .current_dir(ws.path())
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        out.status.success(),
+        "prog_full at the limit must pass; stderr:\n{stderr}"
+    );
+}
+
 #[test]
 fn legal_parameters_pass_analysis() {
     // The same scratch project with legal parameters builds (the rendered packaging files):

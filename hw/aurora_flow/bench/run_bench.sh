@@ -3,10 +3,22 @@
 # (messages 64 B .. 1 MiB), in streaming and framing mode, through the kernel
 # RTL + behavioural Aurora core + channel model. Prints a Markdown table with
 # the paper's figures and the 64b/66b payload limit beside ours.
-# Usage: hw/aurora_flow/bench/run_bench.sh [-k BUILD_DIR] [-m AP_MHZ]
+# Usage: ./forge run //hw/aurora_flow:bench -- [-k BUILD_DIR] [-m AP_MHZ]
+# (the tools come from their toolchains: $VERILATOR, $PYTHON)
 set -euo pipefail
+: "${VERILATOR:?set by hdl_script_binary}" "${PYTHON:?set by hdl_script_binary}"
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 sim="$here/../sim"
+
+verilate() {  # OUT_BINARY TOP [-G...]: the testbench with the kernel RTL and the core model
+  local out=$1 top=$2; shift 2
+  mkdir -p "$out.obj"
+  "$VERILATOR" --binary --timing -j 2 -Wno-fatal -Wno-lint -Wno-style -DAURORA_SIM \
+    -I"$sim/tb" --top-module "$top" "$@" "$here"/../rtl/*.sv \
+    "$sim"/model/*.sv "$sim/tb/$top.sv" --Mdir "$out.obj" -o sim >"$out.obj/build.log" 2>&1 || {
+    cat "$out.obj/build.log" >&2; echo "run_bench.sh: building $top failed" >&2; exit 1; }
+  cp "$out.obj/sim" "$out"
+}
 build=""; ap_mhz=300
 while getopts "k:m:" opt; do
   case $opt in
@@ -18,16 +30,16 @@ done
 if [ -z "$build" ]; then build="$(mktemp -d)"; trap 'rm -rf "$build"' EXIT; fi
 mkdir -p "$build"
 
-"$sim/verilate.sh" "$build/bench_stream" tb_bench -GUSE_FRAMING=0 -GFIFO_WIDTH=64 &
+verilate "$build/bench_stream" tb_bench -GUSE_FRAMING=0 -GFIFO_WIDTH=64 &
 p1=$!
-"$sim/verilate.sh" "$build/bench_frame" tb_bench -GUSE_FRAMING=1 -GFIFO_WIDTH=64
+verilate "$build/bench_frame" tb_bench -GUSE_FRAMING=1 -GFIFO_WIDTH=64
 wait $p1
 "$build/bench_stream" +ap_mhz="$ap_mhz" >"$build/stream.log" &
 p1=$!
 "$build/bench_frame" +ap_mhz="$ap_mhz" >"$build/frame.log"
 wait $p1
 
-python3 - "$build/stream.log" "$build/frame.log" "$ap_mhz" <<'PY'
+"$PYTHON" - "$build/stream.log" "$build/frame.log" "$ap_mhz" <<'PY'
 import re, sys
 def load(path):
     rows = {}

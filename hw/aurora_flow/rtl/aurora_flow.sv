@@ -18,6 +18,8 @@ module aurora_flow #(
     parameter int RX_EQ_MODE         = 1,                   // AUTO=0, LPM=1, DFE=2
     parameter int DRAIN_AXI_ON_RESET = 0,                   // 1: accept+drop tx_axis in CORE_RESET
     parameter int IP_RESET_CYCLES    = 134217727,           // init_clk cycles the core is held in reset
+    parameter int CABLE_M            = af_kernel_pkg::DEFAULT_CABLE_M,  // fibre metres: in-flight budget
+    parameter int XON_ON_EMPTY       = 1,                   // 1: XON at every fall to prog_empty (public kernel)
     // behavioural core only (AURORA_SIM)
     parameter int SIM_LAT_TX         = 27,
     parameter int SIM_LAT_RX         = 27,
@@ -59,8 +61,8 @@ module aurora_flow #(
     input  logic          s_axi_control_rready,
 `ifdef AURORA_SIM
     input  logic            gt_refclk,                      // 402.83 MHz user clock in simulation
-    output logic [298:0]    ch_tx,                          // channel word (aurora_sim_ip)
-    input  logic [298:0]    ch_rx
+    output logic [301:0]    ch_tx,                          // channel word (aurora_sim_ip)
+    input  logic [301:0]    ch_rx
 `else
     input  logic          gt_refclk_p,
     input  logic          gt_refclk_n,
@@ -78,6 +80,10 @@ module aurora_flow #(
   localparam int SBW = FRAMING ? 7 : 0;  // sideband in the FIFOs: {last, valid bytes - 1}
   localparam int FW = DW + SBW;
   localparam bit UPSIZE = (FIFO_WIDTH == 64);
+  localparam int HEADROOM_BEATS = (RX_DEPTH - RX_FIFO_PROG_FULL) * FIFO_WIDTH /
+      af_kernel_pkg::LINK_BEAT_BYTES;
+  localparam int NEED_BEATS = af_kernel_pkg::FIXED_INFLIGHT_BEATS +
+      af_kernel_pkg::BEATS_PER_METRE * CABLE_M;
 
   // ---------------- elaboration-time parameter checks ----------------
   // Lint, simulation and synthesis stop on these; each message names the parameter.
@@ -108,6 +114,20 @@ module aurora_flow #(
   end
   if (TX_FIFO_PROG_EMPTY >= TX_FIFO_PROG_FULL || TX_FIFO_PROG_FULL >= TX_DEPTH) begin : g_err_tx_thresh
     $error("aurora_flow: TX_FIFO_PROG_EMPTY < TX_FIFO_PROG_FULL < TX FIFO depth is required");
+  end
+  if (CABLE_M < 0 || CABLE_M > 2000) begin : g_err_cable
+    $error("aurora_flow: CABLE_M must be 0..2000 (metres)");
+  end
+  if (XON_ON_EMPTY != 0 && XON_ON_EMPTY != 1) begin : g_err_xon
+    $error("aurora_flow: XON_ON_EMPTY must be 0 or 1");
+  end
+  // In-flight budget (kernel.toml [flow_control]): after XOFF the RX FIFO must hold every beat
+  // still on the way above PROG_FULL, or a stalled receiver loses data.
+  if (HEADROOM_BEATS < NEED_BEATS) begin : g_err_headroom
+    $error("aurora_flow: RX_FIFO_PROG_FULL=%0d leaves a headroom of %0d link beats ((depth %0d - prog_full %0d) words x %0d B / %0d B), but CABLE_M=%0d needs %0d (%0d + %0d x %0d m): raise RX_FIFO_SIZE or lower RX_FIFO_PROG_FULL",
+           RX_FIFO_PROG_FULL, HEADROOM_BEATS, RX_DEPTH, RX_FIFO_PROG_FULL, FIFO_WIDTH,
+           af_kernel_pkg::LINK_BEAT_BYTES, CABLE_M, NEED_BEATS,
+           af_kernel_pkg::FIXED_INFLIGHT_BEATS, af_kernel_pkg::BEATS_PER_METRE, CABLE_M);
   end
   if (RX_EQ_MODE < 0 || RX_EQ_MODE > 2 || INS_LOSS_NYQ < 0 || INS_LOSS_NYQ > 31) begin : g_err_gt
     $error("aurora_flow: RX_EQ_MODE must be 0..2 and INS_LOSS_NYQ 0..31");
@@ -341,7 +361,14 @@ module aurora_flow #(
 
   // ---------------- flow control ----------------
   logic [31:0] xoff_count, xon_count, max_inflight;
-  af_nfc u_nfc (
+  // a repeated NFC message (lost-message repair); observed by the testbenches only
+  /* verilator lint_off UNUSEDSIGNAL */
+  logic nfc_refresh;
+  /* verilator lint_on UNUSEDSIGNAL */
+  af_nfc #(
+      .XON_ON_EMPTY(XON_ON_EMPTY != 0),
+      .NEED_BEATS  (NEED_BEATS)
+  ) u_nfc (
       .clk          (user_clk),
       .rst_n        (user_core_rst_n),
       .cnt_rst_n    (user_rst_n),
@@ -355,7 +382,8 @@ module aurora_flow #(
       .nfc_tready   (nfc_tready),
       .xoff_count   (xoff_count),
       .xon_count    (xon_count),
-      .max_inflight (max_inflight)
+      .max_inflight (max_inflight),
+      .refresh_sent (nfc_refresh)
   );
 
   // ---------------- monitor (link clock) ----------------

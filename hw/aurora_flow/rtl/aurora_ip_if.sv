@@ -5,8 +5,14 @@
 // 402.83 MHz user clock); otherwise it is the generated `aurora_64b66b_0`
 // (4 lanes, 25.78125 Gbps, 161.1328125 MHz refclk, 100 MHz init clock,
 // immediate NFC, streaming or framing + CRC; see tcl/create_aurora_ip.tcl).
-// User data is little-endian bytes (byte b at [8b+7:8b]); the core numbers
-// bytes from the left ([0:255]), so byte b maps to its byte lane b.
+// Wire format = the public AuroraFlow kernel's (pc2/AuroraFlow
+// rtl/aurora_flow_io.v and rtl/aurora_flow.v.template.v connect the 256-bit
+// AXI-Stream `tdata[255:0]` and `tkeep[31:0]` straight to the core's
+// `s_axi_tx_tdata[0:255]` / `s_axi_tx_tkeep[0:31]`). Verilog connects
+// vectors by position, so stream bit 255 is core bit 0: stream byte b is
+// core byte 31-b (PG074: core byte 0 = [0:7] goes first, on lane 0), and
+// stream tkeep[b] is core tkeep[31-b], which again qualifies stream byte b.
+// README.md "Wire format" has the table; sim/tb/tb_wire_format.sv checks it.
 module aurora_ip_if #(
     parameter bit FRAMING         = 1'b0,
     // behavioural core only
@@ -20,8 +26,8 @@ module aurora_ip_if #(
     output logic         user_clk,
 `ifdef AURORA_SIM
     input  logic            gt_refclk,
-    output logic [298:0]    ch_tx,  // channel word, layout in aurora_sim_ip
-    input  logic [298:0]    ch_rx,
+    output logic [301:0]    ch_tx,  // channel word, layout in aurora_sim_ip
+    input  logic [301:0]    ch_rx,
 `else
     input  logic         gt_refclk_p,
     input  logic         gt_refclk_n,
@@ -102,20 +108,23 @@ module aurora_ip_if #(
   logic [0:31] ip_tx_tkeep, ip_rx_tkeep;
   logic [0:15] ip_nfc_tdata;
   /* verilator lint_on LITENDIAN */
-  for (genvar b = 0; b < 32; b++) begin : g_lanes
-    assign ip_tx_tdata[8*b+:8] = tx_tdata[8*b+:8];
-    assign rx_tdata[8*b+:8] = ip_rx_tdata[8*b+:8];
-  end
-  assign ip_tx_tkeep[0] = 1'b1;
+  // stream-numbered keep (bit b = stream byte b), contiguous from byte 0
+  logic [31:0] tx_keep, rx_keep;
+  assign tx_keep[0] = 1'b1;
   for (genvar b = 1; b < 32; b++) begin : g_keep
-    assign ip_tx_tkeep[b] = (5'(b) <= tx_nbytes_m1);
+    assign tx_keep[b] = (5'(b) <= tx_nbytes_m1);
   end
+  // positional, as the public kernel's port connections: [255] -> [0]
+  assign ip_tx_tdata = tx_tdata;
+  assign rx_tdata = ip_rx_tdata;
+  assign ip_tx_tkeep = tx_keep;
+  assign rx_keep = ip_rx_tkeep;
   assign ip_nfc_tdata = nfc_tdata;
 
-  // number of valid bytes in the last beat from the left-aligned keep
+  // valid bytes - 1 of the last beat (keep contiguous from stream byte 0)
   always_comb begin
     rx_nbytes_m1 = '0;
-    for (int b = 1; b < 32; b++) if (ip_rx_tkeep[b]) rx_nbytes_m1 = 5'(b);
+    for (int b = 1; b < 32; b++) if (rx_keep[b]) rx_nbytes_m1 = 5'(b);
   end
 
   // The streaming core has no tlast/tkeep/CRC ports (PG074), so the two
@@ -163,7 +172,7 @@ module aurora_ip_if #(
     /* verilator lint_off UNUSEDSIGNAL */
     logic [5:0] unused_framing;
     /* verilator lint_on UNUSEDSIGNAL */
-    assign unused_framing = {tx_tlast, ^ip_tx_tkeep, 4'b0};
+    assign unused_framing = {tx_tlast, ^ip_tx_tkeep, ^rx_keep, 3'b0};
     assign ip_rx_tkeep = '1;
     assign rx_tlast = 1'b0;
     assign crc_valid = 1'b0;

@@ -4,12 +4,13 @@
 # so the results do not rest on Verilator's scheduling alone.
 # Usage: icarus_check.sh [BEATS]
 set -euo pipefail
+: "${IVERILOG:?set by hdl_script_test}" "${VVP:?set by hdl_script_test}"
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 beats="${1:-3000}"
 work="$(mktemp -d)"; trap 'rm -rf "$work"' EXIT
-iverilog -g2012 -DAURORA_SIM -I"$here/tb" -o "$work/tb.vvp" -s tb_stream_rate \
+"$IVERILOG" -g2012 -DAURORA_SIM -I"$here/tb" -o "$work/tb.vvp" -s tb_stream_rate \
   "$here"/../rtl/*.sv "$here"/model/*.sv "$here/tb/tb_stream_rate.sv" 2>"$work/build.log" || {
   cat "$work/build.log" >&2; echo "icarus: build failed" >&2; exit 1; }
 # $fatal ends vvp with status 1 (`-n`: no interactive stop)
-vvp -n "$work/tb.vvp" +ap_mhz=250 +beats="$beats" | tee "$work/run.log" | grep -E '^(RESULT|FAIL)'
+"$VVP" -n "$work/tb.vvp" +ap_mhz=250 +beats="$beats" | tee "$work/run.log" | grep -E '^(RESULT|FAIL)'
 grep -q '^RESULT' "$work/run.log" && ! grep -q '^FAIL' "$work/run.log"

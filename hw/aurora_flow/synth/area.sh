@@ -4,11 +4,12 @@
 # streaming and the framing configuration at the default FIFO sizes.
 # Usage: hw/aurora_flow/synth/area.sh [OUT_DIR]   (prints a Markdown table)
 set -euo pipefail
+: "${YOSYS:?set by hdl_script_binary}"
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 rtl="$here/../rtl"
 out="${1:-$(mktemp -d)}"
 mkdir -p "$out"
-srcs=(af_sync af_reset_sync af_async_fifo af_axis_upsize af_axis_downsize af_nfc
+srcs=(af_kernel_pkg af_sync af_reset_sync af_async_fifo af_axis_upsize af_axis_downsize af_nfc
       af_cdc_bundle af_link_monitor af_axil_regs af_ip_reset aurora_ip_if aurora_flow)
 files=()
 for s in "${srcs[@]}"; do files+=("$rtl/$s.sv"); done
@@ -16,7 +17,7 @@ files+=("$here/aurora_64b66b_0.sv")
 
 run() {  # name framing width
   local name=$1 framing=$2 width=$3
-  yosys -q -l "$out/$name.log" -p "read_verilog -sv ${files[*]};
+  "$YOSYS" -q -l "$out/$name.log" -p "read_verilog -sv ${files[*]};
     chparam -set USE_FRAMING $framing -set FIFO_WIDTH $width aurora_flow;
     synth_xilinx -family xcup -top aurora_flow -flatten -noiopad;
     tee -o $out/$name.stat stat" >/dev/null 2>>"$out/$name.err"

@@ -4,6 +4,7 @@
 # verilator -Wall against the RTL (Aurora core as a black box), and check that
 # kernel.xml's stream widths and the XDC's clock port match the generated top.
 set -euo pipefail
+: "${PYTHON:?set by hdl_script_test}" "${VERILATOR:?set by hdl_script_test}"
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 work="$(mktemp -d)"; trap 'rm -rf "$work"' EXIT
 status=0
@@ -17,12 +18,12 @@ for cfg in "0 0 64" "1 0 64" "0 1 64" "1 1 32"; do
  "rx_fifo_size": 65536, "rx_fifo_prog_full": $((65536 / width / 2)),
  "rx_fifo_prog_empty": $((65536 / width / 8)), "tx_fifo_size": 8192, "ins_loss_nyq": 8,
  "rx_eq_mode": "LPM", "drain_axi_on_reset": 0, "part": "xcu280-fsvh2892-2L-e",
- "aurora_version": "12.0", "rtl_files": []}
+ "aurora_version": "12.0", "cable_m": 30, "xon_on_empty": 1, "rtl_files": []}
 JSON
-  python3 "$here/render_kernel.py" "$out.json" "$out"
-  verilator --lint-only -Wall "$here"/../rtl/*.sv "$here/../synth/aurora_64b66b_0.sv" \
+  "$PYTHON" "$here/render_kernel.py" "$out.json" "$out"
+  "$VERILATOR" --lint-only -Wall "$here"/../rtl/*.sv "$here/../synth/aurora_64b66b_0.sv" \
     "$out/$name.sv" --top-module "$name" || { echo "lint failed: $cfg" >&2; status=1; }
-  python3 - "$out" "$name" "$width" "$framing" "$inst" <<'PY' || status=1
+  "$PYTHON" - "$out" "$name" "$width" "$framing" "$inst" "$here/../rtl" <<'PY' || status=1
 import re, sys, xml.etree.ElementTree as ET
 out, name, width, framing, inst = sys.argv[1], sys.argv[2], int(sys.argv[3]), int(sys.argv[4]), sys.argv[5]
 top = open(f"{out}/{name}.sv").read()
@@ -48,6 +49,38 @@ for p in k.find("ports"):
         if ports.get("s_axi_control_awaddr", (None, 0))[1] != 12: errs.append("AXI-Lite address width")
 if f"gt_refclk_{inst}_p" not in ports: errs.append("refclk port name")
 if f"[get_ports gt_refclk_{inst}_p]" not in open(f"{out}/{name}.xdc").read(): errs.append("xdc clock port")
+# Every clock-domain crossing of the RTL is constrained: the crossings are found in the RTL
+# itself (instances of the CDC primitives), not taken from the renderer's list.
+xdc = open(f"{out}/{name}.xdc").read()
+rtl = open(f"{sys.argv[6]}/aurora_flow.sv").read()
+inst = lambda mod: re.findall(rf"^\s*{mod}\b(?:\s*#\s*\((?:[^()]|\([^()]*\))*\))?\s+(u_\w+)\s*\(", rtl, re.M)
+def has(line_start, *parts):
+    return any(l.startswith(line_start) and all(p in l for p in parts) for l in xdc.splitlines())
+crossings = 0
+for f in inst("af_async_fifo"):
+    for ptr, sync in (("wgray_reg", "u_sync_wgray/meta_reg"), ("rgray_reg", "u_sync_rgray/meta_reg")):
+        for cmd in ("set_max_delay -datapath_only", "set_bus_skew"):
+            crossings += 1
+            if not has(cmd, f"u_kernel/{f}/{ptr}", f"u_kernel/{f}/{sync}"):
+                errs.append(f"xdc: no `{cmd}` on the Gray pointer {f}/{ptr} -> {sync}")
+    if not has("set_max_delay -datapath_only", f"u_kernel/{f}/mem_reg", f"u_kernel/{f}/m_data_reg"):
+        errs.append(f"xdc: FIFO memory read {f} unconstrained")
+for b in inst("af_cdc_bundle"):
+    crossings += 1
+    for src, dst in (("hold_reg", "dst_data_reg"), ("req_reg", "u_req/meta_reg"), ("seen_reg", "u_ack/meta_reg")):
+        if not has("set_max_delay -datapath_only", f"u_kernel/{b}/{src}", f"u_kernel/{b}/{dst}"):
+            errs.append(f"xdc: status bundle {b}/{src} -> {dst} unconstrained")
+for s_ in inst("af_sync"):
+    crossings += 1
+    if not has("set_false_path -to", f"u_kernel/{s_}/meta_reg"):
+        errs.append(f"xdc: synchronizer {s_} unconstrained")
+resets = inst("af_reset_sync") + [r + "/u_sync" for r in inst("af_ip_reset")]
+for r in resets:
+    crossings += 1
+    if not has("set_false_path -to", f"u_kernel/{r}/stages_reg", "/CLR"):
+        errs.append(f"xdc: reset synchronizer {r} asynchronous assertion unconstrained")
+if crossings < 15 or len(resets) < 5:
+    errs.append(f"found only {crossings} crossings / {len(resets)} reset synchronizers in the RTL: the scan is broken")
 if errs:
     print(f"{name} framing={framing} width={width}: " + "; ".join(errs)); sys.exit(1)
 PY

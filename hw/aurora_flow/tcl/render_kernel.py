@@ -11,8 +11,9 @@ Paths in params.tcl are relative to the working directory unless --absolute
 
 PARAMS_JSON keys: kernel_name, instance, use_framing, fifo_width, rx_fifo_size,
 rx_fifo_prog_full, rx_fifo_prog_empty, tx_fifo_size, ins_loss_nyq, rx_eq_mode
-(AUTO|LPM|DFE), drain_axi_on_reset, part, aurora_version, rtl_files (paths
-relative to the working directory Vivado runs in).
+(AUTO|LPM|DFE), drain_axi_on_reset, cable_m, xon_on_empty, part, aurora_version,
+rtl_files (paths relative to the working directory Vivado runs in). The in-flight budget is
+checked by the rule and again by the RTL at elaboration (aurora_flow.sv).
 """
 import json
 import os
@@ -34,7 +35,8 @@ def pow2(n):
 def validate(path, p):
     need = ["kernel_name", "instance", "use_framing", "fifo_width", "rx_fifo_size",
             "rx_fifo_prog_full", "rx_fifo_prog_empty", "tx_fifo_size", "ins_loss_nyq",
-            "rx_eq_mode", "drain_axi_on_reset", "part", "aurora_version", "rtl_files"]
+            "rx_eq_mode", "drain_axi_on_reset", "part", "aurora_version", "rtl_files",
+            "cable_m", "xon_on_empty"]
     for k in need:
         if k not in p:
             fail(path, f"missing parameter '{k}'")
@@ -116,7 +118,9 @@ module {n} (
       .TX_FIFO_SIZE({p['tx_fifo_size']}),
       .INS_LOSS_NYQ({p['ins_loss_nyq']}),
       .RX_EQ_MODE({EQ_MODES[p['rx_eq_mode']]}),
-      .DRAIN_AXI_ON_RESET({p['drain_axi_on_reset']})
+      .DRAIN_AXI_ON_RESET({p['drain_axi_on_reset']}),
+      .CABLE_M({p['cable_m']}),
+      .XON_ON_EMPTY({p['xon_on_empty']})
   ) u_kernel (
       .ap_clk(ap_clk), .ap_rst_n(ap_rst_n), .init_clk(init_clk),
       .tx_axis_tdata(tx_axis_tdata), .tx_axis_tvalid(tx_axis_tvalid),
@@ -160,11 +164,54 @@ def kernel_xml(p):
 """
 
 
+# Clock-domain crossings of aurora_flow.sv (instance names in the kernel's hierarchy below the
+# generated top's `u_kernel`). user_clk is the core's 402.83 MHz clock (2.482 ns), the fastest
+# clock on every crossing, so one of its periods bounds each crossing's data path and skew.
+CDC_PERIOD_NS = 2.482
+CDC_FIFOS = ("u_tx_fifo", "u_rx_fifo")            # af_async_fifo
+CDC_BUNDLES = ("u_to_ap",)                        # af_cdc_bundle
+CDC_SYNCS = ("u_cnt_rst_sync",)                   # af_sync of a single level
+CDC_RESETS = ("u_rst_ap", "u_rst_ap_core", "u_rst_user", "u_rst_user_core", "u_ip_reset/u_sync")
+
+
 def xdc(p):
     i = p["instance"]
-    return (f"# Generated: QSFP{i} reference clock, 161.1328125 MHz\n"
-            f"create_clock -name gt_refclk{i}_in -period 6.206 [get_ports gt_refclk_{i}_p]\n"
-            f"set_clock_groups -asynchronous -group [get_clocks gt_refclk{i}_in -include_generated_clocks]\n")
+    t = CDC_PERIOD_NS
+
+    def cells(pattern):
+        return f"[get_cells -hier -filter {{NAME =~ */u_kernel/{pattern}}}]"
+
+    lines = [
+        f"# Generated: QSFP{i} reference clock, 161.1328125 MHz",
+        f"create_clock -name gt_refclk{i}_in -period 6.206 [get_ports gt_refclk_{i}_p]",
+        f"set_clock_groups -asynchronous -group [get_clocks gt_refclk{i}_in -include_generated_clocks]",
+        "# Clock-domain crossings. The clock groups above cut the timing between the domains;",
+        "# these put back a bound on each crossing's data path and, for Gray-coded pointers, on",
+        f"# the skew between their bits (one period of the fastest clock, {t} ns).",
+    ]
+    for f in CDC_FIFOS:
+        for src, dst in (("wgray_reg[*]", "u_sync_wgray/meta_reg[*]"),
+                         ("rgray_reg[*]", "u_sync_rgray/meta_reg[*]")):
+            a, b = cells(f"{f}/{src}"), cells(f"{f}/{dst}")
+            lines.append(f"set_max_delay -datapath_only -from {a} -to {b} {t}")
+            lines.append(f"set_bus_skew -from {a} -to {b} {t}")
+        # the memory is written on one clock and read on the other
+        lines.append(f"set_max_delay -datapath_only -from {cells(f + '/mem_reg*')} "
+                     f"-to {cells(f + '/m_data_reg[*]')} {t}")
+    for b in CDC_BUNDLES:
+        # the snapshot is held stable until the destination has captured it
+        lines.append(f"set_max_delay -datapath_only -from {cells(b + '/hold_reg[*]')} "
+                     f"-to {cells(b + '/dst_data_reg[*]')} {t}")
+        lines.append(f"set_max_delay -datapath_only -from {cells(b + '/req_reg')} "
+                     f"-to {cells(b + '/u_req/meta_reg[*]')} {t}")
+        lines.append(f"set_max_delay -datapath_only -from {cells(b + '/seen_reg')} "
+                     f"-to {cells(b + '/u_ack/meta_reg[*]')} {t}")
+    for s_ in CDC_SYNCS:
+        lines.append(f"set_false_path -to {cells(s_ + '/meta_reg[*]')}")
+    for r in CDC_RESETS:
+        # asynchronous assertion: the synchronizer's clear pins are not timed; release is
+        lines.append(f"set_false_path -to [get_pins -hier -filter {{NAME =~ */u_kernel/{r}/stages_reg[*]/CLR}}]")
+    return "\n".join(lines) + "\n"
 
 
 def tcl_list(items):

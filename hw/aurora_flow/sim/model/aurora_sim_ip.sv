@@ -13,6 +13,9 @@
 //    so pause counts are not.
 //  - A received XOFF stops this core's TX until XON; the reaction therefore
 //    takes the partner's TX latency + channel + this core's RX latency.
+//  - Control fields carry a parity bit; a word that fails it is dropped and
+//    raises soft_err for one cycle (64b/66b invalid block). A clock-
+//    compensation word (CH_CC) is marked so an elastic buffer can drop it.
 //  - After reset: power good and PLL lock, then lane_up once light from the
 //    partner has been seen for LANE_UP_DELAY cycles, then channel_up once the
 //    partner reports its lanes up for CHANNEL_UP_DELAY cycles. Loss of light
@@ -28,7 +31,7 @@ module aurora_sim_ip #(
     parameter int POWER_UP_DELAY   = 16,
     parameter int LANE_UP_DELAY    = 64,
     parameter int CHANNEL_UP_DELAY = 32,
-    localparam int CH_W            = 299
+    localparam int CH_W            = 302
 ) (
     input  logic            user_clk,
     input  logic            reset_pb,
@@ -63,6 +66,21 @@ module aurora_sim_ip #(
   // channel word layout
   localparam int CH_CRC = 256, CH_NB = 288, CH_LAST = 293, CH_VALID = 294;
   localparam int CH_NFC_VALID = 295, CH_NFC_XOFF = 296, CH_LANES_UP = 297, CH_LIGHT = 298;
+  // CH_CC marks a clock-compensation word (the receiving elastic buffer may drop or repeat
+  // it). CH_PAR_D / CH_PAR_N are even parity over the control fields of the data block (NB,
+  // LAST, VALID, CC) and of the NFC block (NFC_VALID, NFC_XOFF): in 64b/66b these are the sync
+  // header and block type, whose valid codes are far enough apart that a bit error yields an
+  // invalid block, which the core drops and reports as a soft error. A word carries a data and
+  // an NFC block side by side (separate blocks on the lanes), each dropped on its own. Payload
+  // and CRC bits are not covered (the CRC covers the payload).
+  localparam int CH_CC = 299, CH_PAR_D = 300, CH_PAR_N = 301;
+
+  function automatic logic data_parity(input logic [CH_W-1:0] w);
+    return ^{w[CH_NB+:5], w[CH_LAST], w[CH_VALID], w[CH_CC]};
+  endfunction
+  function automatic logic nfc_parity(input logic [CH_W-1:0] w);
+    return ^{w[CH_NFC_VALID], w[CH_NFC_XOFF]};
+  endfunction
 
   function automatic logic [31:0] crc32_update(input logic [31:0] crc_in, input logic [255:0] data,
                                                input int nbytes);
@@ -113,7 +131,6 @@ module aurora_sim_ip #(
   assign gt_pll_lock     = powered;
   assign mmcm_not_locked = !powered;
   assign hard_err        = 1'b0;
-  assign soft_err        = 1'b0;
 
   // ---------------- transmit ----------------
   int unsigned gb_cnt, cc_cnt;
@@ -164,6 +181,9 @@ module aurora_sim_ip #(
       tx_word[CH_NFC_VALID] = 1'b1;
       tx_word[CH_NFC_XOFF] = s_axi_nfc_tx_tdata[8];
     end
+    if (cc_active && channel_up) tx_word[CH_CC] = 1'b1;
+    tx_word[CH_PAR_D] = data_parity(tx_word);
+    tx_word[CH_PAR_N] = nfc_parity(tx_word);
   end
 
   always_ff @(posedge user_clk) begin
@@ -196,7 +216,25 @@ module aurora_sim_ip #(
 
   // ---------------- receive ----------------
   logic [CH_W-1:0] rx_in, rx_word;
-  assign rx_in = ch_rx[CH_VALID] || ch_rx[CH_NFC_VALID] ? ch_rx : '0;
+  logic rx_data_err, rx_nfc_err;
+  // a block whose control fields fail the check is invalid: dropped, soft error
+  assign rx_data_err = channel_up && (data_parity(ch_rx) != ch_rx[CH_PAR_D]);
+  assign rx_nfc_err = channel_up && (nfc_parity(ch_rx) != ch_rx[CH_PAR_N]);
+  always_comb begin
+    rx_in = '0;
+    if (!rx_data_err && ch_rx[CH_VALID]) begin
+      rx_in[255:0] = ch_rx[255:0];
+      rx_in[CH_CRC+:32] = ch_rx[CH_CRC+:32];
+      rx_in[CH_NB+:5] = ch_rx[CH_NB+:5];
+      rx_in[CH_LAST] = ch_rx[CH_LAST];
+      rx_in[CH_VALID] = 1'b1;
+    end
+    if (!rx_nfc_err && ch_rx[CH_NFC_VALID]) begin
+      rx_in[CH_NFC_VALID] = 1'b1;
+      rx_in[CH_NFC_XOFF] = ch_rx[CH_NFC_XOFF];
+    end
+  end
+  always_ff @(posedge user_clk) soft_err <= !rst && (rx_data_err || rx_nfc_err);
   af_delay_line #(
       .WIDTH(CH_W),
       .DELAY(LAT_RX)

@@ -1,4 +1,4 @@
-`timescale 1ps / 1ps
+`timescale 1ps / 1fs
 // Benchmark harness: for each message size 64 B .. 1 MiB, send one message
 // over an idle looped-back link (back-to-back beats, receiver always ready)
 // and report the time from the first beat entering tx_axis to the first and
@@ -10,6 +10,9 @@ module tb_bench #(
     parameter int USE_FRAMING = 0,
     parameter int RX_FIFO_SIZE = 65536,
     parameter int CH_DELAY = 64,
+    parameter int RX_FIFO_PROG_FULL = RX_FIFO_SIZE / FIFO_WIDTH / 2,
+    parameter int CABLE_M = 30,
+    parameter int XON_ON_EMPTY = 1,
     parameter int FRAME_BEATS = 128
 );
   `include "tb_common.svh"
@@ -69,7 +72,7 @@ module tb_bench #(
   end
 
   initial begin
-    repeat (100) #(100us);
+    repeat (10000) #(1us);  // 1 us steps: a delay must fit 32 bits of the 1 fs precision
     fail($sformatf("timeout: sent %0d received %0d", sent, received));
   end
 endmodule

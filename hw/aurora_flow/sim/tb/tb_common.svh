@@ -1,11 +1,19 @@
 // Shared testbench harness, included inside each testbench module. It
-// provides: the three clocks, one AuroraFlow kernel looped back through a
-// simulated channel (its TX lanes wired to its own RX lanes, like a QSFP
+// provides: the three clocks, one AuroraFlow kernel `dut` looped back through
+// a simulated channel (its TX lanes wired to its own RX lanes, like a QSFP
 // loopback through the optical switch), AXI4-Lite tasks, the data pattern and
 // failure reporting with seed and cycle.
 //
+// With AF_PEER defined the far end is a second kernel `peer` on its own link
+// clock, +ppm=N parts per million faster (negative: slower), that forwards
+// everything it receives back (the deployment's `forward` role): data go
+// dut -> channel_out -> peer -> channel -> dut, and each direction crosses
+// between the two clocks through the core's clock compensation (elastic
+// buffer in aurora_sim_channel). `channel` is always the one into the dut.
+//
 // Parameters expected in the including module: FIFO_WIDTH, USE_FRAMING,
-// RX_FIFO_SIZE, CH_DELAY. Plusargs: +seed=N, +ap_mhz=N.
+// RX_FIFO_SIZE, CH_DELAY, RX_FIFO_PROG_FULL, CABLE_M, XON_ON_EMPTY.
+// Plusargs: +seed=N, +ap_mhz=N, +ppm=N (AF_PEER).
 
 localparam int DW = FIFO_WIDTH * 8;
 localparam int NWORD = DW / 32;
@@ -16,13 +24,22 @@ int unsigned ap_mhz = 250;
 longint unsigned user_cycles = 0;
 logic ap_clk = 1'b0, user_clk = 1'b0, init_clk = 1'b0;
 logic ap_rst_n = 1'b0;
-realtime ap_half, user_half;
+realtime ap_half, user_half, peer_half;
+int ppm = 0;
+logic user_clk_peer = 1'b0;
 
 initial begin
   if ($value$plusargs("seed=%d", seed)) begin end
   if ($value$plusargs("ap_mhz=%d", ap_mhz)) begin end
+  if ($value$plusargs("ppm=%d", ppm)) begin end
   ap_half = 500.0ns / real'(ap_mhz);
   user_half = 1000.0ns / USER_CLK_MHZ / 2.0;
+  peer_half = user_half / (1.0 + real'(ppm) * 1.0e-6);
+end
+// the peer's clock starts a fraction of a cycle later: its edges drift across the dut's
+initial begin
+  #(333ps);
+  forever #(peer_half) user_clk_peer = !user_clk_peer;
 end
 initial forever #(ap_half) ap_clk = !ap_clk;
 initial forever #(user_half) user_clk = !user_clk;
@@ -44,15 +61,18 @@ logic awvalid = 1'b0, wvalid = 1'b0, bready = 1'b0, arvalid = 1'b0, rready = 1'b
 logic awready, wready, bvalid, arready, rvalid;
 logic [31:0] wdata = '0, rdata;
 logic [1:0] bresp, rresp;
-logic [298:0] ch_a2a_in, ch_a2a_out;
+logic [301:0] ch_a2a_in, ch_a2a_out;
 logic link_ok = 1'b1, inject_error = 1'b0;
-logic [7:0] error_bit = 8'd0;
-logic [31:0] errors_injected;
+logic [8:0] error_bit = 9'd0;
+logic [31:0] errors_injected, words_lost;
 
 aurora_flow #(
     .USE_FRAMING    (USE_FRAMING),
     .FIFO_WIDTH     (FIFO_WIDTH),
     .RX_FIFO_SIZE   (RX_FIFO_SIZE),
+    .RX_FIFO_PROG_FULL(RX_FIFO_PROG_FULL),
+    .CABLE_M        (CABLE_M),
+    .XON_ON_EMPTY   (XON_ON_EMPTY),
     .IP_RESET_CYCLES(300)
 ) dut (
     .ap_clk(ap_clk),
@@ -90,15 +110,84 @@ aurora_flow #(
     .ch_rx(ch_a2a_out)
 );
 
+`ifndef AF_PEER
 aurora_sim_channel #(.DELAY(CH_DELAY)) channel (
     .clk(user_clk),
+    .rx_clk(user_clk),
     .link_ok(link_ok),
     .inject_error(inject_error),
     .error_bit(error_bit),
     .ch_in(ch_a2a_in),
     .ch_out(ch_a2a_out),
-    .errors_injected(errors_injected)
+    .errors_injected(errors_injected),
+    .words_lost(words_lost)
 );
+`else
+logic [301:0] ch_peer_tx, ch_peer_rx;
+logic [31:0] out_errors_unused, out_words_lost;
+aurora_sim_channel #(.DELAY(CH_DELAY), .ASYNC(1)) channel_out (
+    .clk(user_clk),
+    .rx_clk(user_clk_peer),
+    .link_ok(link_ok),
+    .inject_error(1'b0),
+    .error_bit(9'd0),
+    .ch_in(ch_a2a_in),
+    .ch_out(ch_peer_rx),
+    .errors_injected(out_errors_unused),
+    .words_lost(out_words_lost)
+);
+aurora_sim_channel #(.DELAY(CH_DELAY), .ASYNC(1)) channel (
+    .clk(user_clk_peer),
+    .rx_clk(user_clk),
+    .link_ok(link_ok),
+    .inject_error(inject_error),
+    .error_bit(error_bit),
+    .ch_in(ch_peer_tx),
+    .ch_out(ch_a2a_out),
+    .errors_injected(errors_injected),
+    .words_lost(words_lost)
+);
+
+// the far end: receives and sends back whatever arrives (rx_axis -> tx_axis)
+logic [DW-1:0] p_tdata;
+logic p_tvalid, p_tready, p_tlast;
+logic [FIFO_WIDTH-1:0] p_tkeep;
+/* verilator lint_off UNUSEDSIGNAL */
+logic p_awready, p_wready, p_bvalid, p_arready, p_rvalid;
+logic [31:0] p_rdata;
+logic [1:0] p_bresp, p_rresp;
+/* verilator lint_on UNUSEDSIGNAL */
+aurora_flow #(
+    .USE_FRAMING    (USE_FRAMING),
+    .FIFO_WIDTH     (FIFO_WIDTH),
+    .RX_FIFO_SIZE   (RX_FIFO_SIZE),
+    .RX_FIFO_PROG_FULL(RX_FIFO_PROG_FULL),
+    .CABLE_M        (CABLE_M),
+    .XON_ON_EMPTY   (XON_ON_EMPTY),
+    .IP_RESET_CYCLES(300)
+) peer (
+    .ap_clk(ap_clk), .ap_rst_n(ap_rst_n), .init_clk(init_clk),
+    .tx_axis_tdata(p_tdata), .tx_axis_tvalid(p_tvalid), .tx_axis_tready(p_tready),
+    .tx_axis_tlast(p_tlast), .tx_axis_tkeep(p_tkeep),
+    .rx_axis_tdata(p_tdata), .rx_axis_tvalid(p_tvalid), .rx_axis_tready(p_tready),
+    .rx_axis_tlast(p_tlast), .rx_axis_tkeep(p_tkeep),
+    .s_axi_control_awaddr(12'h0), .s_axi_control_awvalid(1'b0), .s_axi_control_awready(p_awready),
+    .s_axi_control_wdata(32'h0), .s_axi_control_wstrb(4'h0), .s_axi_control_wvalid(1'b0),
+    .s_axi_control_wready(p_wready), .s_axi_control_bresp(p_bresp), .s_axi_control_bvalid(p_bvalid),
+    .s_axi_control_bready(1'b1), .s_axi_control_araddr(12'h0), .s_axi_control_arvalid(1'b0),
+    .s_axi_control_arready(p_arready), .s_axi_control_rdata(p_rdata), .s_axi_control_rresp(p_rresp),
+    .s_axi_control_rvalid(p_rvalid), .s_axi_control_rready(1'b1),
+    .gt_refclk(user_clk_peer), .ch_tx(ch_peer_tx), .ch_rx(ch_peer_rx)
+);
+
+always @(posedge user_clk_peer) begin
+  if (peer.rx_drop) fail("peer RX FIFO overflow: a word arrived while its FIFO was full");
+  if (out_words_lost != 0) fail("the elastic buffer into the peer lost a word (clock compensation too slow)");
+end
+`endif
+
+always @(posedge user_clk)
+  if (words_lost != 0) fail("the elastic buffer into the dut lost a word (clock compensation too slow)");
 
 // ---------------- register map (reference: public AuroraFlow) ----------------
 localparam logic [11:0] CORE_RESET = 12'h010, COUNTER_RESET = 12'h014;

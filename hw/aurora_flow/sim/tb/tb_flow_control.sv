@@ -1,11 +1,12 @@
-`timescale 1ps / 1ps
+`timescale 1ps / 1fs
 // Flow control under a receiver that stalls at random (bursts of stalls long
 // enough to fill the RX FIFO past PROG_FULL). Checks, against the
 // testbench's own scoreboard and its own count of NFC messages:
 //  - no beat lost, duplicated, reordered or corrupted;
 //  - the RX FIFO never overflows (no word ever arrives while it is full);
-//  - XOFF/XON counters equal the NFC messages the core accepted, XON = XOFF
-//    after the drain, and flow control actually fired;
+//  - XOFF/XON counters equal the NFC messages the core accepted, the last
+//    message after the drain is an XON (the partner is not left paused), at
+//    least one XON per XOFF, and flow control actually fired;
 //  - the in-flight maximum is within the FIFO headroom above PROG_FULL;
 //  - TX_COUNT = RX_COUNT = beats sent.
 // Plusargs: +seed=N +beats=N +ap_mhz=N
@@ -13,12 +14,15 @@ module tb_flow_control #(
     parameter int FIFO_WIDTH = 64,
     parameter int USE_FRAMING = 0,
     parameter int RX_FIFO_SIZE = 65536,
-    parameter int CH_DELAY = 64
+    parameter int CH_DELAY = 64,
+    parameter int RX_FIFO_PROG_FULL = RX_FIFO_SIZE / FIFO_WIDTH / 2,
+    parameter int CABLE_M = 30,
+    parameter int XON_ON_EMPTY = 1
 );
   `include "tb_common.svh"
 
   localparam int RX_DEPTH = RX_FIFO_SIZE / FIFO_WIDTH;
-  localparam int PROG_FULL = RX_DEPTH / 2;
+  localparam int PROG_FULL = RX_FIFO_PROG_FULL;
   localparam int LINK_BEATS_PER_WORD = FIFO_WIDTH / 32;
 
   int unsigned beats = 200000;
@@ -87,23 +91,48 @@ module tb_flow_control #(
     end
   end
 
-  // independent NFC bookkeeping on the core's NFC port
-  int unsigned tb_xoff = 0, tb_xon = 0, tb_inflight = 0, tb_max_inflight = 0;
+  // independent NFC bookkeeping on the core's NFC port (a repeated message, the kernel's
+  // lost-message repair, is not a trigger and is told apart by the kernel's flag)
+  int unsigned tb_xoff = 0, tb_xon = 0, tb_refresh = 0, tb_inflight = 0, tb_max_inflight = 0;
   logic tb_in_xoff = 1'b0;
   always @(posedge user_clk) begin
     if (dut.rx_drop) fail("RX FIFO overflow: a word arrived while the FIFO was full");
     if (dut.nfc_tvalid && dut.nfc_tready) begin
+      if (dut.nfc_refresh) tb_refresh++;
       if (dut.nfc_tdata == 16'hffff) begin
-        tb_xoff++;
+        if (!dut.nfc_refresh) begin
+          tb_xoff++;
+          tb_inflight = 0;
+        end
         tb_in_xoff = 1'b1;
-        tb_inflight = 0;
       end else if (dut.nfc_tdata == 16'h0000) begin
-        tb_xon++;
+        if (!dut.nfc_refresh) tb_xon++;
         tb_in_xoff = 1'b0;
       end else fail($sformatf("unexpected NFC message 0x%04h", dut.nfc_tdata));
-    end else if (tb_in_xoff && !dut.nfc_tvalid && dut.ip_rx_tvalid) begin
+    end else if (tb_in_xoff && dut.ip_rx_tvalid) begin
       tb_inflight++;
       if (tb_inflight > tb_max_inflight) tb_max_inflight = tb_inflight;
+    end
+  end
+
+  // +nfc_errors=1: bit errors in the NFC fields of the link into the dut, one every
+  // 3000..11000 link cycles; each must be reported as a soft error, and nothing may be
+  // lost or hang (the kernel repeats a lost XON / XOFF)
+  int unsigned nfc_errors = 0;
+  initial begin
+    logic [63:0] erng;
+    if ($value$plusargs("nfc_errors=%d", nfc_errors)) begin end
+    erng = 64'hD1B54A32D192ED03 ^ 64'(seed);
+    if (nfc_errors != 0) begin
+      wait (sent > 0);
+      forever begin
+        erng = xorshift(erng);
+        repeat (3000 + int'(erng[12:0])) @(negedge user_clk);
+        error_bit = erng[20] ? 9'd296 : 9'd295;  // NFC XOFF bit or NFC valid
+        inject_error = 1'b1;
+        @(negedge user_clk);
+        inject_error = 1'b0;
+      end
     end
   end
 
@@ -117,19 +146,22 @@ module tb_flow_control #(
     expect_reg(NFC_EMPTY_TRIGGER_COUNT, tb_xon, "NFC_EMPTY_TRIGGER_COUNT");
     expect_reg(NFC_LATENCY_COUNT, tb_max_inflight, "NFC_LATENCY_COUNT");
     expect_reg(TX_COUNT, beats, "TX_COUNT");
+    expect_reg(SOFT_ERR_COUNT, errors_injected, "SOFT_ERR_COUNT (one per corrupted control block)");
+    if (nfc_errors != 0 && errors_injected == 0) fail("no NFC error was injected");
     expect_reg(RX_COUNT, beats, "RX_COUNT");
     if (tb_xoff == 0) fail("flow control never fired: stall pattern too weak");
-    if (tb_xon != tb_xoff) fail($sformatf("XON %0d != XOFF %0d after drain", tb_xon, tb_xoff));
+    if (tb_xon < tb_xoff) fail($sformatf("XON %0d < XOFF %0d after drain", tb_xon, tb_xoff));
+    if (tb_in_xoff) fail("the partner is left paused: the last NFC message was an XOFF");
     if (tb_max_inflight > (RX_DEPTH - PROG_FULL) * LINK_BEATS_PER_WORD)
       fail($sformatf("in-flight %0d beats exceed the FIFO headroom", tb_max_inflight));
     axil_read(NFC_LATENCY_COUNT, v);
-    $display("RESULT seed=%0d width=%0d beats=%0d xoff=%0d xon=%0d max_inflight_beats=%0d",
-             seed, FIFO_WIDTH, beats, tb_xoff, tb_xon, v);
+    $display("RESULT seed=%0d width=%0d beats=%0d ppm=%0d ch_delay=%0d xoff=%0d xon=%0d repeated=%0d nfc_errors=%0d max_inflight_beats=%0d",
+             seed, FIFO_WIDTH, beats, ppm, CH_DELAY, tb_xoff, tb_xon, tb_refresh, errors_injected, v);
     $finish;
   end
 
   initial begin
-    repeat (2000) #(100us);
+    repeat (200000) #(1us);  // 1 us steps: a delay must fit 32 bits of the 1 fs precision
     fail($sformatf("timeout (deadlock?): sent %0d received %0d", sent, received));
   end
 endmodule

@@ -1,4 +1,4 @@
-`timescale 1ps / 1ps
+`timescale 1ps / 1fs
 // Framing mode (TLAST + CRC-32): random frame lengths and random valid-byte
 // counts in the last beat, a receiver with short random stalls, and single
 // bit errors injected into the channel at random times. Checks against the
@@ -11,12 +11,16 @@ module tb_framing #(
     parameter int FIFO_WIDTH = 64,
     parameter int USE_FRAMING = 1,
     parameter int RX_FIFO_SIZE = 65536,
-    parameter int CH_DELAY = 64
+    parameter int CH_DELAY = 64,
+    parameter int RX_FIFO_PROG_FULL = RX_FIFO_SIZE / FIFO_WIDTH / 2,
+    parameter int CABLE_M = 30,
+    parameter int XON_ON_EMPTY = 1
 );
   `include "tb_common.svh"
 
   int unsigned beats = 50000;
   int unsigned with_errors = 1;
+  int unsigned crc_errors = 0;  // +crc_errors=1: errors in the CRC field instead of the payload
   longint unsigned sent = 0, received = 0;
   int unsigned frames_sent = 0, frames_rx = 0, frames_bad = 0;
   logic [63:0] rng;
@@ -32,6 +36,7 @@ module tb_framing #(
   initial begin
     if ($value$plusargs("beats=%d", beats)) begin end
     if ($value$plusargs("errors=%d", with_errors)) begin end
+    if ($value$plusargs("crc_errors=%d", crc_errors)) begin end
     rng = 64'hD1B54A32D192ED03 ^ 64'(seed) * 64'hBF58476D1CE4E5B9;
   end
 
@@ -105,12 +110,13 @@ module tb_framing #(
 
   // bit errors: one every 2000..10000 link cycles, at a random payload bit
   initial begin
-    if (with_errors != 0) begin
+    if (with_errors != 0 || crc_errors != 0) begin
       wait (sent > 0);
       forever begin
         rng = xorshift(rng);
         repeat (2000 + int'(rng[12:0])) @(negedge user_clk);
-        error_bit = rng[27:20];
+        // a payload bit, or a bit of the frame's CRC (channel word bits 256..287)
+        error_bit = crc_errors != 0 ? 9'd256 + 9'(rng[24:20]) : {1'b0, rng[27:20]};
         inject_error = 1'b1;
         @(negedge user_clk);
         inject_error = 1'b0;
@@ -123,18 +129,24 @@ module tb_framing #(
     while (received < sent) @(posedge ap_clk);
     repeat (200) @(posedge ap_clk);
     settle();
-    $display("RESULT seed=%0d width=%0d beats=%0d frames=%0d injected=%0d corrupted_frames=%0d",
-             seed, FIFO_WIDTH, received, frames_sent, errors_injected, frames_bad);
+    $display("RESULT seed=%0d width=%0d beats=%0d ppm=%0d ch_delay=%0d frames=%0d injected=%0d crc_field=%0d corrupted_frames=%0d",
+             seed, FIFO_WIDTH, received, ppm, CH_DELAY, frames_sent, errors_injected, crc_errors,
+             frames_bad);
     expect_reg(FRAMES_RECEIVED, frames_sent, "FRAMES_RECEIVED");
-    expect_reg(FRAMES_WITH_ERRORS, frames_bad, "FRAMES_WITH_ERRORS");
+    // a corrupted CRC field spoils no data but must still flag its frame
+    expect_reg(FRAMES_WITH_ERRORS, frames_bad + (crc_errors != 0 ? errors_injected : 0),
+               "FRAMES_WITH_ERRORS");
+    if (crc_errors != 0 && (with_errors != 0 || errors_injected == 0 || frames_bad != 0))
+      fail("+crc_errors=1 runs with +errors=0, must inject and must not corrupt data");
     if (frames_rx != frames_sent) fail("frame count mismatch at the user side");
     if (with_errors != 0 && frames_bad == 0) fail("no injected error reached payload bytes");
+    expect_reg(SOFT_ERR_COUNT, 0, "SOFT_ERR_COUNT (payload/CRC errors are not control-block errors)");
     if (frames_bad > errors_injected) fail("more corrupted frames than injected errors");
     $finish;
   end
 
   initial begin
-    repeat (200) #(100us);
+    repeat (20000) #(1us);  // 1 us steps: a delay must fit 32 bits of the 1 fs precision
     fail($sformatf("timeout: sent %0d received %0d", sent, received));
   end
 endmodule

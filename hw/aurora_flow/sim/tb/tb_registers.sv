@@ -1,4 +1,4 @@
-`timescale 1ps / 1ps
+`timescale 1ps / 1fs
 // Registers over AXI4-Lite against the public AuroraFlow register map and
 // the testbench's own counts:
 //  1. after bring-up CORE_STATUS = 0x11ff; CONFIGURATION and FIFO_THRESHOLDS
@@ -18,7 +18,10 @@ module tb_registers #(
     parameter int FIFO_WIDTH = 64,
     parameter int USE_FRAMING = 0,
     parameter int RX_FIFO_SIZE = 65536,
-    parameter int CH_DELAY = 64
+    parameter int CH_DELAY = 64,
+    parameter int RX_FIFO_PROG_FULL = RX_FIFO_SIZE / FIFO_WIDTH / 2,
+    parameter int CABLE_M = 30,
+    parameter int XON_ON_EMPTY = 1
 );
   `include "tb_common.svh"
 
@@ -233,7 +236,7 @@ module tb_registers #(
   end
 
   initial begin
-    repeat (200) #(100us);
+    repeat (20000) #(1us);  // 1 us steps: a delay must fit 32 bits of the 1 fs precision
     fail($sformatf("timeout (deadlock?): sent %0d received %0d", sent, received));
   end
 endmodule

@@ -1,4 +1,4 @@
-`timescale 1ps / 1ps
+`timescale 1ps / 1fs
 // Full-rate streaming: the sender never pauses, the receiver never stalls.
 // Checks every beat arrives intact and in order, that the steady-state rate
 // is >= 99% of min(kernel-clock rate, link payload rate), that it never
@@ -9,7 +9,10 @@ module tb_stream_rate #(
     parameter int FIFO_WIDTH = 64,
     parameter int USE_FRAMING = 0,
     parameter int RX_FIFO_SIZE = 65536,
-    parameter int CH_DELAY = 64
+    parameter int CH_DELAY = 64,
+    parameter int RX_FIFO_PROG_FULL = RX_FIFO_SIZE / FIFO_WIDTH / 2,
+    parameter int CABLE_M = 30,
+    parameter int XON_ON_EMPTY = 1
 );
   `include "tb_common.svh"
 
@@ -102,7 +105,7 @@ module tb_stream_rate #(
   endtask
 
   initial begin
-    repeat (50) #(100us);
+    repeat (5000) #(1us);  // 1 us steps: a delay must fit 32 bits of the 1 fs precision
     fail($sformatf("timeout: sent %0d received %0d", sent, received));
   end
 endmodule

@@ -1,0 +1,11 @@
+# Generated from hw/aurora_flow/kernel.toml by `aurora-flow-desc bzl`; do not edit.
+# //hw/aurora_flow:desc_check fails when this file and the description disagree.
+
+# [flow_control]: RX headroom in link beats = (depth - prog_full) * fifo_width / link_beat_bytes
+# must be >= fixed_inflight_beats + beats_per_metre * cable_m
+FLOW_CONTROL = {
+    "beats_per_metre": 4,
+    "default_cable_m": 30,
+    "fixed_inflight_beats": 128,
+    "link_beat_bytes": 32,
+}
