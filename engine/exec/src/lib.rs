@@ -22,6 +22,7 @@ mod outputs;
 mod progress;
 mod remote;
 mod sandbox;
+mod skip_check;
 mod test_runner;
 
 use std::path::{Path, PathBuf};

@@ -137,7 +137,6 @@ fn an_action_that_removes_sandbox_dirs_does_not_break_the_next_one() {
 #[test]
 fn auto_mode_uses_bubblewrap_only_for_actions_that_ask() {
     if !bwrap_available() {
-        eprintln!("skipped: bubblewrap unavailable");
         return;
     }
     let ws = tempfile::tempdir().unwrap();
