@@ -1,4 +1,5 @@
-//! Executor behaviour against buck2's observed behaviour (buck2-behaviour.md O1, O3, O11)
+//! Executor behaviour against buck2's observed behaviour (conformance/README.md O1, O3, O11:
+//! workspaces `run_action`, `err_action_fails`, `err_missing_output`)
 //! and the cache/sandbox guarantees forge adds.
 
 mod common;
@@ -163,7 +164,7 @@ fn failing_action_is_reported_like_buck2_and_stops_scheduling() {
         )
         .unwrap_err();
     let text = failure_text(&err);
-    // Lines as buck2 prints them (buck2-behaviour.md O3, O11).
+    // Lines as buck2 prints them (conformance/err_action_fails, O3 and O11).
     assert!(
         text.starts_with(
             "Action failed: root//:broken (<unspecified>) (failing_step the_identifier)\n"

@@ -300,7 +300,7 @@ fn run_engine(engine: &Engine, root: &Path, case: &Case) -> Result<Outcome, Stri
 
 /// Rewrites machine- and engine-specific parts of a text: the project root becomes
 /// `<PROJECT>`, the isolation dir `<BUCK_OUT>`, configuration hashes in output paths
-/// `<CFG>` and scratch hashes `<HASH>` (buck2-behaviour.md's notation).
+/// `<CFG>` and scratch hashes `<HASH>` (conformance/README.md, Normalisation).
 fn normalise(text: &str, project_roots: &[String]) -> String {
     let mut s = text.to_owned();
     for root in project_roots {
