@@ -199,5 +199,12 @@ action_line=$(grep -n 'run_cargo build --locked' "$repo/rules/tools/cargo/cargo_
 check "one build: the cargo action builds --profile --package --bin as the wrapper does" \
     bash -c "printf '%s' '$action_line' | grep -q -- '--profile \"\$profile\" --package \"\$package\" --bin \"\$bin\"'"
 
+# --- the project's own package list ---------------------------------------------------------
+# Tests fail without these tools (they never skip), so ./forge must install them.
+wanted_by_forge() { forge_apt_wanted "$repo/tools/bootstrap/apt.txt" | grep -qx "$1"; }
+for pkg in nix-bin bubblewrap openssl make python3-venv; do
+    check "apt.txt: $pkg is installed by ./forge" wanted_by_forge "$pkg"
+done
+
 echo "bootstrap: $passed passed, $failed failed" >&2
 [ "$failed" -eq 0 ]
