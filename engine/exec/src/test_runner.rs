@@ -1,7 +1,8 @@
 //! `forge test`: builds what the tests need, runs them in parallel like buck2's built-in
 //! simple runner (cwd = project root, environment cleared to an allowlist plus the test's
 //! own env and `BUCK_BUILD_ID`), and prints buck2's per-test and summary lines, then the
-//! `N passed, N failed` line CI reads.
+//! `N passed, N failed` line CI reads. A test that exits 0 but printed `SKIPPED` fails
+//! unless the `FORGE_ALLOW_MISSING` opt-out covers it (`skip_check`).
 
 use std::collections::VecDeque;
 use std::fs;
