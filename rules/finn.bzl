@@ -252,6 +252,8 @@ def _finn_python_test_impl(ctx: AnalysisContext) -> list[Provider]:
         "-m",
         "pytest",
         "-q",
+        # Skip reasons as `SKIPPED [n] file:line: why` lines, which `forge test` fails.
+        "-rs",
         "-p",
         "no:cacheprovider",
         ctx.attrs.srcs,
