@@ -636,7 +636,7 @@ fn conformance_workspaces() {
 }
 
 #[test]
-fn normalisation_matches_buck2_behaviour_notation() {
+fn normalisation_matches_the_conformance_notation() {
     let roots = vec!["/tmp/conformance-x".to_owned()];
     assert_eq!(
         normalise(
