@@ -29,7 +29,9 @@ PartitionPlanInfo = provider(
     fields = ["plan", "folding", "partitions", "exec"],
 )
 
-# Steps that need vitis_hls / Vivado (finn.md §4): only run with `[fpga] toolchain = vitis`.
+# Steps that need vitis_hls / Vivado (finn-plus 1.6.1, finn/builder/build_dataflow_steps.py:
+# step_hw_ipgen runs HLSSynthIP, step_set_fifo_depths regenerates IP, step_create_stitched_ip
+# and step_out_of_context_synthesis run Vivado): only run with `[fpga] toolchain = vitis`.
 _VITIS_STEPS = ["hw_ipgen", "set_fifo_depths", "create_stitched_ip", "out_of_context_synthesis"]
 
 def _finn_cmd(tc, script: str, args: list) -> cmd_args:
@@ -266,6 +268,8 @@ def _finn_python_test_impl(ctx: AnalysisContext) -> list[Provider]:
         "-m",
         "pytest",
         "-q",
+        # Skip reasons as `SKIPPED [n] file:line: why` lines, which `forge test` fails.
+        "-rs",
         "-p",
         "no:cacheprovider",
         ctx.attrs.srcs,

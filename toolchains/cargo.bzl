@@ -1,5 +1,10 @@
 # The Rust toolchain: `cargo` and `rustc` from PATH (rustup or the distribution's packages),
 # the cargo profile, and the shared cargo target directory that makes rebuilds incremental.
+#
+# The defaults are the `./forge` wrapper's engine build (tools/bootstrap/bootstrap.sh:
+# `cargo build --release` into `target/`), so the graph's cargo actions find every crate the
+# engine build compiled and a fresh clone compiles each crate once.
+# tools/bootstrap/test_bootstrap.sh checks the two agree.
 
 load(":system.bzl", "probe_tool_version")
 
@@ -36,7 +41,7 @@ system_cargo_toolchain = rule(
         "cargo": attrs.string(default = "cargo"),
         "profile": attrs.string(default = "release"),
         "rustc": attrs.string(default = "rustc"),
-        "target_dir": attrs.string(default = "buck-out/forge/cargo-target"),
+        "target_dir": attrs.string(default = "target"),
         "_action": attrs.default_only(attrs.exec_dep(
             providers = [RunInfo],
             default = "root//rules/tools/cargo:cargo_action",

@@ -17,7 +17,8 @@ torch or Vivado exist:
 4. end of build: ``exit_buildflow`` reads the Vivado version from the last path
    component of XILINX_VIVADO (the directory need not exist).
 5. locale: FINN+'s partitioner restores LC_CTYPE from ``locale.getlocale()``, which
-   fails for C.UTF-8 without an en_US locale installed (finn.md §9.3).
+   fails for C.UTF-8 without an en_US locale installed (finn-plus 1.6.1,
+   finn/transformation/fpgadataflow/multifpga/partitioner.py, ``Partitioner.__init__``).
 """
 
 import importlib.util

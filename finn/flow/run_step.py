@@ -30,7 +30,9 @@ ALIASES = {
     "convert_to_hw": "step_convert_to_hw",
     "mobilenet_convert_to_hw": "step_mobilenet_convert_to_hw_layers_separate_th",
 }
-# Steps that need AMD tools (finn.md §4); named so the error says why, not "unknown".
+# Steps that need AMD tools (finn-plus 1.6.1, finn/builder/build_dataflow_steps.py: the
+# HLSSynthIP, CreateStitchedIP, SynthOutOfContext and rtlsim calls of these steps); named so
+# the error says why, not "unknown".
 NEEDS_AMD_TOOLS = {
     "hw_ipgen": "vitis_hls", "set_fifo_depths": "vitis_hls and Vivado XSI",
     "generate_hardware": "vitis_hls", "create_stitched_ip": "Vivado",
@@ -48,7 +50,9 @@ def step_mnv1_tail(model, cfg):
 
     After streamlining the classifier's scale is a scalar Mul before the bias Add;
     moving it past the Add and absorbing Mul+Add into TopK leaves an integer bias
-    Add (ElementwiseAdd) and TopK (LabelSelect) that FINN maps to hardware (finn.md §12.1).
+    Add (ElementwiseAdd) and TopK (LabelSelect) that FINN maps to hardware (finn-plus 1.6.1,
+    finn/transformation/fpgadataflow/convert_to_hw/elementwise_binary_operation.py and
+    label_select.py).
     """
     import numpy as np
     from qonnx.core.datatype import DataType

@@ -4,7 +4,9 @@
 #   apt     Debian packages named in tools/bootstrap/apt.txt (`name  # what needs it`).
 #   python  one venv .venv/<name> per tools/bootstrap/python/<name>/ (requirements.txt, and an
 #           optional install.sh that then does the installing itself, run with $VENV set).
-#   engine  target/release/forge, rebuilt with cargo when an engine source is newer.
+#   engine  target/release/forge, rebuilt with cargo when an engine source is newer. The
+#           target dir and profile are those of the graph's cargo actions (toolchains/cargo.bzl),
+#           so the graph reuses every crate this build compiled.
 #
 # Each step is silent when there is nothing to do, says what it does otherwise, and on
 # failure names itself and returns non-zero.
@@ -153,14 +155,23 @@ forge_engine_stale() {
     [ -n "$(find "$root/engine" \( -name '*.rs' -o -name Cargo.toml \) -newer "$bin" -print -quit 2>/dev/null)" ]
 }
 
+# The cargo target dir (project-relative) and profile of the engine build: the defaults of
+# `system_cargo_toolchain` in toolchains/cargo.bzl, which the graph's cargo actions use.
+FORGE_CARGO_TARGET_DIR=target
+FORGE_CARGO_PROFILE=release
+
 forge_bootstrap_engine() {
-    local root=$1 bin="$1/target/release/forge"
+    local root=$1 bin="$1/$FORGE_CARGO_TARGET_DIR/$FORGE_CARGO_PROFILE/forge"
     forge_engine_stale "$root" "$bin" || return 0
     command -v cargo >/dev/null 2>&1 ||
         { forge_fail engine "cargo is not on PATH: install Rust (rustup, or \`nix develop\`)"; return 3; }
-    forge_say "building the engine (cargo build --release -p forge)"
-    (cd "$root" && CARGO_TARGET_DIR="$root/target" cargo build --release -p forge >&2) ||
-        { forge_fail engine "\`cargo build --release -p forge\` exited $?"; return 3; }
+    forge_say "building the engine (cargo build --profile $FORGE_CARGO_PROFILE -p forge --bin forge)"
+    # The graph's `cargo_binary` action runs the same build (rules/tools/cargo/cargo_action.sh,
+    # with --locked, which does not change cargo's fingerprints), so it finds everything fresh.
+    # Not --locked here: after a manifest edit this build updates Cargo.lock for the actions.
+    (cd "$root" && CARGO_TARGET_DIR="$root/$FORGE_CARGO_TARGET_DIR" \
+        cargo build --profile "$FORGE_CARGO_PROFILE" --package forge --bin forge >&2) ||
+        { forge_fail engine "\`cargo build --profile $FORGE_CARGO_PROFILE -p forge\` exited $?"; return 3; }
     [ -x "$bin" ] || { forge_fail engine "cargo succeeded but $bin is missing"; return 3; }
     # cargo leaves the binary alone when only mtimes changed; touching it keeps the next
     # staleness check cheap.
@@ -170,14 +181,14 @@ forge_bootstrap_engine() {
 # Every crate of Cargo.lock in cargo's download cache: cargo actions run without network
 # in forge's sandbox. Redone when Cargo.lock changes.
 forge_bootstrap_crates() {
-    local root=$1 stamp="$1/target/.forge-cargo-fetch"
+    local root=$1 stamp="$1/$FORGE_CARGO_TARGET_DIR/.forge-cargo-fetch"
     [ -f "$root/Cargo.lock" ] || return 0
     [ -f "$stamp" ] && [ ! "$root/Cargo.lock" -nt "$stamp" ] && return 0
     command -v cargo >/dev/null 2>&1 ||
         { forge_fail crates "cargo is not on PATH: install Rust (rustup, or \`nix develop\`)"; return 3; }
     (cd "$root" && cargo fetch --quiet >&2) ||
         { forge_fail crates "\`cargo fetch\` exited $?"; return 3; }
-    mkdir -p "$root/target" && touch "$stamp"
+    mkdir -p "$root/$FORGE_CARGO_TARGET_DIR" && touch "$stamp"
 }
 
 # The project-relative `[forge] sandbox_passthrough` paths must exist: the sandbox only

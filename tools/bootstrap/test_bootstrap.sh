@@ -84,7 +84,7 @@ mkdir -p "$proj/tools/bootstrap" "$proj/engine/core/src"
 cp "$repo/forge" "$proj/forge"
 cp "$repo/tools/bootstrap/bootstrap.sh" "$proj/tools/bootstrap/"
 echo '[workspace]' >"$proj/Cargo.toml"
-printf '[forge]\n  sandbox_passthrough = .venv buck-out/forge/cargo-target /abs/elsewhere\n' >"$proj/.buckconfig"
+printf '[forge]\n  sandbox_passthrough = .venv target /abs/elsewhere\n' >"$proj/.buckconfig"
 touch "$proj/Cargo.lock" "$proj/engine/core/src/lib.rs"
 out="$work/out"
 
@@ -152,11 +152,12 @@ rm -rf "$spec" "$proj/.venv"
 
 # --- engine and the wrapper ------------------------------------------------------------
 "$proj/forge" build //some:target >"$out" 2>"$work/err"
-check "engine: built when missing" contains "$log" "cargo build --release -p forge CARGO_TARGET_DIR=$proj/target"
-check "engine: the build is announced" contains "$work/err" "forge: building the engine (cargo build --release -p forge)"
+check "engine: built when missing, into the shared target dir" \
+    contains "$log" "cargo build --profile release --package forge --bin forge CARGO_TARGET_DIR=$proj/target"
+check "engine: the build is announced" contains "$work/err" "forge: building the engine (cargo build --profile release -p forge --bin forge)"
 check "wrapper: runs the engine with the arguments" contains "$out" "engine ran: build //some:target"
 check "crates: fetched for the offline sandbox" contains "$log" "cargo fetch --quiet"
-check "passthrough: relative paths exist before any action" test -d "$proj/buck-out/forge/cargo-target" -a -d "$proj/.venv"
+check "passthrough: relative paths exist before any action" test -d "$proj/target" -a -d "$proj/.venv"
 : >"$log"
 "$proj/forge" test //... >"$out" 2>"$work/err"
 check "wrapper: silent when nothing is to do" empty "$work/err"
@@ -164,7 +165,7 @@ check "engine: not rebuilt when fresh" empty "$log"
 
 touch -d '2000-01-01' "$proj/target/release/forge"
 "$proj/forge" targets //... >"$out" 2>"$work/err"
-check "engine: rebuilt when a source is newer" contains "$log" "cargo build --release -p forge"
+check "engine: rebuilt when a source is newer" contains "$log" "cargo build --profile release --package forge --bin forge"
 check "crates: not fetched again while Cargo.lock is unchanged" bash -c "! grep -q 'cargo fetch' '$log'"
 : >"$log"
 touch "$proj/Cargo.lock"
@@ -175,6 +176,35 @@ check "crates: fetched again after Cargo.lock changed" contains "$log" "cargo fe
 echo ghost >>"$proj/tools/bootstrap/apt.txt"
 FORGE_SKIP_BOOTSTRAP=1 "$proj/forge" build //x >"$out" 2>"$work/err"
 check "wrapper: FORGE_SKIP_BOOTSTRAP=1 skips the packages" bash -c "! grep -q apt-get '$log'"
+
+# --- one engine build: the wrapper and the graph's cargo actions ----------------------------
+# The real project's files: the engine build must use the target dir and profile of the
+# graph's cargo toolchain, and that dir must reach the actions (passthrough), or a fresh clone
+# compiles every crate twice.
+toolchain_default() {
+    sed -n "s/^ *\"$1\": attrs.string(default = \"\([^\"]*\)\"),\$/\1/p" "$repo/toolchains/cargo.bzl"
+}
+check "one build: the toolchain's target_dir is the wrapper's" \
+    test "$(toolchain_default target_dir)" = "$FORGE_CARGO_TARGET_DIR"
+check "one build: the toolchain's profile is the wrapper's" \
+    test "$(toolchain_default profile)" = "$FORGE_CARGO_PROFILE"
+check "one build: toolchains//:cargo keeps the defaults" \
+    bash -c "! sed -n '/^system_cargo_toolchain(/,/^)/p' '$repo/toolchains/BUCK' | grep -q 'target_dir\|profile'"
+check "one build: the target dir is a sandbox passthrough" \
+    bash -c "sed -n 's/^[[:space:]]*sandbox_passthrough[[:space:]]*=//p' '$repo/.buckconfig' | tr ' ' '\n' | grep -qx '$FORGE_CARGO_TARGET_DIR'"
+check "one build: the target dir is outside buck-out (forge clean keeps the engine)" \
+    bash -c "case '$FORGE_CARGO_TARGET_DIR' in buck-out*) exit 1 ;; esac"
+# The action and the wrapper must name the same cargo unit: profile, package and binary.
+action_line=$(grep -n 'run_cargo build --locked' "$repo/rules/tools/cargo/cargo_action.sh" || true)
+check "one build: the cargo action builds --profile --package --bin as the wrapper does" \
+    bash -c "printf '%s' '$action_line' | grep -q -- '--profile \"\$profile\" --package \"\$package\" --bin \"\$bin\"'"
+
+# --- the project's own package list ---------------------------------------------------------
+# Tests fail without these tools (they never skip), so ./forge must install them.
+wanted_by_forge() { forge_apt_wanted "$repo/tools/bootstrap/apt.txt" | grep -qx "$1"; }
+for pkg in nix-bin bubblewrap openssl make python3-venv; do
+    check "apt.txt: $pkg is installed by ./forge" wanted_by_forge "$pkg"
+done
 
 echo "bootstrap: $passed passed, $failed failed" >&2
 [ "$failed" -eq 0 ]

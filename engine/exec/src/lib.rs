@@ -23,6 +23,7 @@ mod procs;
 mod progress;
 mod remote;
 mod sandbox;
+mod skip_check;
 mod test_runner;
 
 use std::path::{Path, PathBuf};

@@ -1,7 +1,8 @@
 //! `forge test`: builds what the tests need, runs them in parallel like buck2's built-in
 //! simple runner (cwd = project root, environment cleared to an allowlist plus the test's
 //! own env and `BUCK_BUILD_ID`), and prints buck2's per-test and summary lines, then the
-//! `N passed, N failed` line CI reads.
+//! `N passed, N failed` line CI reads. A test that exits 0 but printed `SKIPPED` fails
+//! unless the `FORGE_ALLOW_MISSING` opt-out covers it (`skip_check`).
 
 use std::collections::VecDeque;
 use std::fs;
@@ -18,6 +19,7 @@ use forge_core::{ActionGraph, ArtifactRef, TestSpec};
 use crate::failure::tail;
 use crate::layout::write_atomic;
 use crate::procs::Group;
+use crate::skip_check;
 use crate::{Executor, TestSummary};
 
 /// Variables a test inherits from forge's environment (buck2's allowlist).
@@ -55,6 +57,7 @@ fn run_one(
     build_id: &str,
     timeout: Option<Duration>,
     scratch: &Path,
+    opt_out: &[String],
 ) -> TestRun {
     let start = Instant::now();
     let infra = |detail: String| TestRun {
@@ -81,6 +84,11 @@ fn run_one(
         if let Some(v) = std::env::var_os(k) {
             cmd.env(k, v);
         }
+    }
+    // forge's one addition to buck2's allowlist: the opt-out a test honours (only when in
+    // force, so CI's tests never see it).
+    if !opt_out.is_empty() {
+        cmd.env(forge_allow_missing::VAR, opt_out.join(","));
     }
     cmd.envs(spec.command.env.iter().map(|(k, v)| (k, v)));
     cmd.env("BUCK_BUILD_ID", build_id);
@@ -145,6 +153,12 @@ fn run_one(
             _ => (Verdict::Fail, "failed".into()),
         },
         None => (Verdict::Infra, "lost track of the test process".into()),
+    };
+    let (verdict, detail) = match skip_check::unallowed_skip(&stdout, &stderr, opt_out) {
+        Some(line) if verdict == Verdict::Pass => {
+            (Verdict::Fail, skip_check::failure_detail(&line))
+        }
+        _ => (verdict, detail),
     };
     TestRun {
         verdict,
@@ -228,6 +242,7 @@ pub fn run(exec: &Executor, graph: &ActionGraph, tests: Vec<TestSpec>) -> Result
     let queue = Mutex::new(runnable.into_iter().enumerate().collect::<VecDeque<_>>());
     let results = Mutex::new((summary, failed_labels));
     let timeout = exec.options().test_timeout;
+    let opt_out = skip_check::opt_out_in_force();
     std::thread::scope(|s| {
         for _ in 0..exec.options().jobs.max(1) {
             s.spawn(|| loop {
@@ -235,7 +250,7 @@ pub fn run(exec: &Executor, graph: &ActionGraph, tests: Vec<TestSpec>) -> Result
                     break;
                 };
                 let scratch = scratch_dir.join(format!("{}-{n}", std::process::id()));
-                let run = run_one(&root, &spec, exec.build_id(), timeout, &scratch);
+                let run = run_one(&root, &spec, exec.build_id(), timeout, &scratch, &opt_out);
                 let label = spec.label.to_string();
                 let text = report_one(&label, &run, &root);
                 let mut r = results.lock().unwrap();

@@ -263,7 +263,7 @@ fn test_runner_prints_buck2_lines_and_the_ci_line() {
     );
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(32), "{stderr}");
-    // Lines as buck2's simple test console prints them (buck2-behaviour.md O10).
+    // Lines as buck2's simple test console prints them (conformance/test, O10).
     assert!(stderr.contains("✓ Pass: root//t:pass ("), "{stderr}");
     assert!(
         stderr.contains("---- STDOUT ----\nout-line\n---- STDERR ----\nerr-line\n"),

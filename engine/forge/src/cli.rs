@@ -1,5 +1,6 @@
-//! The `forge` command line (clap): build, run, test, targets, uquery, clean, log.
+//! The `forge` command line (clap): build, run, test, targets, uquery, clean, log, audit.
 
+mod audit;
 mod build;
 mod query;
 mod test_timeout;
@@ -137,6 +138,22 @@ enum Command {
         #[command(subcommand)]
         what: LogCommand,
     },
+    /// Check the analysed action graph (forge only; nothing is built).
+    Audit {
+        #[command(subcommand)]
+        what: AuditCommand,
+    },
+}
+
+#[derive(Subcommand, Debug)]
+enum AuditCommand {
+    /// Every action runs a project file, a shell, or a command its target's toolchains name.
+    Tools {
+        #[arg(required = true)]
+        patterns: Vec<String>,
+        #[command(flatten)]
+        common: Common,
+    },
 }
 
 #[derive(Subcommand, Debug)]
@@ -249,6 +266,9 @@ pub fn main() -> i32 {
         Command::Log {
             what: LogCommand::WhatRan,
         } => what_ran(),
+        Command::Audit {
+            what: AuditCommand::Tools { patterns, common },
+        } => Session::open(&common).and_then(|s| audit::tools(&s, &patterns)),
     };
     match result {
         Ok(code) => code,

@@ -319,7 +319,7 @@ fn run_engine(engine: &Engine, root: &Path, case: &Case) -> Result<Outcome, Stri
 
 /// Rewrites machine- and engine-specific parts of a text: the project root becomes
 /// `<PROJECT>`, the isolation dir `<BUCK_OUT>`, configuration hashes in output paths
-/// `<CFG>`, scratch hashes `<HASH>`, a test's `(1.2s)` `(<DURATION>)`; colours and buck2's
+/// `<CFG>`, scratch hashes `<HASH>` (conformance/README.md, Normalisation), a test's `(1.2s)` `(<DURATION>)`; colours and buck2's
 /// line timestamps are dropped.
 fn normalise(text: &str, project_roots: &[String], engine: &Engine) -> String {
     // Presentation, not behaviour: buck2 colours the test summary even into a pipe, and
@@ -666,7 +666,7 @@ fn conformance_workspaces() {
 }
 
 #[test]
-fn normalisation_matches_buck2_behaviour_notation() {
+fn normalisation_matches_the_conformance_notation() {
     let roots = vec!["/tmp/conformance-x".to_owned()];
     let buck2 = Engine {
         kind: EngineKind::Buck2,
@@ -722,10 +722,12 @@ fn bench_generator_matches_make() {
             .status()
             .is_ok_and(|s| s.success())
     };
-    if !have("python3") || !have("make") {
-        eprintln!("skipped: python3 and GNU make are needed to check the benchmark generator");
-        return;
-    }
+    // make is the reference here: without it (tools/bootstrap/apt.txt) the test fails.
+    assert!(
+        have("python3") && have("make"),
+        "python3 and GNU make are needed to check the benchmark generator \
+         (`./forge` installs make from tools/bootstrap/apt.txt)"
+    );
     let dir = tempfile::Builder::new()
         .prefix("bench-smoke-")
         .tempdir()

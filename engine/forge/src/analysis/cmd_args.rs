@@ -508,7 +508,7 @@ mod tests {
 
     #[test]
     fn shell_quote_matches_buck2() {
-        // Observed buck2 renderings (buck2-behaviour O5).
+        // Observed buck2 renderings (O5; conformance/cmd_args).
         assert_eq!(shell_quote("plain"), "plain");
         assert_eq!(shell_quote("two words"), "\"two words\"");
         assert_eq!(shell_quote("it's"), "\"it's\"");

@@ -1,5 +1,6 @@
-//! Analysis tests against buck2's observed behaviour (`buck2-behaviour.md` O2, O4, O5, O7,
-//! O8, O11). Rules are evaluated from .bzl snippets; targets are built directly.
+//! Analysis tests against buck2's observed behaviour (conformance/README.md O2, O4, O5, O7,
+//! O8, O11: workspaces `write`, `cmd_args`, `providers`, `select`, `err_*`). Rules are
+//! evaluated from .bzl snippets; targets are built directly.
 
 use std::collections::{BTreeMap, HashMap};
 use std::sync::Arc;

@@ -1,5 +1,6 @@
 //! The JSON `ctx.actions.write_json` writes: compact or pretty, keys in insertion order,
-//! artifacts as paths and `cmd_args` as lists of strings (buck2-behaviour O4).
+//! artifacts as paths and `cmd_args` as lists of strings (O4 of conformance/README.md;
+//! conformance/write shows it).
 
 use starlark::values::dict::DictRef;
 use starlark::values::float::StarlarkFloat;

@@ -118,7 +118,7 @@ fn unspecified(l: &ProvidersLabel) -> String {
 }
 
 /// Loads and analyses every target of `patterns`.
-fn analyse(
+pub(super) fn analyse(
     s: &Session,
     patterns: &[String],
 ) -> Result<(Analyzer, Vec<(ProvidersLabel, TargetOutputs)>)> {

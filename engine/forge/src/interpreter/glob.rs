@@ -88,7 +88,7 @@ mod tests {
         v.iter().map(|x| x.to_string()).collect()
     }
 
-    /// The facts recorded from upstream buck2 (buck2-behaviour.md O6).
+    /// The facts recorded from upstream buck2 (O6; conformance/glob shows them under buck2).
     #[test]
     fn matches_buck2_observed_glob() {
         let d = tempfile::tempdir().unwrap();

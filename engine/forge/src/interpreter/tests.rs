@@ -1,5 +1,6 @@
 //! Loading tests on small temporary workspaces. Expected texts and values are buck2's
-//! observed behaviour (buck2-behaviour.md O6, O7, O11), not this code's output.
+//! observed behaviour (conformance/README.md O6, O7, O11: workspaces `glob`, `buckconfig`,
+//! `cells_load`, `attrs`, `err_*`), not this code's output.
 
 use std::sync::Arc;
 
