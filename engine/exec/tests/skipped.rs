@@ -27,6 +27,7 @@ fn spec(name: &str, script: &str) -> TestSpec {
             inputs: Vec::new(),
         },
         labels: Vec::new(),
+        configuration: "<unspecified>".into(),
     }
 }
 
