@@ -79,6 +79,10 @@ pub struct LayerPlan {
     pub folding: BTreeMap<&'static str, i64>,
     pub cycles: u64,
     pub res: Res,
+    /// AXI4-Stream widths with the planned folding: what the deployment's link step gives
+    /// the partition kernels (network input/output, cut streams).
+    pub in_stream_bits: u64,
+    pub out_stream_bits: u64,
     /// "finn_report": FINN's figures for this folding; "formula": FINN's formulas
     /// evaluated here; "finn_report_fixed": FINN has no formula for this op, so its
     /// reported resources for the exported folding are kept.
@@ -292,6 +296,20 @@ pub fn build(inp: &Inputs, pl: &Placement) -> Plan {
         longest[i] = before + own;
     }
     let latency_us = longest.iter().cloned().fold(0.0, f64::max);
+    let in_width = |i: usize| {
+        let l = &inp.est.layers[i];
+        match l.preds.first() {
+            // a stream's width is its producer's
+            Some(p) => layer_width[idx[p.as_str()]],
+            // a graph input: FINN's width for the exported folding; with another folding the
+            // input side scales with the output side (the first layers FINN puts on a stream
+            // input, padding and sliding window, take SIMD channels in and out)
+            None if layer_fold[i] == cost::current_fold(l) || l.out_stream_bits == 0 => {
+                l.in_stream_bits
+            }
+            None => l.in_stream_bits * layer_width[i] / l.out_stream_bits,
+        }
+    };
     let n_cands = inp.units.iter().map(|u| u.candidates.len()).sum();
     let gap = if pl.objective.abs() > 1e-12 {
         ((pl.objective - pl.best_bound) / pl.objective.abs()).max(0.0)
@@ -326,6 +344,8 @@ pub fn build(inp: &Inputs, pl: &Placement) -> Plan {
                 folding: folding_attrs(&inp.est.layers[i].op_type, layer_fold[i]),
                 cycles: layer_cycles[i],
                 res: layer_res[i],
+                in_stream_bits: in_width(i),
+                out_stream_bits: layer_width[i],
                 res_from: layer_src[i],
             })
             .collect(),

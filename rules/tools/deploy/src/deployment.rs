@@ -1,0 +1,707 @@
+//! The deployment description `deploy/<name>.toml`: parsed with spans, so every error names the
+//! file and line, then resolved (generated devices and links filled in) and validated against
+//! the platform.
+
+use std::collections::{BTreeMap, HashMap};
+use std::ops::Range;
+use std::path::Path;
+
+use anyhow::{bail, Result};
+use serde::Deserialize;
+use toml::Spanned;
+
+use crate::diag::Source;
+use crate::platform::Platform;
+
+/// An integer or a float in TOML (`clock_mhz = 250` and `= 322.265625` both read).
+#[derive(Clone, Copy, Debug, Deserialize)]
+#[serde(untagged)]
+pub enum Number {
+    Int(i64),
+    Float(f64),
+}
+
+impl Number {
+    pub fn get(self) -> f64 {
+        match self {
+            Number::Int(i) => i as f64,
+            Number::Float(f) => f,
+        }
+    }
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawDeployment {
+    name: Spanned<String>,
+    platform: Spanned<String>,
+    app: Spanned<String>,
+    cards_per_node: Option<Spanned<u32>>,
+    clock_mhz: Option<Spanned<Number>>,
+    #[serde(default)]
+    device: Vec<Spanned<RawDevice>>,
+    devices: Option<Spanned<RawGenerated>>,
+    topology: Option<Spanned<RawTopology>>,
+    #[serde(default)]
+    link: Vec<Spanned<RawLink>>,
+    slurm: Option<RawSlurm>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawDevice {
+    name: Spanned<String>,
+    node: Spanned<u32>,
+    card: Spanned<u32>,
+    clock_mhz: Option<Spanned<Number>>,
+    role: Option<Spanned<String>>,
+    max_util: Option<Spanned<BTreeMap<String, Number>>>,
+    /// CU name -> SLR (e.g. `slr = { finn_fpga0 = "SLR0" }`).
+    #[serde(default)]
+    slr: BTreeMap<String, Spanned<String>>,
+    /// "cu.port" -> memory bank (e.g. `memory = { "dma_in_0.m_axi_gmem" = "HBM[4]" }`).
+    #[serde(default)]
+    memory: BTreeMap<String, Spanned<String>>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawGenerated {
+    count: Spanned<u32>,
+    role: Option<Spanned<String>>,
+    max_util: Option<Spanned<BTreeMap<String, Number>>>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawTopology {
+    kind: Spanned<String>,
+    cable_m: Option<Spanned<Number>>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawLink {
+    a: Spanned<String>,
+    b: Spanned<String>,
+    cable_m: Option<Spanned<Number>>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawSlurm {
+    time: Option<String>,
+    account: Option<String>,
+    constraint: Option<String>,
+    modules: Option<Vec<String>>,
+}
+
+/// Noctua 2's U280 nodes carry three cards.
+pub const DEFAULT_CARDS_PER_NODE: u32 = 3;
+/// Fibre of one cable through the optical switch when the file gives none.
+pub const DEFAULT_CABLE_M: f64 = 5.0;
+/// FINN+'s `max_utilization` default (finn-plus 1.6.1 PartitioningConfiguration).
+pub const DEFAULT_MAX_UTIL: f64 = 0.8;
+/// The resources a budget may name (the partitioner's names).
+pub const RESOURCES: [&str; 5] = ["LUT", "FF", "BRAM_18K", "URAM", "DSP"];
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum App {
+    Finn,
+    AuroraBench,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Role {
+    Bench,
+    Forward,
+    /// FINN devices have no role.
+    None,
+}
+
+#[derive(Clone, Debug)]
+pub struct Device {
+    pub name: String,
+    pub node: u32,
+    pub card: u32,
+    pub clock_mhz: f64,
+    pub role: Role,
+    /// Resource -> fraction of the device; every resource in [`RESOURCES`] present.
+    pub max_util: BTreeMap<String, f64>,
+    pub max_util_span: Range<usize>,
+    pub slr: BTreeMap<String, (String, Range<usize>)>,
+    pub memory: BTreeMap<String, (String, Range<usize>)>,
+    pub span: Range<usize>,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct End {
+    pub device: String,
+    pub port: u32,
+}
+
+impl std::fmt::Display for End {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{}:{}", self.device, self.port)
+    }
+}
+
+#[derive(Clone, Debug)]
+pub struct Link {
+    pub a: End,
+    pub b: End,
+    pub cable_m: f64,
+    pub span: Range<usize>,
+}
+
+impl Link {
+    /// The other end of the cable when `end` is one of its ends.
+    pub fn peer(&self, end: &End) -> Option<&End> {
+        if &self.a == end {
+            Some(&self.b)
+        } else if &self.b == end {
+            Some(&self.a)
+        } else {
+            None
+        }
+    }
+}
+
+#[derive(Clone, Debug, Default)]
+pub struct Slurm {
+    pub time: String,
+    pub account: Option<String>,
+    pub constraint: Option<String>,
+    pub modules: Vec<String>,
+}
+
+/// A parsed, resolved and validated deployment.
+#[derive(Clone, Debug)]
+pub struct Deployment {
+    pub src: Source,
+    pub name: String,
+    pub platform: String,
+    pub app: App,
+    pub cards_per_node: u32,
+    pub clock_mhz: f64,
+    pub devices: Vec<Device>,
+    pub links: Vec<Link>,
+    pub topology_kind: Option<String>,
+    pub slurm: Slurm,
+    /// Where errors about the deployment as a whole point (the `name` key).
+    pub top_span: Range<usize>,
+    /// The `cards_per_node` key (or the `name` key when absent).
+    pub cards_span: Range<usize>,
+    /// Where errors about the cabling point ([topology] or the first [[link]]).
+    pub cabling_span: Range<usize>,
+}
+
+fn parse_role(src: &Source, r: &Spanned<String>) -> Result<Role> {
+    match r.get_ref().as_str() {
+        "bench" => Ok(Role::Bench),
+        "forward" => Ok(Role::Forward),
+        other => Err(src.at(
+            &r.span(),
+            format!("role '{other}' is not one of: bench, forward"),
+        )),
+    }
+}
+
+fn parse_budget(
+    src: &Source,
+    m: Option<&Spanned<BTreeMap<String, Number>>>,
+    fallback: &BTreeMap<String, f64>,
+) -> Result<BTreeMap<String, f64>> {
+    let mut out = fallback.clone();
+    if let Some(m) = m {
+        for (k, v) in m.get_ref() {
+            if !RESOURCES.contains(&k.as_str()) {
+                return Err(src.at(
+                    &m.span(),
+                    format!(
+                        "max_util names '{k}'; the resources are {}",
+                        RESOURCES.join(", ")
+                    ),
+                ));
+            }
+            let f = v.get();
+            if !(0.0..=1.0).contains(&f) {
+                return Err(src.at(
+                    &m.span(),
+                    format!("max_util {k} = {f} is not a fraction in 0..1"),
+                ));
+            }
+            out.insert(k.clone(), f);
+        }
+    }
+    Ok(out)
+}
+
+fn parse_end(src: &Source, s: &Spanned<String>) -> Result<End> {
+    let text = s.get_ref();
+    let (dev, port) = text.rsplit_once(':').ok_or_else(|| {
+        src.at(
+            &s.span(),
+            format!("link end '{text}' is not DEVICE:PORT (e.g. fpga0:1)"),
+        )
+    })?;
+    let port = port.parse::<u32>().map_err(|_| {
+        src.at(
+            &s.span(),
+            format!("link end '{text}': port '{port}' is not a number"),
+        )
+    })?;
+    Ok(End {
+        device: dev.to_string(),
+        port,
+    })
+}
+
+impl Deployment {
+    pub fn load(path: &Path, platform: &Platform) -> Result<Deployment> {
+        let src = Source::read(path)?;
+        Self::parse(src, platform)
+    }
+
+    pub fn parse(src: Source, platform: &Platform) -> Result<Deployment> {
+        let raw: RawDeployment = toml::from_str(&src.text).map_err(|e| src.toml_error(e))?;
+        if raw.platform.get_ref() != &platform.name {
+            return Err(src.at(
+                &raw.platform.span(),
+                format!(
+                    "platform '{}' is not known: the FPGA toolchain's platform is '{}' ({}); \
+                     name that platform or select another with toolchains//:fpga",
+                    raw.platform.get_ref(),
+                    platform.name,
+                    platform.source
+                ),
+            ));
+        }
+        let app = match raw.app.get_ref().as_str() {
+            "finn" => App::Finn,
+            "aurora_bench" => App::AuroraBench,
+            other => {
+                return Err(src.at(
+                    &raw.app.span(),
+                    format!("app '{other}' is not one of: finn, aurora_bench"),
+                ))
+            }
+        };
+        let cards_per_node = raw
+            .cards_per_node
+            .as_ref()
+            .map(|c| *c.get_ref())
+            .unwrap_or(DEFAULT_CARDS_PER_NODE);
+        if cards_per_node == 0 {
+            return Err(src.at(
+                &raw.cards_per_node.as_ref().unwrap().span(),
+                "cards_per_node must be at least 1",
+            ));
+        }
+        let clock_mhz = raw
+            .clock_mhz
+            .as_ref()
+            .map(|c| c.get_ref().get())
+            .unwrap_or(platform.default_kernel_clock_mhz);
+        if clock_mhz <= 0.0 {
+            return Err(src.at(
+                &raw.clock_mhz.as_ref().unwrap().span(),
+                "clock_mhz must be positive",
+            ));
+        }
+        let default_budget: BTreeMap<String, f64> = RESOURCES
+            .iter()
+            .map(|r| (r.to_string(), DEFAULT_MAX_UTIL))
+            .collect();
+        let devices = match (&raw.devices, raw.device.is_empty()) {
+            (Some(g), false) => {
+                return Err(src.at(
+                    &g.span(),
+                    "[devices] (generated) and [[device]] (explicit) are exclusive; keep one",
+                ))
+            }
+            (Some(g), true) => {
+                let gen = g.get_ref();
+                let count = *gen.count.get_ref();
+                if count == 0 {
+                    return Err(src.at(&gen.count.span(), "count must be at least 1"));
+                }
+                let role = match &gen.role {
+                    Some(r) => parse_role(&src, r)?,
+                    None => Role::None,
+                };
+                let budget = parse_budget(&src, gen.max_util.as_ref(), &default_budget)?;
+                (0..count)
+                    .map(|i| Device {
+                        name: format!("fpga{i}"),
+                        node: i / cards_per_node,
+                        card: i % cards_per_node,
+                        clock_mhz,
+                        // The generated form benchmarks: device 0 measures, the rest forward.
+                        role: if app == App::AuroraBench && i == 0 {
+                            Role::Bench
+                        } else {
+                            role.clone()
+                        },
+                        max_util: budget.clone(),
+                        max_util_span: gen.max_util.as_ref().map(|m| m.span()).unwrap_or(g.span()),
+                        slr: BTreeMap::new(),
+                        memory: BTreeMap::new(),
+                        span: g.span(),
+                    })
+                    .collect::<Vec<_>>()
+            }
+            (None, true) => {
+                return Err(src.at(
+                    &raw.name.span(),
+                    "no devices: add [[device]] tables or a [devices] count",
+                ))
+            }
+            (None, false) => {
+                let mut out = Vec::new();
+                for d in &raw.device {
+                    let r = d.get_ref();
+                    let card = *r.card.get_ref();
+                    if card >= cards_per_node {
+                        return Err(src.at(
+                            &r.card.span(),
+                            format!(
+                                "device {}: card {card} exceeds the {cards_per_node} cards per \
+                                 node (acl0..acl{}); move it to another node",
+                                r.name.get_ref(),
+                                cards_per_node - 1
+                            ),
+                        ));
+                    }
+                    let clk = r.clock_mhz.as_ref().map(|c| c.get_ref().get());
+                    if let Some(c) = clk {
+                        if c <= 0.0 {
+                            return Err(src.at(
+                                &r.clock_mhz.as_ref().unwrap().span(),
+                                "clock_mhz must be positive",
+                            ));
+                        }
+                    }
+                    let role = match &r.role {
+                        Some(role) => parse_role(&src, role)?,
+                        None => Role::None,
+                    };
+                    out.push(Device {
+                        name: r.name.get_ref().clone(),
+                        node: *r.node.get_ref(),
+                        card,
+                        clock_mhz: clk.unwrap_or(clock_mhz),
+                        role,
+                        max_util: parse_budget(&src, r.max_util.as_ref(), &default_budget)?,
+                        max_util_span: r
+                            .max_util
+                            .as_ref()
+                            .map(|m| m.span())
+                            .unwrap_or(r.name.span()),
+                        slr: r
+                            .slr
+                            .iter()
+                            .map(|(k, v)| (k.clone(), (v.get_ref().clone(), v.span())))
+                            .collect(),
+                        memory: r
+                            .memory
+                            .iter()
+                            .map(|(k, v)| (k.clone(), (v.get_ref().clone(), v.span())))
+                            .collect(),
+                        span: r.name.span(),
+                    });
+                }
+                out
+            }
+        };
+        let mut seen: HashMap<&str, &Device> = HashMap::new();
+        let mut slots: HashMap<(u32, u32), &Device> = HashMap::new();
+        for d in &devices {
+            if let Some(prev) = seen.insert(&d.name, d) {
+                return Err(src.at(
+                    &d.span,
+                    format!(
+                        "device name {} is used twice (also at line {})",
+                        d.name,
+                        src.line(&prev.span)
+                    ),
+                ));
+            }
+            if let Some(prev) = slots.insert((d.node, d.card), d) {
+                return Err(src.at(
+                    &d.span,
+                    format!(
+                        "devices {} and {} are both node {} card {}",
+                        prev.name, d.name, d.node, d.card
+                    ),
+                ));
+            }
+            if app == App::AuroraBench && d.role == Role::None {
+                return Err(src.at(
+                    &d.span,
+                    format!(
+                        "device {}: app aurora_bench needs role = \"bench\" or \"forward\"",
+                        d.name
+                    ),
+                ));
+            }
+            if app == App::Finn && d.role != Role::None {
+                return Err(src.at(
+                    &d.span,
+                    format!("device {}: app finn takes no role", d.name),
+                ));
+            }
+        }
+        let (links, topology_kind, cabling_span) = match (&raw.topology, raw.link.first()) {
+            (Some(t), Some(_)) => {
+                return Err(src.at(
+                    &t.span(),
+                    "[topology] kind and [[link]] tables are exclusive; keep one",
+                ))
+            }
+            (Some(t), None) => {
+                let t = t.get_ref();
+                let cable_m = match &t.cable_m {
+                    Some(c) if c.get_ref().get() < 0.0 => {
+                        return Err(src.at(&c.span(), "cable_m must not be negative"))
+                    }
+                    Some(c) => c.get_ref().get(),
+                    None => DEFAULT_CABLE_M,
+                };
+                let span = t.kind.span();
+                let links = generate(&src, &t.kind, &devices, cable_m)?;
+                (links, Some(t.kind.get_ref().clone()), span)
+            }
+            (None, Some(first)) => {
+                let mut links = Vec::new();
+                for l in &raw.link {
+                    let r = l.get_ref();
+                    let cable_m = match &r.cable_m {
+                        Some(c) if c.get_ref().get() < 0.0 => {
+                            return Err(src.at(&c.span(), "cable_m must not be negative"))
+                        }
+                        Some(c) => c.get_ref().get(),
+                        None => DEFAULT_CABLE_M,
+                    };
+                    links.push(Link {
+                        a: parse_end(&src, &r.a)?,
+                        b: parse_end(&src, &r.b)?,
+                        cable_m,
+                        span: l.span(),
+                    });
+                }
+                (links, None, first.span())
+            }
+            (None, None) => (Vec::new(), None, raw.name.span()),
+        };
+        let slurm = match raw.slurm {
+            Some(s) => Slurm {
+                time: s.time.unwrap_or_else(|| "00:30:00".into()),
+                account: s.account,
+                constraint: s.constraint,
+                modules: s.modules.unwrap_or_else(default_modules),
+            },
+            None => Slurm {
+                time: "00:30:00".into(),
+                modules: default_modules(),
+                ..Slurm::default()
+            },
+        };
+        let dep = Deployment {
+            name: raw.name.get_ref().clone(),
+            platform: raw.platform.get_ref().clone(),
+            app,
+            cards_per_node,
+            clock_mhz,
+            devices,
+            links,
+            topology_kind,
+            slurm,
+            top_span: raw.name.span(),
+            cards_span: raw
+                .cards_per_node
+                .as_ref()
+                .map(|c| c.span())
+                .unwrap_or(raw.name.span()),
+            cabling_span,
+            src,
+        };
+        dep.check_links(platform)?;
+        Ok(dep)
+    }
+
+    fn check_links(&self, platform: &Platform) -> Result<()> {
+        let names: HashMap<&str, &Device> =
+            self.devices.iter().map(|d| (d.name.as_str(), d)).collect();
+        let mut used: HashMap<End, &Link> = HashMap::new();
+        for l in &self.links {
+            for end in [&l.a, &l.b] {
+                if !names.contains_key(end.device.as_str()) {
+                    return Err(self.src.at(
+                        &l.span,
+                        format!(
+                            "link {} - {} names device {}, which is not in the deployment \
+                             (devices: {})",
+                            l.a,
+                            l.b,
+                            end.device,
+                            self.device_names().join(", ")
+                        ),
+                    ));
+                }
+                if platform.qsfp(end.port).is_none() {
+                    return Err(self.src.at(
+                        &l.span,
+                        format!(
+                            "link end {end}: platform {} has QSFP ports {:?}, not {}",
+                            platform.name,
+                            platform.ports(),
+                            end.port
+                        ),
+                    ));
+                }
+            }
+            // A port looped onto itself (through the switch) uses the port once.
+            let ends: Vec<&End> = if l.a == l.b {
+                vec![&l.a]
+            } else {
+                vec![&l.a, &l.b]
+            };
+            for end in ends {
+                if let Some(prev) = used.insert(end.clone(), l) {
+                    return Err(self.src.at(
+                        &l.span,
+                        format!(
+                            "port {end} is used twice: by link {} - {} (line {}) and by link \
+                             {} - {}; each QSFP port carries one cable",
+                            prev.a,
+                            prev.b,
+                            self.src.line(&prev.span),
+                            l.a,
+                            l.b
+                        ),
+                    ));
+                }
+            }
+        }
+        Ok(())
+    }
+
+    pub fn device_names(&self) -> Vec<String> {
+        self.devices.iter().map(|d| d.name.clone()).collect()
+    }
+
+    pub fn device(&self, name: &str) -> Option<&Device> {
+        self.devices.iter().find(|d| d.name == name)
+    }
+
+    /// The cables at a device, ordered by its port.
+    pub fn links_of(&self, device: &str) -> Vec<(u32, &Link, End)> {
+        let mut out = Vec::new();
+        for l in &self.links {
+            for end in [&l.a, &l.b] {
+                if end.device == device && !out.iter().any(|(p, _, _)| *p == end.port) {
+                    out.push((end.port, l, l.peer(end).unwrap().clone()));
+                }
+            }
+        }
+        out.sort_by_key(|(p, _, _)| *p);
+        out
+    }
+
+    /// The `--devices` list of the BUCK target must be the file's devices, in order.
+    pub fn check_device_list(&self, given: &[String]) -> Result<()> {
+        let mine = self.device_names();
+        if mine != given {
+            bail!(
+                "{}:{}: the deployment's devices [{}] differ from the target's devices [{}]; \
+                 make the BUCK target's devices match the file",
+                self.src.path,
+                self.src.line(&self.devices[0].span),
+                mine.join(", "),
+                given.join(", ")
+            );
+        }
+        Ok(())
+    }
+
+    pub fn nodes(&self) -> u32 {
+        self.devices.iter().map(|d| d.node + 1).max().unwrap_or(1)
+    }
+
+    /// Ranks on the fullest node (Slurm's --ntasks-per-node).
+    pub fn tasks_per_node(&self) -> u32 {
+        let mut per: BTreeMap<u32, u32> = BTreeMap::new();
+        for d in &self.devices {
+            *per.entry(d.node).or_default() += 1;
+        }
+        per.values().copied().max().unwrap_or(1)
+    }
+}
+
+/// Noctua 2's FPGA environment (pc2/AuroraFlow env.sh: `ml fpga; ml xilinx/xrt/2.16;
+/// ml changeFPGAlinks; ml gompi/2025b`).
+fn default_modules() -> Vec<String> {
+    ["fpga", "xilinx/xrt/2.16", "changeFPGAlinks", "gompi/2025b"]
+        .iter()
+        .map(|s| s.to_string())
+        .collect()
+}
+
+fn generate(
+    src: &Source,
+    kind: &Spanned<String>,
+    devs: &[Device],
+    cable_m: f64,
+) -> Result<Vec<Link>> {
+    let n = devs.len();
+    let end = |i: usize, port: u32| End {
+        device: devs[i].name.clone(),
+        port,
+    };
+    let span = kind.span();
+    let link = |a, b| Link {
+        a,
+        b,
+        cable_m,
+        span: span.clone(),
+    };
+    let mut out = Vec::new();
+    match kind.get_ref().as_str() {
+        // port 1 of device i -> port 0 of device i+1
+        "chain" => {
+            for i in 0..n.saturating_sub(1) {
+                out.push(link(end(i, 1), end(i + 1, 0)));
+            }
+        }
+        "ring" => {
+            if n < 2 {
+                return Err(src.at(&span, "a ring needs at least 2 devices"));
+            }
+            for i in 0..n {
+                out.push(link(end(i, 1), end((i + 1) % n, 0)));
+            }
+        }
+        "pair" => {
+            if !n.is_multiple_of(2) {
+                return Err(src.at(&span, "pair needs an even number of devices"));
+            }
+            for i in (0..n).step_by(2) {
+                out.push(link(end(i, 0), end(i + 1, 0)));
+                out.push(link(end(i, 1), end(i + 1, 1)));
+            }
+        }
+        "loopback" => {
+            for i in 0..n {
+                out.push(link(end(i, 0), end(i, 1)));
+            }
+        }
+        other => {
+            return Err(src.at(
+                &span,
+                format!("topology kind '{other}' is not one of: chain, ring, pair, loopback"),
+            ))
+        }
+    }
+    Ok(out)
+}

@@ -1,0 +1,72 @@
+//! Errors that point at a line of an input file (`deploy/x.toml:12: ...`), and atomic writes.
+
+use std::ops::Range;
+use std::path::Path;
+
+use anyhow::{Context, Result};
+
+/// An input file's text, kept to turn byte spans into line numbers.
+#[derive(Clone, Debug)]
+pub struct Source {
+    /// As given on the command line (project-relative inside a build action).
+    pub path: String,
+    pub text: String,
+}
+
+impl Source {
+    pub fn read(path: &Path) -> Result<Source> {
+        let text = std::fs::read_to_string(path)
+            .with_context(|| format!("{}: cannot read", path.display()))?;
+        Ok(Source {
+            path: path.display().to_string(),
+            text,
+        })
+    }
+
+    pub fn line(&self, span: &Range<usize>) -> usize {
+        let end = span.start.min(self.text.len());
+        self.text[..end].bytes().filter(|&b| b == b'\n').count() + 1
+    }
+
+    /// `path:line: msg` for a span of this file.
+    pub fn at(&self, span: &Range<usize>, msg: impl std::fmt::Display) -> anyhow::Error {
+        anyhow::anyhow!("{}:{}: {}", self.path, self.line(span), msg)
+    }
+
+    /// A TOML parse error with the line toml reports.
+    pub fn toml_error(&self, e: toml::de::Error) -> anyhow::Error {
+        let msg = e.message().to_string();
+        match e.span() {
+            Some(span) => self.at(&span, msg),
+            None => anyhow::anyhow!("{}: {}", self.path, msg),
+        }
+    }
+}
+
+/// Write `text` to `path` through a temporary file in the same directory and a rename, so a
+/// reader never sees a half-written file and a failed run leaves nothing behind.
+pub fn write_atomic(path: &Path, text: &str) -> Result<()> {
+    let dir = match path.parent() {
+        Some(d) if !d.as_os_str().is_empty() => d.to_path_buf(),
+        _ => std::path::PathBuf::from("."),
+    };
+    std::fs::create_dir_all(&dir).with_context(|| format!("creating {}", dir.display()))?;
+    let name = path
+        .file_name()
+        .map(|n| n.to_string_lossy().to_string())
+        .unwrap_or_else(|| "out".into());
+    let tmp = dir.join(format!(".{name}.{}.tmp", std::process::id()));
+    std::fs::write(&tmp, text).with_context(|| format!("writing {}", tmp.display()))?;
+    std::fs::rename(&tmp, path).with_context(|| {
+        let _ = std::fs::remove_file(&tmp);
+        format!("renaming to {}", path.display())
+    })
+}
+
+/// Write several outputs only once all of them were produced without error.
+pub fn write_all(outputs: &[(&Path, String)]) -> Result<()> {
+    for (p, text) in outputs {
+        write_atomic(p, text)?;
+    }
+    Ok(())
+}

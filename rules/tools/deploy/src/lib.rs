@@ -1,0 +1,17 @@
+//! `deploy-tool`: one deployment description (`deploy/<name>.toml`) turned into the
+//! partitioner's inputs, per-FPGA v++ link configurations and simulated device descriptions,
+//! the Slurm job and run scripts, the topology and an HTML report, each checked first.
+
+pub mod commands;
+pub mod deployment;
+pub mod diag;
+pub mod flow_control;
+pub mod instances;
+pub mod kernel;
+pub mod linkcfg;
+pub mod partitioner;
+pub mod plan;
+pub mod platform;
+pub mod report;
+pub mod scripts;
+pub mod validate;

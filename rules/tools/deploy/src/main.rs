@@ -1,0 +1,206 @@
+//! `deploy-tool`: see the crate README for the deployment format and every subcommand.
+
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use clap::{Parser, Subcommand};
+use deploy_tool::commands::{self, LinkConfigArgs, ScriptArgs};
+use deploy_tool::scripts::Profile;
+
+#[derive(Parser)]
+#[command(
+    name = "deploy-tool",
+    about = "Deployment description -> partitioner inputs, v++ link configs, job scripts, report"
+)]
+struct Cli {
+    #[command(subcommand)]
+    cmd: Cmd,
+}
+
+#[derive(Subcommand)]
+enum Cmd {
+    /// Parse and validate the deployment against the platform and the target's devices.
+    Check {
+        #[arg(long)]
+        deployment: PathBuf,
+        #[arg(long)]
+        platform: PathBuf,
+        /// The BUCK target's device names, in order (comma separated).
+        #[arg(long, value_delimiter = ',')]
+        devices: Vec<String>,
+        /// The partition plan: its devices must be these, each cut must have a cable.
+        #[arg(long)]
+        plan: Option<PathBuf>,
+    },
+    /// The partitioner's devices and topology JSON from the deployment.
+    PartitionerInputs {
+        #[arg(long)]
+        deployment: PathBuf,
+        #[arg(long)]
+        platform: PathBuf,
+        #[arg(long)]
+        devices_out: PathBuf,
+        #[arg(long)]
+        topology_out: PathBuf,
+    },
+    /// One FPGA's validated v++ --config and its simulated device description.
+    LinkConfig {
+        #[arg(long)]
+        deployment: PathBuf,
+        #[arg(long)]
+        platform: PathBuf,
+        #[arg(long)]
+        device: String,
+        /// kernel.json files; CUs take their kernel by its `name`.
+        #[arg(long = "kernel", num_args = 1..)]
+        kernels: Vec<PathBuf>,
+        #[arg(long)]
+        plan: Option<PathBuf>,
+        /// hw/aurora_flow/kernel.toml, for the [flow_control] in-flight budget per cable.
+        #[arg(long)]
+        flow_control: Option<PathBuf>,
+        /// The FINN partition's model (path recorded in the sim description).
+        #[arg(long)]
+        finn_model: Option<String>,
+        #[arg(long)]
+        cfg_out: PathBuf,
+        #[arg(long)]
+        sim_out: PathBuf,
+    },
+    /// The Slurm job script, the run script and the topology JSON.
+    Scripts {
+        #[arg(long)]
+        deployment: PathBuf,
+        /// The platform TOML (Slurm constraint); default: toolchains/fpga_platforms/<platform>.toml.
+        #[arg(long)]
+        platform: Option<PathBuf>,
+        #[arg(long, value_enum)]
+        profile: Profile,
+        /// DEVICE=PATH, one per device.
+        #[arg(long = "xclbin", num_args = 1..)]
+        xclbins: Vec<String>,
+        #[arg(long)]
+        host: String,
+        /// The partition plan, for the cuts in the topology.
+        #[arg(long)]
+        plan: Option<PathBuf>,
+        #[arg(long)]
+        job_out: PathBuf,
+        #[arg(long)]
+        run_out: PathBuf,
+        #[arg(long)]
+        topology_out: PathBuf,
+    },
+    /// A self-contained HTML report with an SVG of the deployment.
+    Report {
+        #[arg(long)]
+        deployment: PathBuf,
+        #[arg(long)]
+        platform: PathBuf,
+        #[arg(long)]
+        plan: Option<PathBuf>,
+        #[arg(long = "sim", num_args = 1..)]
+        sims: Vec<PathBuf>,
+        #[arg(long)]
+        out: PathBuf,
+    },
+}
+
+/// The platform file of a deployment that names its platform only (scripts needs few facts).
+fn default_platform(deployment: &std::path::Path) -> anyhow::Result<PathBuf> {
+    #[derive(serde::Deserialize)]
+    struct Head {
+        platform: String,
+    }
+    let text = std::fs::read_to_string(deployment)?;
+    let head: Head = toml::from_str::<toml::Value>(&text)
+        .ok()
+        .and_then(|v| v.try_into().ok())
+        .ok_or_else(|| anyhow::anyhow!("{}: no platform key", deployment.display()))?;
+    Ok(PathBuf::from(format!(
+        "toolchains/fpga_platforms/{}.toml",
+        head.platform
+    )))
+}
+
+fn run(cli: Cli) -> anyhow::Result<()> {
+    match cli.cmd {
+        Cmd::Check {
+            deployment,
+            platform,
+            devices,
+            plan,
+        } => commands::check(&deployment, &platform, &devices, plan.as_deref()),
+        Cmd::PartitionerInputs {
+            deployment,
+            platform,
+            devices_out,
+            topology_out,
+        } => commands::partitioner_inputs(&deployment, &platform, &devices_out, &topology_out),
+        Cmd::LinkConfig {
+            deployment,
+            platform,
+            device,
+            kernels,
+            plan,
+            flow_control,
+            finn_model,
+            cfg_out,
+            sim_out,
+        } => commands::link_config(&LinkConfigArgs {
+            deployment: &deployment,
+            platform: &platform,
+            device: &device,
+            kernels: &kernels,
+            plan: plan.as_deref(),
+            flow_control: flow_control.as_deref(),
+            finn_model: finn_model.as_deref(),
+            cfg_out: &cfg_out,
+            sim_out: &sim_out,
+        }),
+        Cmd::Scripts {
+            deployment,
+            platform,
+            profile,
+            xclbins,
+            host,
+            plan,
+            job_out,
+            run_out,
+            topology_out,
+        } => {
+            let platform = match platform {
+                Some(p) => p,
+                None => default_platform(&deployment)?,
+            };
+            commands::scripts(&ScriptArgs {
+                deployment: &deployment,
+                platform: &platform,
+                profile,
+                xclbins: &xclbins,
+                host: &host,
+                plan: plan.as_deref(),
+                job_out: &job_out,
+                run_out: &run_out,
+                topology_out: &topology_out,
+            })
+        }
+        Cmd::Report {
+            deployment,
+            platform,
+            plan,
+            sims,
+            out,
+        } => commands::report(&deployment, &platform, plan.as_deref(), &sims, &out),
+    }
+}
+
+fn main() -> ExitCode {
+    match run(Cli::parse()) {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("error: {e:#}");
+            ExitCode::from(1)
+        }
+    }
+}

@@ -1,0 +1,279 @@
+//! Checks of one device's design before any link tool runs: stream ends, kinds, directions
+//! and widths, QSFP ports, memory banks and SLRs of the platform, open inputs, the AuroraFlow
+//! RX headroom per cable and the planned utilisation against the device's budget.
+
+use std::collections::{BTreeMap, HashMap};
+
+use anyhow::{bail, Result};
+
+use crate::deployment::Deployment;
+use crate::flow_control::{self, FlowControl};
+use crate::instances::{DeviceDesign, PortRef};
+use crate::kernel::Port;
+use crate::plan::Plan;
+use crate::platform::Platform;
+
+/// A width converter v++ inserts on a stream (AXI4-Stream data width converter).
+#[derive(Clone, Debug, PartialEq)]
+pub struct Converter {
+    pub from_width: u64,
+    pub to_width: u64,
+}
+
+#[derive(Clone, Debug, Default)]
+pub struct Checked {
+    /// Per stream (same order as `DeviceDesign::streams`): the converter, if widths differ.
+    pub converters: Vec<Option<Converter>>,
+    /// Things worth a line on stderr (converters, open outputs, skipped checks).
+    pub notes: Vec<String>,
+}
+
+fn port<'d>(d: &'d DeviceDesign, r: &PortRef, role: &str, what: &str) -> Result<&'d Port> {
+    let cu = d.cus.iter().find(|c| c.name == r.cu).ok_or_else(|| {
+        anyhow::anyhow!(
+            "device {}: stream {what}: {role} CU '{}' does not exist (CUs: {})",
+            d.device,
+            r.cu,
+            d.cus
+                .iter()
+                .map(|c| c.name.as_str())
+                .collect::<Vec<_>>()
+                .join(", ")
+        )
+    })?;
+    cu.kernel.port(&r.port).ok_or_else(|| {
+        anyhow::anyhow!(
+            "device {}: stream {what}: kernel {} ({}) of CU {} has no port '{}' (ports: {})",
+            d.device,
+            cu.kernel.name,
+            cu.kernel.origin,
+            cu.name,
+            r.port,
+            cu.kernel
+                .ports
+                .iter()
+                .map(|p| p.name.as_str())
+                .collect::<Vec<_>>()
+                .join(", ")
+        )
+    })
+}
+
+pub fn check(
+    d: &DeviceDesign,
+    dep: &Deployment,
+    platform: &Platform,
+    plan: Option<&Plan>,
+    fc: Option<&FlowControl>,
+) -> Result<Checked> {
+    let mut out = Checked::default();
+    let mut driven: HashMap<String, String> = HashMap::new();
+    let mut read: HashMap<String, String> = HashMap::new();
+    for s in &d.streams {
+        let what = format!("{} -> {}", s.from, s.to);
+        let a = port(d, &s.from, "source", &what)?;
+        let b = port(d, &s.to, "sink", &what)?;
+        for (p, r) in [(a, &s.from), (b, &s.to)] {
+            if p.kind != "axis" {
+                bail!(
+                    "device {}: stream {what}: {r} is a {} port, not an AXI4-Stream (axis)",
+                    d.device,
+                    p.kind
+                );
+            }
+        }
+        if a.dir != "out" {
+            bail!(
+                "device {}: stream {what}: source {} is an input (dir {}); swap the ends",
+                d.device,
+                s.from,
+                a.dir
+            );
+        }
+        if b.dir != "in" {
+            bail!(
+                "device {}: stream {what}: sink {} is not an input (dir {}); swap the ends",
+                d.device,
+                s.to,
+                b.dir
+            );
+        }
+        if let Some(prev) = read.insert(s.from.to_string(), what.clone()) {
+            bail!(
+                "device {}: {} feeds two streams ({prev} and {what}); AXI4-Stream is point to point",
+                d.device,
+                s.from
+            );
+        }
+        if let Some(prev) = driven.insert(s.to.to_string(), what.clone()) {
+            bail!(
+                "device {}: {} is driven by two streams ({prev} and {what})",
+                d.device,
+                s.to
+            );
+        }
+        if a.width == b.width {
+            out.converters.push(None);
+        } else if a.width.is_multiple_of(8)
+            && b.width.is_multiple_of(8)
+            && a.width > 0
+            && b.width > 0
+        {
+            out.notes.push(format!(
+                "device {}: width converter {} -> {} bits on {what}",
+                d.device, a.width, b.width
+            ));
+            out.converters.push(Some(Converter {
+                from_width: a.width,
+                to_width: b.width,
+            }));
+        } else {
+            bail!(
+                "device {}: stream {what}: width mismatch, {} is {} bits and {} is {} bits; a \
+                 width converter needs whole bytes on both sides (AXI4-Stream TDATA); fix the \
+                 kernel's stream width",
+                d.device,
+                s.from,
+                a.width,
+                s.to,
+                b.width
+            );
+        }
+    }
+    // Every stream input must be driven, except the send side of a cable this device sends
+    // nothing on (the duplex link's unused direction).
+    for cu in &d.cus {
+        for p in cu.kernel.ports.iter().filter(|p| p.kind == "axis") {
+            let key = format!("{}.{}", cu.name, p.name);
+            let cable = d.cables.iter().find(|c| c.cu == cu.name);
+            if p.dir == "in" && !driven.contains_key(&key) {
+                match cable {
+                    Some(c) if c.idle_tx && p.name == "tx_axis" => out.notes.push(format!(
+                        "device {}: {key} left open: nothing is sent from here to {} over this cable",
+                        d.device, c.peer
+                    )),
+                    _ => bail!(
+                        "device {}: input {key} (kernel {}, {}) is not connected to any stream",
+                        d.device,
+                        cu.kernel.name,
+                        cu.kernel.origin
+                    ),
+                }
+            }
+            if p.dir == "out" && !read.contains_key(&key) {
+                out.notes
+                    .push(format!("device {}: output {key} is not read", d.device));
+            }
+        }
+    }
+    // QSFP ports: one link kernel each, and only ports the platform has.
+    let mut qsfp: HashMap<u32, &str> = HashMap::new();
+    for cu in &d.cus {
+        if let Some(p) = cu.qsfp {
+            if platform.qsfp(p).is_none() {
+                bail!(
+                    "device {}: CU {}: platform has no QSFP {p}",
+                    d.device,
+                    cu.name
+                );
+            }
+            if let Some(prev) = qsfp.insert(p, &cu.name) {
+                bail!(
+                    "device {}: QSFP {p} is bound to two link kernels, {prev} and {}",
+                    d.device,
+                    cu.name
+                );
+            }
+        }
+    }
+    for m in &d.memory {
+        if let Err(e) = platform.check_bank(&m.bank) {
+            match &m.span {
+                Some(span) => return Err(dep.src.at(span, format!("{}: {e}", m.port))),
+                None => bail!("device {}: {}: {e}", d.device, m.port),
+            }
+        }
+    }
+    let dev = dep.device(&d.device).unwrap();
+    for cu in &d.cus {
+        if let Some(slr) = &cu.slr {
+            if let Err(e) = platform.check_slr(slr) {
+                match dev.slr.get(&cu.name) {
+                    Some((_, span)) => {
+                        return Err(dep.src.at(span, format!("CU {}: {e}", cu.name)))
+                    }
+                    None => bail!("device {}: CU {}: {e}", d.device, cu.name),
+                }
+            }
+        }
+    }
+    match fc {
+        Some(fc) => {
+            for c in &d.cables {
+                let k = &d.cus.iter().find(|cu| cu.name == c.cu).unwrap().kernel;
+                let have = flow_control::headroom_beats(k, fc)?;
+                let need = flow_control::need_beats(fc, c.cable_m);
+                if have < need {
+                    return Err(dep.src.at(
+                        &c.span,
+                        format!(
+                            "cable {}:{} - {} ({} m): the RX FIFO of {} ({}) holds {have} link \
+                             beats above prog_full, but {need} are in flight after an XOFF \
+                             ({} + {} x {} m); raise rx_fifo_size, lower rx_fifo_prog_full or \
+                             shorten the cable",
+                            d.device,
+                            c.port,
+                            c.peer,
+                            c.cable_m,
+                            k.name,
+                            k.origin,
+                            fc.fixed_inflight_beats,
+                            fc.beats_per_metre,
+                            c.cable_m
+                        ),
+                    ));
+                }
+            }
+        }
+        None => out.notes.push(format!(
+            "device {}: RX headroom per cable not checked: no [flow_control] table in the \
+             AuroraFlow kernel description (pass --flow-control hw/aurora_flow/kernel.toml)",
+            d.device
+        )),
+    }
+    if let Some(plan) = plan {
+        check_budget(d, dep, plan)?;
+    }
+    Ok(out)
+}
+
+/// The partitioner plans within the budget it was given; this catches a plan made for other
+/// budgets than the deployment's (or a tightened budget).
+fn check_budget(d: &DeviceDesign, dep: &Deployment, plan: &Plan) -> Result<()> {
+    let dev = dep.device(&d.device).unwrap();
+    let Some(dp) = plan.device(&d.device) else {
+        return Ok(());
+    };
+    let over: BTreeMap<&String, (f64, f64)> = dp
+        .utilization
+        .iter()
+        .filter_map(|(r, &u)| {
+            let cap = dev.max_util.get(r).copied().unwrap_or(1.0);
+            (u > cap + 1e-9).then_some((r, (u, cap)))
+        })
+        .collect();
+    if let Some((r, (u, cap))) = over.into_iter().next() {
+        return Err(dep.src.at(
+            &dev.max_util_span,
+            format!(
+                "device {}: the plan ({}) uses {:.1} % of its {r}, over its budget of {:.1} %; \
+                 re-partition with this budget or raise max_util",
+                d.device,
+                plan.path,
+                u * 100.0,
+                cap * 100.0
+            ),
+        ));
+    }
+    Ok(())
+}

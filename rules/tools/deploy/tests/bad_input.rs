@@ -1,0 +1,367 @@
+//! Every bad input of the deployment graph fails before anything is written, with the file and
+//! line (or the device, stream and kernel port) in the message.
+
+mod common;
+
+use std::path::{Path, PathBuf};
+
+use deploy_tool::commands::{self, link_config_text, LinkConfigArgs};
+
+const HEAD: &str = "name = \"bad\"\nplatform = \"xilinx_u280_gen3x16_xdma_1_202211_1\"\n";
+
+fn two_bench(extra_dev0: &str, cabling: &str) -> String {
+    format!(
+        "{HEAD}app = \"aurora_bench\"\n\n[[device]]\nname = \"fpga0\"\nnode = 0\ncard = 0\n\
+         role = \"bench\"\n{extra_dev0}\n[[device]]\nname = \"fpga1\"\nnode = 0\ncard = 1\n\
+         role = \"bench\"\n\n{cabling}"
+    )
+}
+
+fn two_finn(extra_dev0: &str, cabling: &str) -> String {
+    format!(
+        "{HEAD}app = \"finn\"\nclock_mhz = 250\n\n[[device]]\nname = \"fpga0\"\nnode = 0\n\
+         card = 0\n{extra_dev0}\n[[device]]\nname = \"fpga1\"\nnode = 0\ncard = 1\n\n{cabling}"
+    )
+}
+
+/// 1-based line of the first line of `text` containing `marker` (the reference for the
+/// line the error must name).
+fn line_of(text: &str, marker: &str) -> usize {
+    text.lines()
+        .position(|l| l.contains(marker))
+        .unwrap_or_else(|| panic!("no {marker:?}"))
+        + 1
+}
+
+struct Case {
+    _dir: tempfile::TempDir,
+    path: PathBuf,
+    text: String,
+}
+
+fn case(text: String) -> Case {
+    let dir = tempfile::tempdir().unwrap();
+    let path = common::write(dir.path(), "bad.toml", &text);
+    Case {
+        _dir: dir,
+        path,
+        text,
+    }
+}
+
+fn assert_at(err: anyhow::Error, c: &Case, marker: &str, words: &[&str]) {
+    let msg = format!("{err:#}");
+    let at = format!("{}:{}:", c.path.display(), line_of(&c.text, marker));
+    assert!(msg.starts_with(&at), "expected {at} in: {msg}");
+    for w in words {
+        assert!(msg.contains(w), "expected {w:?} in: {msg}");
+    }
+}
+
+fn link(
+    c: &Case,
+    device: &str,
+    kernels: &[PathBuf],
+    plan: Option<&Path>,
+    fc: Option<&Path>,
+) -> anyhow::Result<String> {
+    let plat = common::platform();
+    link_config_text(&LinkConfigArgs {
+        deployment: &c.path,
+        platform: &plat,
+        device,
+        kernels,
+        plan,
+        flow_control: fc,
+        finn_model: None,
+        cfg_out: Path::new("x.cfg"),
+        sim_out: Path::new("x.json"),
+    })
+    .map(|(cfg, _, _)| cfg)
+}
+
+fn load(c: &Case) -> anyhow::Result<()> {
+    commands::load(&c.path, &common::platform()).map(|_| ())
+}
+
+#[test]
+fn port_used_twice() {
+    let c = case(two_bench(
+        "",
+        "[[link]]\na = \"fpga0:1\"\nb = \"fpga1:0\"\n\n[[link]]\na = \"fpga0:1\"\nb = \"fpga1:1\"\n",
+    ));
+    // the second link is the one that reuses the port
+    let second = c.text.rfind("[[link]]").unwrap();
+    let line = c.text[..second].lines().count() + 1;
+    let msg = format!("{:#}", load(&c).unwrap_err());
+    assert!(
+        msg.starts_with(&format!("{}:{line}:", c.path.display())),
+        "{msg}"
+    );
+    assert!(msg.contains("port fpga0:1 is used twice"), "{msg}");
+    assert!(
+        msg.contains(&format!("line {}", line_of(&c.text, "[[link]]"))),
+        "{msg}"
+    );
+}
+
+#[test]
+fn link_to_a_missing_device() {
+    let c = case(two_bench(
+        "",
+        "[[link]]\na = \"fpga0:1\"\nb = \"fpga7:0\"\n",
+    ));
+    assert_at(
+        load(&c).unwrap_err(),
+        &c,
+        "[[link]]",
+        &["fpga7", "not in the deployment"],
+    );
+}
+
+#[test]
+fn port_the_platform_lacks() {
+    let c = case(two_bench(
+        "",
+        "[[link]]\na = \"fpga0:2\"\nb = \"fpga1:0\"\n",
+    ));
+    assert_at(
+        load(&c).unwrap_err(),
+        &c,
+        "[[link]]",
+        &["QSFP ports [0, 1]", "not 2"],
+    );
+}
+
+#[test]
+fn unknown_platform() {
+    let c = case(two_bench("", "[topology]\nkind = \"pair\"\n").replace(
+        "xilinx_u280_gen3x16_xdma_1_202211_1",
+        "xilinx_u250_gen3x16_xdma_4_1_202210_1",
+    ));
+    assert_at(
+        load(&c).unwrap_err(),
+        &c,
+        "platform =",
+        &["not known", "xilinx_u280_gen3x16_xdma_1_202211_1"],
+    );
+}
+
+#[test]
+fn unknown_key() {
+    let c = case(two_bench(
+        "colour = \"red\"\n",
+        "[topology]\nkind = \"pair\"\n",
+    ));
+    assert_at(
+        load(&c).unwrap_err(),
+        &c,
+        "colour",
+        &["unknown field `colour`"],
+    );
+}
+
+#[test]
+fn cards_per_node_exceeded() {
+    let c = case(two_bench("", "[topology]\nkind = \"pair\"\n").replace("card = 1", "card = 3"));
+    assert_at(
+        load(&c).unwrap_err(),
+        &c,
+        "card = 3",
+        &["exceeds the 3 cards per node"],
+    );
+}
+
+#[test]
+fn devices_differ_from_the_target() {
+    let c = case(two_bench("", "[topology]\nkind = \"pair\"\n"));
+    let err = commands::check(
+        &c.path,
+        &common::platform(),
+        &["fpga0".into(), "fpga2".into()],
+        None,
+    )
+    .unwrap_err();
+    assert_at(
+        err,
+        &c,
+        "name = \"fpga0\"",
+        &["[fpga0, fpga1]", "[fpga0, fpga2]"],
+    );
+}
+
+#[test]
+fn cut_without_a_cable() {
+    // the only cable loops fpga0's ports; the plan's cut runs fpga0 -> fpga1
+    let c = case(two_finn("", "[[link]]\na = \"fpga0:0\"\nb = \"fpga0:1\"\n"));
+    let err = link(
+        &c,
+        "fpga0",
+        &common::all_kernels(),
+        Some(&common::plan()),
+        None,
+    )
+    .unwrap_err();
+    assert_at(
+        err,
+        &c,
+        "[[link]]",
+        &[
+            "cut Pool_hls_0 -> MVAU_rtl_14",
+            "no cable between fpga0 and fpga1",
+        ],
+    );
+    // `check --plan` finds it before any link config is made
+    let devices = ["fpga0".to_string(), "fpga1".to_string()];
+    let err = commands::check(
+        &c.path,
+        &common::platform(),
+        &devices,
+        Some(&common::plan()),
+    )
+    .unwrap_err();
+    assert_at(err, &c, "[[link]]", &["no cable between fpga0 and fpga1"]);
+}
+
+#[test]
+fn hbm_bank_the_platform_lacks() {
+    let c = case(two_bench(
+        "memory = { \"send_0.m_axi_gmem\" = \"HBM[32]\" }\n",
+        "[topology]\nkind = \"pair\"\n",
+    ));
+    let err = link(&c, "fpga0", &common::all_kernels(), None, None).unwrap_err();
+    assert_at(err, &c, "HBM[32]", &["HBM[0..31]", "not HBM[32]"]);
+}
+
+#[test]
+fn slr_the_platform_lacks() {
+    let c = case(two_bench(
+        "slr = { recv_1 = \"SLR3\" }\n",
+        "[topology]\nkind = \"pair\"\n",
+    ));
+    let err = link(&c, "fpga0", &common::all_kernels(), None, None).unwrap_err();
+    assert_at(err, &c, "SLR3", &["SLR0, SLR1, SLR2", "not SLR3"]);
+}
+
+#[test]
+fn over_budget() {
+    // the plan puts 37.8 % of fpga0's BRAM to use
+    let c = case(two_finn(
+        "max_util = { BRAM_18K = 0.2 }\n",
+        "[topology]\nkind = \"chain\"\n",
+    ));
+    let err = link(
+        &c,
+        "fpga0",
+        &common::all_kernels(),
+        Some(&common::plan()),
+        None,
+    )
+    .unwrap_err();
+    assert_at(
+        err,
+        &c,
+        "max_util",
+        &["BRAM_18K", "37.8 %", "budget of 20.0 %"],
+    );
+}
+
+#[test]
+fn stream_width_mismatch_names_the_stream_and_ports() {
+    let c = case(two_bench("", "[topology]\nkind = \"pair\"\n"));
+    let dir = tempfile::tempdir().unwrap();
+    let send = std::fs::read_to_string(common::kernel("send")).unwrap();
+    let mut v: serde_json::Value = serde_json::from_str(&send).unwrap();
+    for p in v["ports"].as_array_mut().unwrap() {
+        if p["name"] == "data_output" {
+            p["width"] = 500.into();
+        }
+    }
+    let bad = common::write(dir.path(), "send.json", &v.to_string());
+    let mut kernels = common::all_kernels();
+    kernels.retain(|k| !k.ends_with("send.json"));
+    kernels.push(bad);
+    let msg = format!("{:#}", link(&c, "fpga0", &kernels, None, None).unwrap_err());
+    assert!(
+        msg.contains("device fpga0: stream send_0.data_output -> aurora_flow_0.tx_axis"),
+        "{msg}"
+    );
+    assert!(
+        msg.contains("500 bits") && msg.contains("512 bits"),
+        "{msg}"
+    );
+}
+
+#[test]
+fn rx_headroom_below_the_cables_inflight_data() {
+    let c = case(two_bench("", "[topology]\nkind = \"pair\"\ncable_m = 5\n"));
+    let dir = tempfile::tempdir().unwrap();
+    // the [flow_control] keys of hw/aurora_flow/kernel.toml
+    let fc = common::write(
+        dir.path(),
+        "kernel.toml",
+        "[flow_control]\nlink_beat_bytes = 32\nfixed_inflight_beats = 128\nbeats_per_metre = 4\n",
+    );
+    let text = std::fs::read_to_string(common::kernel("aurora_flow_0")).unwrap();
+    let mut v: serde_json::Value = serde_json::from_str(&text).unwrap();
+    // 64 words x 64 B / 32 B = 128 link beats < 128 + 4 x 5 m
+    v["params"]["rx_headroom_words"] = 64.into();
+    let af0 = common::write(dir.path(), "aurora_flow_0.json", &v.to_string());
+    let mut kernels = common::all_kernels();
+    kernels.retain(|k| !k.ends_with("aurora_flow_0.json"));
+    kernels.push(af0);
+    let err = link(&c, "fpga0", &kernels, None, Some(&fc)).unwrap_err();
+    assert_at(
+        err,
+        &c,
+        "kind = \"pair\"",
+        &["holds 128 link beats", "148 are in flight"],
+    );
+    // the same cable with the kernel's default headroom (512 words = 1024 beats) passes
+    assert!(link(&c, "fpga0", &common::all_kernels(), None, Some(&fc)).is_ok());
+}
+
+#[test]
+fn the_binary_exits_1_and_writes_nothing() {
+    let c = case(two_bench(
+        "",
+        "[[link]]\na = \"fpga0:1\"\nb = \"fpga7:0\"\n",
+    ));
+    let out = tempfile::tempdir().unwrap();
+    let cfg = out.path().join("fpga0.cfg");
+    let sim = out.path().join("fpga0.sim.json");
+    let plat = common::platform();
+    let mut args: Vec<String> = vec![
+        "link-config".into(),
+        "--deployment".into(),
+        c.path.display().to_string(),
+        "--platform".into(),
+        plat.display().to_string(),
+        "--device".into(),
+        "fpga0".into(),
+        "--cfg-out".into(),
+        cfg.display().to_string(),
+        "--sim-out".into(),
+        sim.display().to_string(),
+        "--kernel".into(),
+    ];
+    args.extend(
+        common::all_kernels()
+            .iter()
+            .map(|k| k.display().to_string()),
+    );
+    let r = common::tool(&args.iter().map(String::as_str).collect::<Vec<_>>());
+    assert_eq!(r.status.code(), Some(1));
+    let stderr = String::from_utf8_lossy(&r.stderr);
+    let at = format!(
+        "error: {}:{}:",
+        c.path.display(),
+        line_of(&c.text, "[[link]]")
+    );
+    assert!(stderr.starts_with(&at), "{stderr}");
+    assert_eq!(
+        std::fs::read_dir(out.path()).unwrap().count(),
+        0,
+        "something was written"
+    );
+}
