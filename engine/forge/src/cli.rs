@@ -1,5 +1,6 @@
 //! The `forge` command line (clap): build, run, test, targets, uquery, clean, log.
 
+mod audit;
 mod build;
 mod query;
 
@@ -128,6 +129,11 @@ enum Command {
         #[command(flatten)]
         common: Common,
     },
+    /// Analysis without building: `audit providers` (as buck2's).
+    Audit {
+        #[command(subcommand)]
+        what: audit::AuditCommand,
+    },
     /// Inspect the last build.
     Log {
         #[command(subcommand)]
@@ -238,6 +244,9 @@ pub fn main() -> i32 {
             common,
         } => Session::open(&common).and_then(|s| query::uquery(&s, &query, output_format)),
         Command::Clean { common } => Session::open(&common).and_then(|s| clean(&s)),
+        Command::Audit { what } => {
+            Session::open(what.common()).and_then(|s| audit::audit(&s, &what))
+        }
         Command::Log {
             what: LogCommand::WhatRan,
         } => what_ran(),

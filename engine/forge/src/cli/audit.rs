@@ -1,0 +1,80 @@
+//! `forge audit providers`: load and analyse targets, print what they provide, run no
+//! action. It is the analysis-only mode buck2 has under the same name, so the time of
+//! loading plus analysis can be measured on its own (bench/deploy_scale/).
+
+use std::io::Write;
+
+use anyhow::Result;
+use clap::Subcommand;
+
+use super::{Common, Session};
+use crate::analysis::providers::ProviderCollection;
+use crate::analysis::Analyzer;
+
+#[derive(Subcommand, Debug)]
+pub(super) enum AuditCommand {
+    /// Analyse the targets of the patterns and print their providers (no action runs).
+    Providers {
+        #[arg(required = true)]
+        patterns: Vec<String>,
+        /// Analyse only; print nothing.
+        #[arg(long)]
+        quiet: bool,
+        /// Print the names of the providers instead of their values.
+        #[arg(short = 'l', long)]
+        list: bool,
+        #[command(flatten)]
+        common: Common,
+    },
+}
+
+impl AuditCommand {
+    pub(super) fn common(&self) -> &Common {
+        match self {
+            AuditCommand::Providers { common, .. } => common,
+        }
+    }
+}
+
+pub(super) fn audit(s: &Session, what: &AuditCommand) -> Result<i32> {
+    match what {
+        AuditCommand::Providers {
+            patterns,
+            quiet,
+            list,
+            ..
+        } => providers(s, patterns, *quiet, *list),
+    }
+}
+
+fn providers(s: &Session, patterns: &[String], quiet: bool, list: bool) -> Result<i32> {
+    let labels = s.loader.resolve_patterns(patterns, &s.cwd_package)?;
+    let roots: Vec<_> = labels.iter().map(|l| l.target.clone()).collect();
+    crate::interpreter::checks::check_graph(&s.loader, &roots)?;
+    let analyzer = Analyzer::with_source(s.loader.clone(), s.root().to_string_lossy().into_owned());
+    let mut out = std::io::stdout().lock();
+    for l in &labels {
+        let cfg = analyzer.analyse(&l.target)?.label.cfg.clone();
+        let value = analyzer.providers(l)?;
+        if quiet {
+            continue;
+        }
+        let coll = ProviderCollection::from_value(value.value())
+            .expect("analysis results are provider collections");
+        let mut text = format!("{l} ({cfg}):\n");
+        if list {
+            for name in coll.names() {
+                text.push_str(&format!("    {name}\n"));
+            }
+        } else {
+            for p in &coll.providers {
+                text.push_str(&format!("    {}\n", p.to_repr()));
+            }
+        }
+        // A closed pipe (`| head`) is not an error of ours.
+        if out.write_all(text.as_bytes()).is_err() {
+            break;
+        }
+    }
+    Ok(0)
+}
