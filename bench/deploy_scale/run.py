@@ -252,6 +252,10 @@ def main():
         for a, b in zip(sizes, sizes[1:]):
             g = lambda k: (rows[b][k] / rows[a][k]) / (b / a)  # noqa: E731
             print(f"  {a} -> {b}: forge {g(0):.2f}, buck2 fresh {g(1):.2f}, buck2 edit {g(2):.2f}")
+        a, b = sizes[0], sizes[-1]
+        per = lambda k: (rows[b][k] - rows[a][k]) / (b - a)  # noqa: E731
+        print(f"  cost of one more device ({a} -> {b}): forge {per(0) * 1000:.2f} ms, "
+              f"buck2 fresh {per(1) * 1000:.2f} ms, buck2 edit {per(2) * 1000:.2f} ms")
     if noop is not None:
         print(f"\nforge no-op rebuild of //deploy:aurora_ring_48: {fmt(noop)}")
     return 0

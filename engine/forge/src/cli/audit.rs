@@ -17,7 +17,7 @@ pub(super) enum AuditCommand {
     Providers {
         #[arg(required = true)]
         patterns: Vec<String>,
-        /// Analyse only; print nothing.
+        /// Print only the labels of the analysed targets.
         #[arg(long)]
         quiet: bool,
         /// Print the names of the providers instead of their values.
@@ -56,17 +56,20 @@ fn providers(s: &Session, patterns: &[String], quiet: bool, list: bool) -> Resul
     for l in &labels {
         let cfg = analyzer.analyse(&l.target)?.label.cfg.clone();
         let value = analyzer.providers(l)?;
-        if quiet {
-            continue;
-        }
+        // buck2's layout: the label alone (`--quiet`), or `label:` then `  - Name` lines
+        // (`--list`); the values themselves are printed one provider per line.
         let coll = ProviderCollection::from_value(value.value())
             .expect("analysis results are provider collections");
-        let mut text = format!("{l} ({cfg}):\n");
-        if list {
+        let mut text = format!("{l} ({cfg})");
+        if quiet {
+            text.push('\n');
+        } else if list {
+            text.push_str(":\n");
             for name in coll.names() {
-                text.push_str(&format!("    {name}\n"));
+                text.push_str(&format!("  - {name}\n"));
             }
         } else {
+            text.push_str(":\n");
             for p in &coll.providers {
                 text.push_str(&format!("    {}\n", p.to_repr()));
             }
