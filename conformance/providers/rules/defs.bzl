@@ -43,3 +43,12 @@ use = rule(
         "src": attrs.source(),
     },
 )
+
+# A rule bound to a private name and called only through a macro: buck2 accepts it.
+_greet_inner = rule(
+    impl = _greet_impl,
+    attrs = {},
+)
+
+def greet_macro(name, **kwargs):
+    _greet_inner(name = name, **kwargs)

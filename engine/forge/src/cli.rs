@@ -133,26 +133,15 @@ enum Command {
         #[command(flatten)]
         common: Common,
     },
+    /// Analysis without building: `audit providers` (as buck2's), `audit tools` (forge only).
+    Audit {
+        #[command(subcommand)]
+        what: audit::AuditCommand,
+    },
     /// Inspect the last build.
     Log {
         #[command(subcommand)]
         what: LogCommand,
-    },
-    /// Check the analysed action graph (forge only; nothing is built).
-    Audit {
-        #[command(subcommand)]
-        what: AuditCommand,
-    },
-}
-
-#[derive(Subcommand, Debug)]
-enum AuditCommand {
-    /// Every action runs a project file, a shell, or a command its target's toolchains name.
-    Tools {
-        #[arg(required = true)]
-        patterns: Vec<String>,
-        #[command(flatten)]
-        common: Common,
     },
 }
 
@@ -263,12 +252,12 @@ pub fn main() -> i32 {
             common,
         } => Session::open(&common).and_then(|s| query::uquery(&s, &query, output_format)),
         Command::Clean { common } => Session::open(&common).and_then(|s| clean(&s)),
+        Command::Audit { what } => {
+            Session::open(what.common()).and_then(|s| audit::audit(&s, &what))
+        }
         Command::Log {
             what: LogCommand::WhatRan,
         } => what_ran(),
-        Command::Audit {
-            what: AuditCommand::Tools { patterns, common },
-        } => Session::open(&common).and_then(|s| audit::tools(&s, &patterns)),
     };
     match result {
         Ok(code) => code,

@@ -1,12 +1,17 @@
 //! Placement units and their folding candidates.
 //!
-//! A unit is what the MIP places: usually one layer, but a depthwise sliding-window
-//! generator is fused with the VVAU/Pool it feeds, because FINN requires the
-//! generator's SIMD to equal the consumer's PE (SetFolding does the same).
+//! A unit is what the MIP and the exact chain algorithm place: usually one layer, but a
+//! sliding-window generator (ConvolutionInputGenerator) is fused with the layer it feeds
+//! when that is
+//! - a VVAU: FINN's VVAU reads its input in a different order whenever the generator
+//!   feeding it is not in the same model, so a cut between the two gives wrong results
+//!   in FINN's own execution of the partition chain; the pair must never be cut;
+//! - a Pool fed by a depthwise generator: FINN requires the generator's SIMD to equal
+//!   the consumer's PE (SetFolding does the same).
 
 use std::collections::HashMap;
 
-use anyhow::Result;
+use anyhow::{bail, Result};
 
 use crate::cost::{self, Cost, Fold, Kind};
 use crate::estimates::Estimates;
@@ -55,8 +60,11 @@ fn successors(est: &Estimates) -> Vec<Vec<usize>> {
     succ
 }
 
-/// Group layers into units (depthwise SWG + consumer fused) and list unit edges.
-pub fn units(est: &Estimates) -> (Vec<Vec<usize>>, Vec<UnitEdge>, Vec<usize>) {
+/// Layer groups (one per unit), the edges between units, and each layer's unit.
+pub type UnitGraph = (Vec<Vec<usize>>, Vec<UnitEdge>, Vec<usize>);
+
+/// Group layers into units (SWG + VVAU, depthwise SWG + Pool fused) and list unit edges.
+pub fn units(est: &Estimates) -> Result<UnitGraph> {
     let succ = successors(est);
     let mut unit_of = vec![usize::MAX; est.layers.len()];
     let mut groups: Vec<Vec<usize>> = Vec::new();
@@ -65,15 +73,27 @@ pub fn units(est: &Estimates) -> (Vec<Vec<usize>>, Vec<UnitEdge>, Vec<usize>) {
             continue;
         }
         let mut members = vec![i];
-        let fuse = cost::kind(&l.op_type) == Kind::Swg
-            && l.attrs.get("depthwise").and_then(|v| v.as_i64()) == Some(1)
-            && succ[i].len() == 1
-            && {
-                let c = &est.layers[succ[i][0]];
-                matches!(cost::kind(&c.op_type), Kind::Vvau { .. }) || c.op_type.starts_with("Pool")
-            };
-        if fuse {
-            members.push(succ[i][0]);
+        if cost::kind(&l.op_type) == Kind::Swg {
+            let is_vvau =
+                |j: usize| matches!(cost::kind(&est.layers[j].op_type), Kind::Vvau { .. });
+            if succ[i].len() > 1 && succ[i].iter().any(|&j| is_vvau(j)) {
+                // Never true of a graph FINN built (a stream has one consumer; it inserts
+                // DuplicateStreams), and a unit of three would need its own foldings.
+                bail!(
+                    "layer {} ({}) feeds {} layers, among them a VVAU; a FINN stream has one \
+                     consumer (insert DuplicateStreams before the fork)",
+                    l.name,
+                    l.op_type,
+                    succ[i].len()
+                );
+            }
+            let depthwise = l.attrs.get("depthwise").and_then(|v| v.as_i64()) == Some(1);
+            let fuse = succ[i].len() == 1
+                && (is_vvau(succ[i][0])
+                    || (depthwise && est.layers[succ[i][0]].op_type.starts_with("Pool")));
+            if fuse {
+                members.push(succ[i][0]);
+            }
         }
         for &m in &members {
             unit_of[m] = groups.len();
@@ -96,7 +116,7 @@ pub fn units(est: &Estimates) -> (Vec<Vec<usize>>, Vec<UnitEdge>, Vec<usize>) {
             }
         }
     }
-    (groups, edges, unit_of)
+    Ok((groups, edges, unit_of))
 }
 
 /// Foldings FINN accepts for one layer on its own.
@@ -142,7 +162,7 @@ fn layer_folds(est: &Estimates, i: usize) -> Result<Vec<Fold>> {
     })
 }
 
-/// Foldings of a fused (depthwise SWG, VVAU/Pool) pair: the SWG's SIMD follows the
+/// Foldings of a fused (SWG, VVAU/Pool) pair: the SWG's SIMD follows the
 /// consumer's PE, and VVAU SIMD > 1 needs the SWG's parallel window.
 fn pair_folds(est: &Estimates, swg: usize, consumer: usize) -> Result<Vec<Vec<(usize, Fold)>>> {
     let c = &est.layers[consumer];
@@ -267,7 +287,7 @@ pub fn build(
     part: &str,
     max_cands: usize,
 ) -> Result<(Vec<Unit>, Vec<UnitEdge>, Vec<usize>)> {
-    let (groups, edges, unit_of) = units(est);
+    let (groups, edges, unit_of) = units(est)?;
     let mut out = Vec::new();
     for layers in groups {
         let base = reported(est, &layers);

@@ -32,6 +32,10 @@ struct Cli {
     /// Also budget FF (FINN's analytic estimates have none, so off by default).
     #[arg(long)]
     with_ff: bool,
+    /// Write the solver's wall-clock time here (`{"solver_seconds": ...}`); it is not
+    /// part of the plan, which must be the same for the same inputs.
+    #[arg(long)]
+    timing_out: Option<PathBuf>,
 }
 
 fn write_atomic(path: &Path, text: &str) -> Result<()> {
@@ -65,6 +69,10 @@ fn run(cli: &Cli) -> Result<()> {
         }
     }
     write_atomic(&cli.out, &serde_json::to_string_pretty(&plan)?)?;
+    if let Some(path) = &cli.timing_out {
+        let timing = serde_json::json!({ "solver_seconds": plan.solver.seconds });
+        write_atomic(path, &serde_json::to_string_pretty(&timing)?)?;
+    }
     eprintln!(
         "{} devices, {:.1} FPS, {} cut(s), solved in {:.2} s ({})",
         plan.devices.len(),

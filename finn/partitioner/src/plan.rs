@@ -34,6 +34,10 @@ pub struct Plan {
 pub struct SolverReport {
     pub solver: &'static str,
     pub method: &'static str,
+    /// The solver's wall-clock time. Kept out of the JSON so that the same inputs give a
+    /// byte-identical plan (the build caches and compares it); `finn-partition` prints it
+    /// on stderr and writes it to `--timing-out`.
+    #[serde(skip)]
     pub seconds: f64,
     pub optimal: bool,
     pub objective: f64,

@@ -600,3 +600,129 @@ fn mobilenet_on_two_u280s_keeps_the_best_fps_and_shares_the_work() {
     let ratio = bram[0].max(bram[1]) / bram[0].min(bram[1]);
     assert!(ratio < 1.5, "BRAM per card {bram:?}");
 }
+
+/// FINN's VVAU reads its input in another order when the ConvolutionInputGenerator
+/// feeding it is in another model, so no plan may cut between the two: on a chain whose
+/// cheapest unconstrained cuts are exactly there, both solvers must find the optimum of
+/// an exhaustive search over the splits that keep every such pair together.
+#[test]
+fn no_plan_cuts_between_a_window_generator_and_its_vvau() {
+    let ops = [
+        "MVAU_hls",
+        "ConvolutionInputGenerator_rtl",
+        "VVAU_hls",
+        "Thresholding_rtl",
+        "ConvolutionInputGenerator_hls",
+        "VVAU_rtl",
+        "MVAU_hls",
+    ];
+    let res = [
+        (30.0, 2.0),
+        (35.0, 1.0),
+        (30.0, 9.0),
+        (20.0, 2.0),
+        (30.0, 1.0),
+        (35.0, 8.0),
+        (25.0, 3.0),
+    ];
+    // The window streams (SWG -> VVAU) are the narrowest edges of the chain.
+    let bits = [800, 10, 900, 700, 20, 600, 50];
+    let mut est = chain_estimates(&res, &bits);
+    for (l, op) in est.layers.iter_mut().zip(ops) {
+        l.op_type = op.to_string();
+    }
+    let forbidden: Vec<usize> = (1..ops.len())
+        .filter(|&i| {
+            ops[i - 1].starts_with("ConvolutionInputGenerator") && ops[i].starts_with("VVAU")
+        })
+        .collect();
+    let devs = small_devices(3, 100.0, 20.0);
+    let (mut best_cut, mut best_free_cut) = (u64::MAX, u64::MAX);
+    for s in splits(res.len(), 3) {
+        let mut use_ = [[0.0f64; 2]; 3];
+        for (i, &d) in s.iter().enumerate() {
+            use_[d][0] += res[i].0;
+            use_[d][1] += res[i].1;
+        }
+        if use_.iter().any(|u| u[0] > 100.0 || u[1] > 20.0) {
+            continue;
+        }
+        let cuts: Vec<usize> = (1..s.len()).filter(|&i| s[i] != s[i - 1]).collect();
+        let cut: u64 = cuts.iter().map(|&i| bits[i - 1]).sum();
+        best_free_cut = best_free_cut.min(cut);
+        if cuts.iter().all(|i| !forbidden.contains(i)) {
+            best_cut = best_cut.min(cut);
+        }
+    }
+    assert!(
+        best_free_cut < best_cut,
+        "the fixture must tempt a forbidden cut"
+    );
+    for solve in [partition, finn_partitioner::partition_with_mip] {
+        for obj in [Objective::MinCut, Objective::Balanced] {
+            let plan = solve(&est, &devs, &Topology::Chain, &opts(obj)).unwrap();
+            for c in &plan.cuts {
+                let to: usize = c.to_layer[1..].parse().unwrap();
+                assert!(
+                    !forbidden.contains(&to),
+                    "{} {obj:?} cuts {} -> {}",
+                    plan.solver.method,
+                    c.from_layer,
+                    c.to_layer
+                );
+            }
+            if obj == Objective::MinCut {
+                let got: u64 = plan.cuts.iter().map(|c| c.bits_per_frame).sum();
+                assert_eq!(got, best_cut, "{}", plan.solver.method);
+            }
+        }
+    }
+}
+
+/// The same rule on MobileNet-V1 for every objective and 2..4 cards.
+#[test]
+fn mobilenet_plans_keep_every_window_generator_with_its_vvau() {
+    let est = mobilenet();
+    let op: std::collections::HashMap<&str, &str> = est
+        .layers
+        .iter()
+        .map(|l| (l.name.as_str(), l.op_type.as_str()))
+        .collect();
+    for n in [2, 3, 4] {
+        for obj in [Objective::Balanced, Objective::MinCut] {
+            let plan = partition(&est, &u280s(n, 0.3), &Topology::Chain, &opts(obj)).unwrap();
+            assert!(!plan.cuts.is_empty(), "{n} cards {obj:?}: no cut");
+            for c in &plan.cuts {
+                assert!(
+                    !(op[c.from_layer.as_str()].starts_with("ConvolutionInputGenerator")
+                        && op[c.to_layer.as_str()].starts_with("VVAU")),
+                    "{n} cards {obj:?}: cut {} -> {}",
+                    c.from_layer,
+                    c.to_layer
+                );
+            }
+        }
+    }
+}
+
+/// The plan is a build output that is cached and compared: the same inputs must give
+/// the same bytes, so the solver's wall-clock time is not in it.
+#[test]
+fn two_solves_give_byte_identical_plan_json() {
+    let est = mobilenet();
+    let solve = || {
+        let plan = finn_partitioner::partition_with_mip(
+            &est,
+            &u280s(3, 0.3),
+            &Topology::Chain,
+            &opts(Objective::Balanced),
+        )
+        .unwrap();
+        assert_eq!(plan.solver.method, "mip");
+        serde_json::to_string_pretty(&plan).unwrap()
+    };
+    let (a, b) = (solve(), solve());
+    assert_eq!(a, b);
+    let v: serde_json::Value = serde_json::from_str(&a).unwrap();
+    assert!(v["solver"].get("seconds").is_none(), "{}", v["solver"]);
+}

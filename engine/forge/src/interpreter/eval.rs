@@ -351,14 +351,16 @@ impl Loader {
             if kind == FileKind::Buck {
                 return Ok(None);
             }
+            // Private names too: buck2 accepts a rule bound to `_name` (a macro's inner
+            // rule), and `FrozenModule::names` lists public names only.
+            let names: Vec<String> = module
+                .names_and_visibilities()
+                .map(|(n, _)| n.as_str().to_owned())
+                .collect();
             let frozen = module
                 .freeze()
                 .map_err(|e| anyhow!("{e:?}").context(what.clone()))?;
-            for name in frozen
-                .names()
-                .map(|n| n.as_str().to_owned())
-                .collect::<Vec<_>>()
-            {
+            for name in names {
                 let (v, _) = frozen.get_any_visibility(&name)?;
                 if let Some(r) = FrozenRuleCallable::from_value(v.value()) {
                     r.finalize(&v)?;
