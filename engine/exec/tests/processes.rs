@@ -412,7 +412,7 @@ fn no_process_of_the_build_survives_forge_killed_at_random_moments() {
         victim.wait().unwrap();
         let what = format!("{sandbox}, signal {signal} after {delay:?}");
         if signal != libc::SIGKILL {
-            let left = wait_until_gone(&marker, Duration::from_secs(3));
+            let left = wait_until_gone(&marker, Duration::from_secs(10));
             assert!(left.is_empty(), "{what}: still running: {left:?}");
         }
         let out = child("start", ws.path())
@@ -424,7 +424,7 @@ fn no_process_of_the_build_survives_forge_killed_at_random_moments() {
             "{}",
             String::from_utf8_lossy(&out.stderr)
         );
-        let left = wait_until_gone(&marker, Duration::from_secs(3));
+        let left = wait_until_gone(&marker, Duration::from_secs(10));
         assert!(left.is_empty(), "{what}: survived the next start: {left:?}");
         iterations += 1;
     }
