@@ -5,12 +5,13 @@
 # link must be up (CORE_STATUS 0x11ff) and no counter may show loss.
 #
 #   slurm_jobs.sh --deployment NAME TOPOLOGY REPORT JOB RUN [...]
-# env: TOOL_SBATCH (the slurm toolchain's command)
+# env: TOOL_SLURMCTLD (the slurm toolchain's controller; the client commands sit beside it in the
+# same slurm-wlm installation)
 set -euo pipefail
 here=$(dirname "${BASH_SOURCE[0]}")
 # shellcheck source=deploy/tests/slurm_cluster.sh
 source "$here/slurm_cluster.sh"
-: "${TOOL_SBATCH:?TOOL_SBATCH: the slurm toolchain must be given}"
+: "${TOOL_SLURMCTLD:?TOOL_SLURMCTLD: the slurm toolchain must be given}"
 out=${TEST_OUTPUT_DIR:-$(mktemp -d)}
 mkdir -p "$out"
 
@@ -24,7 +25,7 @@ while [ $# -gt 0 ]; do
     links=$(python3 -c 'import json,sys; print(len(json.load(open(sys.argv[1]))["links"]))' "$topology")
     log="$out/$name.job.out"
     # every wait is bounded: the job's own limit (-t) and this one
-    if ! id=$(timeout 30 "$TOOL_SBATCH" --parsable -o "$log" -t 5 "$job" status); then
+    if ! id=$(timeout 30 sbatch --parsable -o "$log" -t 5 "$job" status); then
         echo "FAIL $name: sbatch refused $job"; fail=1; continue
     fi
     id=${id%%;*}
@@ -40,13 +41,19 @@ while [ $# -gt 0 ]; do
     if [ "$state" != COMPLETED ]; then
         echo "FAIL $name: job $id ended $state (output: $log)"; fail=1; continue
     fi
-    up=$(grep -c '0x11ff' "$log" || true)
+    bad=0
+    up=$(grep -c 'CORE_STATUS *0x11ff' "$log" || true)
     if [ "$up" -lt $((2 * links)) ]; then
-        echo "FAIL $name: job $id: $up link ends report CORE_STATUS 0x11ff, want $((2 * links))"; fail=1
+        echo "FAIL $name: job $id: $up link ends report CORE_STATUS 0x11ff, want $((2 * links))"; bad=1
     fi
-    if grep -Eiq 'overflow[^0-9]*[1-9]|error' "$log"; then
-        echo "FAIL $name: job $id reports loss or an error"; fail=1
+    seen=$(grep -c '^== fpga[0-9]* (rank [0-9]*' "$log" || true)
+    if [ "$seen" -ne "$ranks" ]; then
+        echo "FAIL $name: job $id: $seen of $ranks ranks reported"; bad=1
     fi
-    echo "ok   $name: job $id, $ranks rank(s), $up link ends up"
+    if grep -Eq 'OVERFLOW_COUNT +[1-9]|^error|: error' "$log"; then
+        echo "FAIL $name: job $id reports lost words or an error"; bad=1
+    fi
+    [ $bad -eq 0 ] && echo "ok   $name: job $id, $seen of $ranks rank(s), $up link ends up, no loss"
+    fail=$((fail | bad))
 done
 exit $fail
