@@ -14,7 +14,7 @@
 
 use std::fs;
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicI32, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicI32, AtomicUsize, Ordering};
 
 /// Live process groups, for the signal handler (which may only use async-signal-safe calls,
 /// so a fixed array of atomics instead of a locked collection).
@@ -84,7 +84,14 @@ impl Drop for Group {
     }
 }
 
-extern "C" fn on_signal(sig: libc::c_int) {
+/// Spawns in flight (between `spawn` and [`Group::track`]) and whether a termination signal
+/// has arrived: a child spawned in that window is not in [`LIVE`] yet, so the handler waits
+/// for the window to close before its last kill instead of leaving that child behind.
+static SPAWNING: AtomicUsize = AtomicUsize::new(0);
+static DYING: AtomicBool = AtomicBool::new(false);
+const TERMINATION: [libc::c_int; 3] = [libc::SIGINT, libc::SIGTERM, libc::SIGHUP];
+
+fn kill_live() {
     for s in &LIVE {
         let pgid = s.load(Ordering::SeqCst);
         if pgid > 0 {
@@ -92,6 +99,25 @@ extern "C" fn on_signal(sig: libc::c_int) {
             unsafe { libc::kill(-pgid, libc::SIGKILL) };
         }
     }
+}
+
+extern "C" fn on_signal(sig: libc::c_int) {
+    DYING.store(true, Ordering::SeqCst);
+    kill_live();
+    // Spawning threads block these signals, so this is never one of them: wait (bounded)
+    // for their children to be tracked, then kill again.
+    let pause = libc::timespec {
+        tv_sec: 0,
+        tv_nsec: 1_000_000,
+    };
+    for _ in 0..2000 {
+        if SPAWNING.load(Ordering::SeqCst) == 0 {
+            break;
+        }
+        // SAFETY: nanosleep is async-signal-safe.
+        unsafe { libc::nanosleep(&pause, std::ptr::null_mut()) };
+    }
+    kill_live();
     // SAFETY: restoring the default action and re-raising are async-signal-safe; forge then
     // ends the way the signal asked, with the usual exit status.
     unsafe {
@@ -100,10 +126,62 @@ extern "C" fn on_signal(sig: libc::c_int) {
     }
 }
 
+fn termination_set() -> libc::sigset_t {
+    // SAFETY: a zeroed sigset_t is initialised by sigemptyset before use.
+    unsafe {
+        let mut set: libc::sigset_t = std::mem::zeroed();
+        libc::sigemptyset(&mut set);
+        for sig in TERMINATION {
+            libc::sigaddset(&mut set, sig);
+        }
+        set
+    }
+}
+
+/// Spawns `cmd` as the leader of a new process group and tracks the group, with no moment in
+/// which a termination signal could leave the child untracked: this thread blocks the
+/// signals from before the spawn until the group is recorded (the child restores the mask
+/// before it execs), and once forge is stopping no command starts.
+pub fn spawn_tracked(
+    cmd: &mut std::process::Command,
+    procs_dir: &Path,
+) -> std::io::Result<(std::process::Child, Group)> {
+    use std::os::unix::process::CommandExt;
+    let set = termination_set();
+    // SAFETY: a zeroed sigset_t is overwritten by pthread_sigmask.
+    let mut old: libc::sigset_t = unsafe { std::mem::zeroed() };
+    // SAFETY: blocks signals on the calling thread only; restored below on every path.
+    unsafe { libc::pthread_sigmask(libc::SIG_BLOCK, &set, &mut old) };
+    SPAWNING.fetch_add(1, Ordering::SeqCst);
+    let result = if DYING.load(Ordering::SeqCst) {
+        Err(std::io::Error::new(
+            std::io::ErrorKind::Interrupted,
+            "forge is stopping (signal received)",
+        ))
+    } else {
+        cmd.process_group(0);
+        // SAFETY: pthread_sigmask is async-signal-safe; the command gets the mask forge had.
+        unsafe {
+            cmd.pre_exec(move || {
+                libc::pthread_sigmask(libc::SIG_SETMASK, &old, std::ptr::null_mut());
+                Ok(())
+            });
+        }
+        cmd.spawn().map(|child| {
+            let group = Group::track(child.id(), procs_dir);
+            (child, group)
+        })
+    };
+    SPAWNING.fetch_sub(1, Ordering::SeqCst);
+    // SAFETY: restores this thread's mask from before the spawn.
+    unsafe { libc::pthread_sigmask(libc::SIG_SETMASK, &old, std::ptr::null_mut()) };
+    result
+}
+
 /// SIGINT, SIGTERM and SIGHUP kill every process group forge started before forge exits.
 /// (A terminal's Ctrl-C reaches only forge: actions run in their own groups.)
 pub fn install_signal_handlers() {
-    for sig in [libc::SIGINT, libc::SIGTERM, libc::SIGHUP] {
+    for sig in TERMINATION {
         // SAFETY: installs a handler that only makes async-signal-safe calls.
         unsafe {
             let mut act: libc::sigaction = std::mem::zeroed();

@@ -18,7 +18,7 @@ use forge_core::{ActionGraph, ArtifactRef, TestSpec};
 
 use crate::failure::tail;
 use crate::layout::write_atomic;
-use crate::procs::Group;
+use crate::procs::spawn_tracked;
 use crate::skip_check;
 use crate::{Executor, TestSummary};
 
@@ -111,11 +111,10 @@ fn run_one(
             Ok(())
         });
     }
-    let mut child = match cmd.spawn() {
+    let (mut child, group) = match spawn_tracked(&mut cmd, &root.join("buck-out/forge/procs")) {
         Ok(c) => c,
         Err(e) => return infra(format!("cannot start `{program}`: {e}")),
     };
-    let group = Group::track(child.id(), &root.join("buck-out/forge/procs"));
     let mut timed_out = false;
     let status = loop {
         match child.try_wait() {

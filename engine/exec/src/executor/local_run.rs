@@ -17,7 +17,7 @@ use crate::action_key::KeyedAction;
 use crate::failure::{action_title, clip, command_line, failure, streams_block};
 use crate::layout::replace_with;
 use crate::outputs;
-use crate::procs::Group;
+use crate::procs::spawn_tracked;
 use crate::sandbox::{Sandbox, SandboxKind, FOREST_NOTICE, NETWORK_ENV, STRICT_ENV};
 
 /// Lines of stderr shown in an action failure (the full text goes to the log dir).
@@ -164,13 +164,13 @@ impl Build<'_> {
             SandboxKind::SymlinkForest => input_stamps(root, &keyed.inputs),
             SandboxKind::Bubblewrap(_) => Vec::new(),
         };
-        let status = cmd.spawn().and_then(|mut child| {
-            let group = Group::track(child.id(), &self.layout.procs_dir());
-            let status = child.wait();
-            // Whatever the command left running in the background dies with it.
-            group.finish();
-            status
-        });
+        let status =
+            spawn_tracked(&mut cmd, &self.layout.procs_dir()).and_then(|(mut child, group)| {
+                let status = child.wait();
+                // Whatever the command left running in the background dies with it.
+                group.finish();
+                status
+            });
         // The spawned command's copies of the descriptors are closed once it has exited.
         drop(cmd);
         let stdout = read_stream(&mut out_file);
