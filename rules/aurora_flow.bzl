@@ -97,11 +97,11 @@ def _ports(p: dict) -> list:
     return [
         {"dir": "in", "kind": "clock", "name": "ap_clk", "width": 1},
         {"dir": "in", "kind": "reset", "name": "ap_rst_n", "width": 1},
-        {"dir": "in", "kind": "clock", "name": "init_clk", "width": 1, "freq_mhz": 100},
+        {"dir": "in", "kind": "clock", "name": "init_clk", "width": 1, "freq_mhz": "100"},
         {"dir": "in", "kind": "axis", "name": "tx_axis", "width": 8 * p["fifo_width"], "tlast": framing, "tkeep": framing},
         {"dir": "out", "kind": "axis", "name": "rx_axis", "width": 8 * p["fifo_width"], "tlast": framing, "tkeep": framing},
         {"addr_width": 12, "dir": "in", "kind": "axilite", "name": "s_axi_control", "range": 4096, "width": 32},
-        {"dir": "in", "freq_mhz": 161.1328125, "kind": "diff_clock", "name": "gt_refclk_{}".format(p["instance"]), "width": 1},
+        {"dir": "in", "freq_mhz": "161.1328125", "kind": "diff_clock", "name": "gt_refclk_{}".format(p["instance"]), "width": 1},
         {"dir": "inout", "kind": "gt", "lanes": 4, "name": "gt_port", "width": 4},
     ]
 
