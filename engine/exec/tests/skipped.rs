@@ -73,7 +73,8 @@ fn failed_with(env: &[(&str, &str)]) -> (String, String) {
         .lines()
         .find_map(|l| l.strip_prefix("FAILED "))
         .unwrap_or_else(|| panic!("no summary: {stdout}"))
-        .to_string();
+        // labels as the summary prints them, with their configuration: drop it here
+        .replace(" (<unspecified>)", "");
     (failed, String::from_utf8_lossy(&out.stderr).into_owned())
 }
 
