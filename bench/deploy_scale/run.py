@@ -22,7 +22,7 @@ and prints medians, the forge/buck2 ratios, growth between sizes relative to lin
 (1.00 = linear) and the machine's load average. No action runs in the analysis columns.
 
     bench/deploy_scale/run.py --forge target/release/forge \\
-        --buck2 /work/shared/tools/buck2/buck2 --repeat 5 [--noop]
+        --buck2 PATH/TO/buck2 --repeat 5 [--noop]
 
 Every command is bounded by --timeout; the buck2 daemon is killed at the end.
 """
@@ -190,7 +190,7 @@ def fmt(s):
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--forge", default=os.path.join(ROOT, "target/release/forge"))
-    ap.add_argument("--buck2", default="/work/shared/tools/buck2/buck2")
+    ap.add_argument("--buck2", required=True, help="an upstream buck2 binary (the peer)")
     ap.add_argument("--sizes", type=int, nargs="+", default=[2, 8, 48, 128])
     ap.add_argument("--repeat", type=int, default=5)
     ap.add_argument("--timeout", type=float, default=300)
