@@ -2,6 +2,7 @@
 # the per-layer estimates, and the multi-FPGA partition with its per-device models.
 
 load("@toolchains//:finn.bzl", "FinnToolchainInfo")
+load("//finn/flow:steps.bzl", "AMD_ONLY_STEPS")
 
 FinnModelInfo = provider(
     doc = "`model`: Artifact, an ONNX model.",
@@ -32,7 +33,7 @@ PartitionPlanInfo = provider(
 # Steps that need vitis_hls / Vivado (finn-plus 1.6.1, finn/builder/build_dataflow_steps.py:
 # step_hw_ipgen runs HLSSynthIP, step_set_fifo_depths regenerates IP, step_create_stitched_ip
 # and step_out_of_context_synthesis run Vivado): only run with `[fpga] toolchain = vitis`.
-_VITIS_STEPS = ["hw_ipgen", "set_fifo_depths", "create_stitched_ip", "out_of_context_synthesis"]
+
 
 def _finn_cmd(tc, script: str, args: list) -> cmd_args:
     # Scripts run from the sandbox's mirror of the project root.
@@ -77,8 +78,8 @@ def _finn_steps_impl(ctx: AnalysisContext) -> list[Provider]:
     for entry in ctx.attrs.steps:
         # "name=step" exposes FINN step `step` as sub-target `name`.
         name, _, step = entry.partition("=") if "=" in entry else (entry, "", entry)
-        if step in _VITIS_STEPS and tc.fpga != "vitis":
-            fail("step {} needs vitis_hls/Vivado; set `-c fpga.toolchain=vitis` or drop it".format(step))
+        if step in AMD_ONLY_STEPS and tc.fpga != "vitis":
+            fail("{}: step {} needs {}; set `-c fpga.toolchain=vitis` or drop it".format(ctx.label, step, AMD_ONLY_STEPS[step]))
         out = ctx.actions.declare_output("{}.onnx".format(name))
         args = [
             "--step",

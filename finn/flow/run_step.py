@@ -20,6 +20,7 @@ from pathlib import Path
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import finn_env  # noqa: E402  (must precede every finn import)
+import steps  # noqa: E402
 
 USER_ERROR = 3
 
@@ -30,15 +31,8 @@ ALIASES = {
     "convert_to_hw": "step_convert_to_hw",
     "mobilenet_convert_to_hw": "step_mobilenet_convert_to_hw_layers_separate_th",
 }
-# Steps that need AMD tools (finn-plus 1.6.1, finn/builder/build_dataflow_steps.py: the
-# HLSSynthIP, CreateStitchedIP, SynthOutOfContext and rtlsim calls of these steps); named so
-# the error says why, not "unknown".
-NEEDS_AMD_TOOLS = {
-    "hw_ipgen": "vitis_hls", "set_fifo_depths": "vitis_hls and Vivado XSI",
-    "generate_hardware": "vitis_hls", "create_stitched_ip": "Vivado",
-    "measure_rtlsim_performance": "Vivado XSI", "out_of_context_synthesis": "Vivado",
-    "prepare_synthesis": "vitis_hls, v++ and Vivado", "synthesize_bitfile": "v++ and Vivado",
-}
+# Steps that need AMD tools, named so the error says why, not "unknown" (finn/flow/steps.bzl).
+NEEDS_AMD_TOOLS = steps.AMD_ONLY_STEPS
 
 
 class UserError(Exception):

@@ -25,13 +25,9 @@ import functional  # noqa: E402
 import gen_model  # noqa: E402
 import run_step  # noqa: E402
 import split_partitions  # noqa: E402
+import steps  # noqa: E402
 
-STEPS = [
-    "qonnx_to_finn", "tidy_up", "mobilenet_streamline", "mnv1_tail", "lower_convs",
-    "mobilenet_convert_to_hw", "create_dataflow_partition", "specialize_layers",
-    "target_fps_parallelization", "apply_folding_config", "minimize_bit_width",
-    "generate_estimate_reports",
-]
+STEPS = steps.finn_step_names(steps.FRONT_END_STEPS)
 
 SMALL_DEVICES = {"devices": [
     {"name": f"fpga{i}", "clk_mhz": clk, "ports": 2, "reserve_link_kernels": False,

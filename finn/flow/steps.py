@@ -1,0 +1,30 @@
+"""The step lists of finn/flow/steps.bzl, for the Python flow scripts.
+
+The .bzl file holds only literal assignments, so they are read with `ast.literal_eval`
+rather than restated here (one source for BUCK files, rules and scripts).
+"""
+
+import ast
+import os
+
+_BZL = os.path.join(os.path.dirname(os.path.abspath(__file__)), "steps.bzl")
+
+
+def _load():
+    with open(_BZL, encoding="utf-8") as f:
+        tree = ast.parse(f.read(), _BZL)
+    values = {}
+    for node in tree.body:
+        if isinstance(node, ast.Assign) and len(node.targets) == 1:
+            values[node.targets[0].id] = ast.literal_eval(node.value)
+    return values
+
+
+_VALUES = _load()
+FRONT_END_STEPS = _VALUES["FRONT_END_STEPS"]
+AMD_ONLY_STEPS = _VALUES["AMD_ONLY_STEPS"]
+
+
+def finn_step_names(entries):
+    """FINN's step names of `name=step` entries (the part after `=`)."""
+    return [e.split("=", 1)[-1] for e in entries]
