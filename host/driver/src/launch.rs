@@ -29,8 +29,16 @@ pub fn under_mpi() -> bool {
 pub fn launch(mpirun: &str, ranks: usize) -> Result<i32> {
     let exe = std::env::current_exe()?;
     let args: Vec<String> = std::env::args().skip(1).collect();
+    // A private session directory per launch: Open MPI 4 creates `$TMPDIR/ompi.<host>.<uid>`
+    // with a check-then-mkdir race, so two runs started at once on one node (parallel
+    // tests, two jobs sharing a node) can fail with "mkdir ... File exists".
+    let session = tempfile::Builder::new()
+        .prefix("aurora-host-mpi.")
+        .tempdir()
+        .context("creating a session directory for mpirun")?;
     let mut cmd = Command::new(mpirun);
-    cmd.args(["--oversubscribe", "--enable-recovery", "-n"])
+    cmd.env("TMPDIR", session.path())
+        .args(["--oversubscribe", "--enable-recovery", "-n"])
         .arg(ranks.to_string())
         .arg(&exe)
         .args(&args);
