@@ -47,10 +47,14 @@ def _finn_kernel(ctx: AnalysisContext, fpga, plan_info, device: str):
     """The device's FINN partition as a kernel: (model, xo). The model is the partition's
     executor export (sim); the .xo is made by FINN's IP steps (vitis). Its ports come from
     the plan, which the link tool reads."""
-    part = plan_info.partitions.project(device + ".onnx")
-    model = plan_info.exec.project(device)
+    # Copies of this device's share of the partition step's directories: an action reading a
+    # projection depends on the whole directory, so another device's change would re-run
+    # it; the copy re-runs (in-process, cheap) and leaves the same bytes, and the link
+    # config, xclbin and FINN IP steps downstream stay cached.
+    model = ctx.actions.copy_file("finn_{}_exec".format(device), plan_info.exec.project(device))
     xo = None
     if fpga.kind == "vitis":
+        part = ctx.actions.copy_file("finn_{}.onnx".format(device), plan_info.partitions.project(device + ".onnx"))
         tc = ctx.attrs._finn[FinnToolchainInfo]
         xo = ctx.actions.declare_output("finn_{}.xo".format(device))
         ctx.actions.run(
@@ -96,7 +100,24 @@ def _vitis_link_impl(ctx: AnalysisContext) -> list[Provider]:
     finn_model = None
     if ctx.attrs.partition:
         plan_info = ctx.attrs.partition[PartitionPlanInfo]
-        plan = plan_info.plan
+
+        # The link step reads this device's slice of the plan only, so a change confined
+        # to other devices' layers leaves its inputs byte-identical (and it cached).
+        plan = ctx.actions.declare_output(device + ".plan.json")
+        ctx.actions.run(
+            cmd_args(
+                ctx.attrs._deploy_tool[RunInfo],
+                "plan-slice",
+                "--plan",
+                plan_info.plan,
+                "--device",
+                device,
+                "--out",
+                plan.as_output(),
+            ),
+            category = "plan_slice",
+            identifier = device,
+        )
         finn_model, finn_xo = _finn_kernel(ctx, fpga, plan_info, device)
         if finn_xo != None:
             xos.append(finn_xo)
@@ -172,14 +193,14 @@ def _vitis_link_impl(ctx: AnalysisContext) -> list[Provider]:
             identifier = device,
         )
 
+    sub_targets = {
+        "link_config": [DefaultInfo(default_output = cfg)],
+        "sim_description": [DefaultInfo(default_output = sim)],
+    }
+    if plan != None:
+        sub_targets["plan_slice"] = [DefaultInfo(default_output = plan)]
     return [
-        DefaultInfo(
-            default_output = xclbin,
-            sub_targets = {
-                "link_config": [DefaultInfo(default_output = cfg)],
-                "sim_description": [DefaultInfo(default_output = sim)],
-            },
-        ),
+        DefaultInfo(default_output = xclbin, sub_targets = sub_targets),
         BitstreamInfo(
             device = device,
             link_config = cfg,

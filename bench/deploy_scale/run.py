@@ -15,14 +15,20 @@ size (`scale_bench/ring_<N>/`: BUCK + its deployment TOML) and measures, per siz
   buck2 edit   the same command in a warm daemon after the package's BUCK file changed:
                that package is evaluated again and its targets re-analysed, the rest of
                the graph comes from the daemon's memory (forge has no such mode)
-  forge noop   `forge build` of //deploy:aurora_ring_48 again when everything is built
-               (`--noop`; it needs a complete build of that target in the project first)
+  no-op        `build` of the same target when everything is built: forge in a new
+               process (all loading, analysis and the check of every action's outputs
+               against its cache entry), buck2 in the warm daemon that built it (a new
+               buck2 daemon has no local action cache and runs the actions again). Before
+               the timed runs each engine builds the target once (not timed); forge's local
+               cache is seeded with hard links from the project's (buck-out/forge/cache)
+               and the copy links the project's `.venv` and cargo `target`, so that first
+               build runs only the ring's own actions and no Rust or Verilator build.
 
 and prints medians, the forge/buck2 ratios, growth between sizes relative to linear
-(1.00 = linear) and the machine's load average. No action runs in the analysis columns.
+(1.00 = linear) and the machine's load average. No action runs in the timed columns.
 
     bench/deploy_scale/run.py --forge target/release/forge \\
-        --buck2 PATH/TO/buck2 --repeat 5 [--noop]
+        --buck2 PATH/TO/buck2 --repeat 5 [--no-build]
 
 Every command is bounded by --timeout; the buck2 daemon is killed at the end.
 """
@@ -179,6 +185,20 @@ def write_package(work, n, flow_control, generation=0):
     os.replace(tmp, os.path.join(pkg, "BUCK"))
 
 
+def link_shared_state(work):
+    """The copy reuses the project's Python environments and cargo target dir, and starts
+    forge's local cache from the project's (hard links: cache files are never written in
+    place)."""
+    for shared in (".venv", "target"):
+        if os.path.exists(os.path.join(ROOT, shared)):
+            os.symlink(os.path.join(ROOT, shared), os.path.join(work, shared))
+    cache = os.path.join(ROOT, "buck-out/forge/cache")
+    for part in ("cas", "ac"):
+        src = os.path.join(cache, part)
+        if os.path.isdir(src):
+            shutil.copytree(src, os.path.join(work, "buck-out/forge/cache", part), copy_function=os.link)
+
+
 def median(xs):
     return statistics.median(xs) if xs else float("nan")
 
@@ -194,8 +214,8 @@ def main():
     ap.add_argument("--sizes", type=int, nargs="+", default=[2, 8, 48, 128])
     ap.add_argument("--repeat", type=int, default=5)
     ap.add_argument("--timeout", type=float, default=300)
-    ap.add_argument("--noop", action="store_true",
-                    help="also time the no-op rebuild of //deploy:aurora_ring_48 in the project")
+    ap.add_argument("--no-build", action="store_true",
+                    help="skip the no-op rebuild columns (nothing is built)")
     ap.add_argument("--keep", action="store_true", help="keep the temporary workspace")
     args = ap.parse_args()
     forge = os.path.abspath(args.forge)
@@ -204,6 +224,7 @@ def main():
     stand_ins = []
     loads = [os.getloadavg()[0]]
     rows = {}
+    noops = {}
     try:
         copy_project(work)
         stand_ins, flow_control = add_stand_ins(work)
@@ -225,11 +246,22 @@ def main():
             f, bf, be = rows[n]
             print(f"N={n}: forge {fmt(f)}, buck2 fresh {fmt(bf)} ({f / bf:.2f}x), "
                   f"buck2 edit {fmt(be)} ({f / be:.2f}x)", file=sys.stderr)
-        noop = None
-        if args.noop:
-            cmd = [forge, "build", "--console", "none", "//deploy:aurora_ring_48"]
-            run(cmd, ROOT, 3600)  # makes sure everything is built
-            noop = median([run(cmd, ROOT, args.timeout) for _ in range(args.repeat)])
+        if not args.no_build:
+            link_shared_state(work)
+            for n in args.sizes:
+                target = f"//scale_bench/ring_{n}:ring_{n}"
+                build = ["build", target]
+                run([forge] + build, work, 3600)  # the real build, not timed
+                run(buck2 + build, work, 3600)
+                f_noop, b_warm = [], []
+                for _ in range(args.repeat):
+                    f_noop.append(run([forge] + build, work, args.timeout))
+                    b_warm.append(run(buck2 + build, work, args.timeout))
+                    loads.append(os.getloadavg()[0])
+                noops[n] = (median(f_noop), median(b_warm))
+                f, bw = noops[n]
+                print(f"N={n} no-op: forge {fmt(f)}, buck2 warm {fmt(bw)} ({f / bw:.2f}x)",
+                      file=sys.stderr)
     finally:
         subprocess.run(buck2 + ["kill"], cwd=work, capture_output=True, timeout=120)
         if args.keep:
@@ -256,8 +288,12 @@ def main():
         per = lambda k: (rows[b][k] - rows[a][k]) / (b - a)  # noqa: E731
         print(f"  cost of one more device ({a} -> {b}): forge {per(0) * 1000:.2f} ms, "
               f"buck2 fresh {per(1) * 1000:.2f} ms, buck2 edit {per(2) * 1000:.2f} ms")
-    if noop is not None:
-        print(f"\nforge no-op rebuild of //deploy:aurora_ring_48: {fmt(noop)}")
+    if noops:
+        print("\nno-op rebuild (`build` again, everything built):\n")
+        print("| devices | forge (new process) | buck2 warm daemon | forge / buck2 |")
+        print("|---|---|---|---|")
+        for n, (f, bw) in noops.items():
+            print(f"| {n} | {fmt(f)} | {fmt(bw)} | {f / bw:.2f}× |")
     return 0
 
 

@@ -6,8 +6,11 @@
 //   link_pair       two CUs each of send and recv cross-connected as on two cards
 //   forward         every beat (data, keep, last) passes; free-running restarts per packet
 //   backpressure    a full FIFO blocks the writer (it does not grow); teardown ends the run
+//   tie_off         the sink drains every beat and counts it in memory; the source sends none
 #include <algorithm>
+#include <atomic>
 #include <cctype>
+#include <cstring>
 #include <random>
 #include <thread>
 
@@ -254,6 +257,49 @@ void forward(std::map<std::string, kernel_lib*>& ks) {
     std::printf("forward: %zu beats in %zu packets, one call per packet\n", got.size(), packets);
 }
 
+void tie_off(std::map<std::string, kernel_lib*>& ks) {
+    kernel_lib* sink = need(ks, "tie_off_sink");
+    kernel_lib* source = need(ks, "tie_off_source");
+    // the source: one call returns at once, having written nothing
+    fifo tx("out", kWordBytes, 4);
+    const std::vector<af_arg> src_args = {stream("out", tx)};
+    EXPECT(source->run(src_args.data(), 1) == 0, "tie_off_source failed: %s", source->error());
+    EXPECT(tx.writes() == 0, "tie_off_source wrote %zu beats", tx.writes());
+    // the sink: free-running, one beat per call, the count in one 64-bit word of memory
+    buffer count(8);
+    std::memset(count.p, 0, count.bytes);
+    fifo rx("in", kWordBytes, 4);
+    const std::size_t beats = 37;
+    std::atomic<std::size_t> calls{0};
+    std::string last_error;
+    std::thread t([&] {
+        const std::vector<af_arg> args = {stream("in", rx), memory("count", count.p, count.bytes)};
+        while (sink->run(args.data(), 2) == 0) calls++;
+        last_error = sink->error();
+    });
+    std::mt19937_64 rng(11);
+    for (std::size_t i = 0; i < beats; i++) {
+        beat b;
+        b.data.resize(kWordBytes);
+        for (auto& x : b.data) x = static_cast<uint8_t>(rng());
+        b.keep = ~0ull;
+        b.last = i % 8 == 7;
+        rx.push(b);
+    }
+    EXPECT(rx.wait_until([&](std::size_t, std::size_t n) { return n == 0; }), "the sink did not drain its input");
+    // the last call returns after its pop: wait for it before tearing the stream down
+    for (int i = 0; i < 1000 && calls < beats; i++) std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    EXPECT(calls == beats, "%zu calls for %zu beats", calls.load(), beats);
+    rx.close();
+    t.join();
+    uint64_t counted = 0;
+    std::memcpy(&counted, count.p, sizeof counted);
+    EXPECT(counted == beats, "the sink counted %llu of %zu beats", (unsigned long long)counted, beats);
+    EXPECT(last_error.find("torn down") != std::string::npos, "teardown error: '%s'", last_error.c_str());
+    std::printf("tie_off: source wrote 0 beats; sink drained and counted %llu beats in %zu calls\n",
+                (unsigned long long)counted, calls.load());
+}
+
 void backpressure(std::map<std::string, kernel_lib*>& ks) {
     kernel_lib* in = need(ks, "dma_in");
     const std::size_t depth = 4, size = 100 * kWordBytes;
@@ -297,6 +343,7 @@ int main(int argc, char** argv) {
         else if (mode == "link_pair") link_pair(ks);
         else if (mode == "forward") forward(ks);
         else if (mode == "backpressure") backpressure(ks);
+        else if (mode == "tie_off") tie_off(ks);
         else throw std::runtime_error("unknown mode " + mode);
     } catch (const std::exception& e) {
         std::fprintf(stderr, "FAIL: %s\n", e.what());

@@ -61,6 +61,11 @@ pub fn partitioner_inputs(
     ])
 }
 
+pub fn plan_slice(plan: &Path, device: &str, out: &Path) -> Result<()> {
+    let slice = plan::device_slice(&Plan::load(plan)?, device)?;
+    write_all(&[(out, json(&slice))])
+}
+
 pub struct LinkConfigArgs<'a> {
     pub deployment: &'a Path,
     pub platform: &'a Path,

@@ -390,6 +390,67 @@ fn finn(d: &mut DeviceDesign, inp: &Inputs, cuts: &[CutOnCable]) -> Result<()> {
             bank: format!("HBM[{bank}]"),
             span: None,
         });
+        bank += 1;
+    }
+    tie_off_idle_directions(d, inp.kernels, bank)
+}
+
+/// A FINN cut uses one direction of its duplex cable; v++ rejects the dangling AXI-Stream
+/// ports of the other (FINN+ 1.6.1 parks dummy kernels there): a `tie_off_source_<p>` drives
+/// the link kernel's unused `tx_axis`, a `tie_off_sink_<p>` drains and counts its unused
+/// `rx_axis` (count in HBM from `first_bank` on).
+fn tie_off_idle_directions(
+    d: &mut DeviceDesign,
+    kernels: &[Kernel],
+    first_bank: u32,
+) -> Result<()> {
+    let mut bank = first_bank;
+    let idle: Vec<(u32, bool, bool)> = d
+        .cables
+        .iter()
+        .map(|c| (c.port, c.idle_tx, c.idle_rx))
+        .collect();
+    for (port, idle_tx, idle_rx) in idle {
+        let af = aurora_cu_name(port);
+        if idle_tx {
+            let k = find(
+                kernels,
+                "tie_off_source",
+                &format!("the tie-off of the unused tx_axis of {af}"),
+            )?;
+            let out = k.only("axis", "out")?.name.clone();
+            let cu = format!("tie_off_source_{port}");
+            d.cus.push(Cu {
+                name: cu.clone(),
+                kernel: k.clone(),
+                slr: None,
+                qsfp: None,
+            });
+            d.streams.push(stream(pr(&cu, &out), pr(&af, "tx_axis")));
+        }
+        if idle_rx {
+            let k = find(
+                kernels,
+                "tie_off_sink",
+                &format!("the tie-off of the unused rx_axis of {af}"),
+            )?;
+            let input = k.only("axis", "in")?.name.clone();
+            let mem = k.only_m_axi()?.name.clone();
+            let cu = format!("tie_off_sink_{port}");
+            d.cus.push(Cu {
+                name: cu.clone(),
+                kernel: k.clone(),
+                slr: None,
+                qsfp: None,
+            });
+            d.streams.push(stream(pr(&af, "rx_axis"), pr(&cu, &input)));
+            d.memory.push(Memory {
+                port: pr(&cu, &mem),
+                bank: format!("HBM[{bank}]"),
+                span: None,
+            });
+            bank += 1;
+        }
     }
     Ok(())
 }

@@ -143,10 +143,12 @@ pub fn sim_description(
         .cables
         .iter()
         .map(|c| {
+            // No planned bandwidth: it follows the whole pipeline's FPS, and a device's
+            // description depends on its own plan slice only (the report has it).
             let cut = |cut: &Option<crate::plan::Cut>| {
                 cut.as_ref().map(|c| {
                     json!({"from_layer": c.from_layer, "to_layer": c.to_layer,
-                           "stream_bits": c.stream_bits, "gbps": c.gbps})
+                           "stream_bits": c.stream_bits})
                 })
             };
             json!({

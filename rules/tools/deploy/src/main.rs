@@ -47,6 +47,16 @@ enum Cmd {
         #[arg(long)]
         topology_out: PathBuf,
     },
+    /// What one device's link step needs from the partition plan (its own layers, its cuts,
+    /// the pipeline ends): unchanged when only other devices' layers change.
+    PlanSlice {
+        #[arg(long)]
+        plan: PathBuf,
+        #[arg(long)]
+        device: String,
+        #[arg(long)]
+        out: PathBuf,
+    },
     /// One FPGA's validated v++ --config and its simulated device description.
     LinkConfig {
         #[arg(long)]
@@ -164,6 +174,7 @@ fn run(cli: Cli) -> anyhow::Result<()> {
             devices_out,
             topology_out,
         } => commands::partitioner_inputs(&deployment, &platform, &devices_out, &topology_out),
+        Cmd::PlanSlice { plan, device, out } => commands::plan_slice(&plan, &device, &out),
         Cmd::LinkConfig {
             deployment,
             platform,

@@ -5,7 +5,7 @@ use std::collections::BTreeMap;
 use std::path::Path;
 
 use anyhow::{Context, Result};
-use serde::Deserialize;
+use serde::{Deserialize, Serialize};
 
 use crate::deployment::{Deployment, End, Link};
 
@@ -13,6 +13,8 @@ use crate::deployment::{Deployment, End, Link};
 pub struct Plan {
     #[serde(default)]
     pub model: String,
+    /// Absent from a device slice (the pipeline's rate depends on every device).
+    #[serde(default)]
     pub fps: f64,
     pub devices: Vec<DevicePlan>,
     #[serde(default)]
@@ -22,7 +24,7 @@ pub struct Plan {
     pub path: String,
 }
 
-#[derive(Clone, Debug, Deserialize)]
+#[derive(Clone, Debug, Deserialize, Serialize)]
 pub struct DevicePlan {
     pub name: String,
     #[serde(default)]
@@ -42,14 +44,14 @@ pub struct Cut {
     pub gbps: f64,
 }
 
-#[derive(Clone, Debug, Deserialize)]
+#[derive(Clone, Debug, Deserialize, Serialize)]
 pub struct LayerPlan {
     pub name: String,
     pub device: String,
     /// Stream widths with the planned folding (partitioner plans from this version on).
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub in_stream_bits: Option<u64>,
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub out_stream_bits: Option<u64>,
 }
 
@@ -90,6 +92,88 @@ impl Plan {
         }
         Ok(())
     }
+}
+
+/// Format tag of a device slice (`deploy-tool plan-slice`).
+pub const SLICE_FORMAT: &str = "auroraforge-plan-slice/1";
+
+/// What ONE device's link step reads from the plan, as a plan of the same schema: every
+/// device's name (the device list is checked), this device's layers and utilisation, the
+/// cuts it sends or receives (their cables are chosen among the cables of its own pairs, so
+/// the other cuts never change that choice), and the pipeline's first and last layer by name
+/// and device (which device gets the DMAs); stream widths only of this device's layers.
+/// A change confined to other devices (their folding, resources, the FPS it limits) leaves
+/// the slice byte-identical, so this device's link config and bitstream stay cached.
+pub fn device_slice(plan: &Plan, device: &str) -> Result<serde_json::Value> {
+    let own = plan.device(device).with_context(|| {
+        format!(
+            "{}: the plan has no device {device} (its devices: {})",
+            plan.path,
+            plan.devices
+                .iter()
+                .map(|d| d.name.as_str())
+                .collect::<Vec<_>>()
+                .join(", ")
+        )
+    })?;
+    let devices: Vec<DevicePlan> = plan
+        .devices
+        .iter()
+        .map(|d| {
+            if d.name == device {
+                own.clone()
+            } else {
+                DevicePlan {
+                    name: d.name.clone(),
+                    layers: Vec::new(),
+                    utilization: BTreeMap::new(),
+                }
+            }
+        })
+        .collect();
+    let last = plan.layers.len().saturating_sub(1);
+    let layers: Vec<LayerPlan> = plan
+        .layers
+        .iter()
+        .enumerate()
+        .filter(|(i, l)| l.device == device || *i == 0 || *i == last)
+        .map(|(_, l)| {
+            if l.device == device {
+                l.clone()
+            } else {
+                LayerPlan {
+                    name: l.name.clone(),
+                    device: l.device.clone(),
+                    in_stream_bits: None,
+                    out_stream_bits: None,
+                }
+            }
+        })
+        .collect();
+    // The planned bandwidth of a cut is its width times the pipeline's FPS, which any
+    // device can change; the report reads it from the whole plan.
+    let cuts: Vec<serde_json::Value> = plan
+        .cuts
+        .iter()
+        .filter(|c| c.from_device == device || c.to_device == device)
+        .map(|c| {
+            serde_json::json!({
+                "from_layer": c.from_layer,
+                "to_layer": c.to_layer,
+                "from_device": c.from_device,
+                "to_device": c.to_device,
+                "stream_bits": c.stream_bits,
+            })
+        })
+        .collect();
+    Ok(serde_json::json!({
+        "format": SLICE_FORMAT,
+        "device": device,
+        "model": plan.model,
+        "devices": devices,
+        "cuts": cuts,
+        "layers": layers,
+    }))
 }
 
 /// A plan cut carried by a cable: `from` is the sending end.

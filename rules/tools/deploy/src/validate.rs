@@ -140,25 +140,18 @@ pub fn check(
             );
         }
     }
-    // Every stream input must be driven, except the send side of a cable this device sends
-    // nothing on (the duplex link's unused direction).
+    // Every stream input must be driven (v++ rejects a dangling AXI-Stream input); the unused
+    // direction of a FINN cable is driven by its tie-off kernel.
     for cu in &d.cus {
         for p in cu.kernel.ports.iter().filter(|p| p.kind == "axis") {
             let key = format!("{}.{}", cu.name, p.name);
-            let cable = d.cables.iter().find(|c| c.cu == cu.name);
             if p.dir == "in" && !driven.contains_key(&key) {
-                match cable {
-                    Some(c) if c.idle_tx && p.name == "tx_axis" => out.notes.push(format!(
-                        "device {}: {key} left open: nothing is sent from here to {} over this cable",
-                        d.device, c.peer
-                    )),
-                    _ => bail!(
-                        "device {}: input {key} (kernel {}, {}) is not connected to any stream",
-                        d.device,
-                        cu.kernel.name,
-                        cu.kernel.origin
-                    ),
-                }
+                bail!(
+                    "device {}: input {key} (kernel {}, {}) is not connected to any stream",
+                    d.device,
+                    cu.kernel.name,
+                    cu.kernel.origin
+                );
             }
             if p.dir == "out" && !read.contains_key(&key) {
                 out.notes

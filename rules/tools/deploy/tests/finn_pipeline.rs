@@ -140,12 +140,72 @@ fn last_card_receives_the_cut_and_writes_through_the_output_dma() {
     ] {
         assert!(conn.contains(&l.to_string()), "no {l} in\n{cfg}");
     }
-    // nothing goes back from the last card: its link kernel's send side stays open
+    // nothing goes back from the last card: a tie-off that sends nothing drives the link
+    // kernel's send side (v++ rejects a dangling AXI-Stream input), as FINN+ 1.6.1's
+    // `tx_dummy_kernel`
+    for l in [
+        "nk=tie_off_source:1:tie_off_source_0",
+        "stream_connect=tie_off_source_0.out:aurora_flow_0.tx_axis",
+    ] {
+        assert!(conn.contains(&l.to_string()), "no {l} in\n{cfg}");
+    }
+    assert!(!cfg.contains("tie_off_sink"), "{cfg}");
+    assert!(!notes.iter().any(|n| n.contains("tx_axis")), "{notes:?}");
+}
+
+#[test]
+fn first_card_drains_the_unused_receive_direction_into_a_counting_sink() {
+    let (cfg, sim, notes) = link("fpga0");
+    let conn = common::section(&cfg, "connectivity");
+    for l in [
+        "nk=tie_off_sink:1:tie_off_sink_1",
+        "stream_connect=aurora_flow_1.rx_axis:tie_off_sink_1.in",
+        // its count word after the input DMA's buffer
+        "sp=tie_off_sink_1.m_axi_gmem:HBM[1]",
+    ] {
+        assert!(conn.contains(&l.to_string()), "no {l} in\n{cfg}");
+    }
+    assert!(!cfg.contains("tie_off_source"), "{cfg}");
     assert!(
-        notes
+        !notes
             .iter()
-            .any(|n| n.contains("aurora_flow_0.tx_axis left open")),
+            .any(|n| n.contains("aurora_flow_1.rx_axis is not read")),
         "{notes:?}"
+    );
+    let cus: Vec<&str> = sim["kernels"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|k| k["cu"].as_str().unwrap())
+        .collect();
+    assert!(cus.contains(&"tie_off_sink_1"), "{cus:?}");
+}
+
+#[test]
+fn without_the_tie_off_kernel_the_open_link_input_is_an_error() {
+    let dep = common::deployment("mobilenet_2fpga");
+    let plat = common::platform();
+    let plan = common::plan();
+    let kernels: Vec<_> = common::all_kernels()
+        .into_iter()
+        .filter(|k| !k.ends_with("tie_off_source.json"))
+        .collect();
+    let err = link_config_text(&LinkConfigArgs {
+        deployment: &dep,
+        platform: &plat,
+        device: "fpga1",
+        kernels: &kernels,
+        plan: Some(&plan),
+        flow_control: Some(&common::kernel_toml()),
+        finn_model: None,
+        cfg_out: Path::new("x.cfg"),
+        sim_out: Path::new("x.json"),
+    })
+    .expect_err("a link kernel input without a driver")
+    .to_string();
+    assert!(
+        err.contains("'tie_off_source'") && err.contains("unused tx_axis of aurora_flow_0"),
+        "{err}"
     );
 }
 

@@ -41,6 +41,8 @@ pub fn all_kernels() -> Vec<PathBuf> {
         "forward",
         "dma_in",
         "dma_out",
+        "tie_off_sink",
+        "tie_off_source",
     ])
 }
 
