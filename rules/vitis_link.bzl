@@ -55,6 +55,7 @@ def _finn_kernel(ctx: AnalysisContext, fpga, plan_info, device: str):
     xo = None
     if fpga.kind == "vitis":
         part = ctx.actions.copy_file("finn_{}.onnx".format(device), plan_info.partitions.project(device + ".onnx"))
+        folding = ctx.actions.copy_file("finn_{}_folding.json".format(device), plan_info.folding.project(device + ".json"))
         tc = ctx.attrs._finn[FinnToolchainInfo]
         xo = ctx.actions.declare_output("finn_{}.xo".format(device))
         ctx.actions.run(
@@ -63,6 +64,8 @@ def _finn_kernel(ctx: AnalysisContext, fpga, plan_info, device: str):
                 "finn/flow/partition_xo.py",
                 "--in",
                 part,
+                "--folding",
+                folding,
                 "--kernel",
                 "finn_" + device,
                 "--part",

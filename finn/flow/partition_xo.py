@@ -1,10 +1,12 @@
 #!/usr/bin/env python3
 """Turn ONE device's FINN partition into a Vitis kernel (.xo) with FINN+'s own steps.
 
-    partition_xo.py --in fpga0.onnx --kernel finn_fpga0 --part xcu280-fsvh2892-2L-e
-                    --clk-mhz 250 --out finn_fpga0.xo
+    partition_xo.py --in fpga0.onnx --folding fpga0.json --kernel finn_fpga0
+                    --part xcu280-fsvh2892-2L-e --clk-mhz 250 --out finn_fpga0.xo
 
-The `vitis` toolchain's FINN kernel: HLS/RTL code generation and IP generation of every
+The `vitis` toolchain's FINN kernel: the partition plan's folding for this device (FINN's
+folding-config format, applied as step_apply_folding_config does, so the bitstream has the
+PE/SIMD the partitioner priced, not the exported model's), then HLS/RTL code generation and IP generation of every
 layer, FIFO sizing, the stitched IP, then FINN's CreateVitisXO packaging (finn-plus 1.6.1,
 src/finn/builder/build_dataflow_steps.py and transformation/fpgadataflow/vitis_build.py).
 These steps need vitis_hls and Vivado; the project's machines have neither, so this
@@ -28,6 +30,7 @@ STEPS = ["step_hw_codegen", "step_hw_ipgen", "step_set_fifo_depths", "step_creat
 def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--in", dest="inp", required=True)
+    ap.add_argument("--folding", required=True, help="the plan's folding config for this device")
     ap.add_argument("--kernel", required=True)
     ap.add_argument("--part", required=True)
     ap.add_argument("--clk-mhz", type=float, required=True)
@@ -44,6 +47,7 @@ def main():
         os.environ["PATH"] = os.path.dirname(tool) + os.pathsep + os.environ.get("PATH", "")
 
     from qonnx.core.modelwrapper import ModelWrapper
+    from finn.transformation.general import ApplyConfig
 
     import finn.builder.build_dataflow_config as bc
     import finn.builder.build_dataflow_steps as steps
@@ -57,7 +61,7 @@ def main():
             fpga_part=args.part,
             generate_outputs=[bc.DataflowOutputType.STITCHED_IP],
         )
-        model = ModelWrapper(args.inp)
+        model = ModelWrapper(args.inp).transform(ApplyConfig(args.folding))
         for name in STEPS:
             model = getattr(steps, name)(model, cfg)
         model = model.transform(CreateVitisXO(args.kernel))
