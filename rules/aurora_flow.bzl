@@ -6,7 +6,7 @@
 
 load("@toolchains//:fpga.bzl", "FpgaToolchainInfo")
 load("@toolchains//:python.bzl", "PythonToolchainInfo")
-load("@toolchains//:verilator.bzl", "VerilatorToolchainInfo")
+load(":verilator.bzl", "HDL_TOOLCHAIN_ATTRS", "include_dirs", "verilator_model")
 load(":aurora_flow_desc.bzl", "AXILITE", "FLOW_CONTROL")
 load(":kernel.bzl", "KernelInfo", "kernel_description")
 
@@ -148,8 +148,6 @@ def _aurora_flow_kernel_impl(ctx: AnalysisContext) -> list[Provider]:
         )
         main = xo
     else:
-        tc = ctx.attrs._verilator[VerilatorToolchainInfo]
-        model = ctx.actions.declare_output("model", dir = True)
         gparams = [
             "-GUSE_FRAMING={}".format(params["use_framing"]),
             "-GFIFO_WIDTH={}".format(params["fifo_width"]),
@@ -164,12 +162,9 @@ def _aurora_flow_kernel_impl(ctx: AnalysisContext) -> list[Provider]:
             "-GCABLE_M={}".format(params["cable_m"]),
             "-GXON_ON_EMPTY={}".format(params["xon_on_empty"]),
         ]
-        ctx.actions.run(
-            cmd_args(
-                tc.build_model,
-                model.as_output(),
-                tc.verilator,
-                "--",
+        model = verilator_model(
+            ctx,
+            [
                 "--cc",
                 "--build",
                 "-j",
@@ -181,12 +176,12 @@ def _aurora_flow_kernel_impl(ctx: AnalysisContext) -> list[Provider]:
                 "aurora_flow",
                 "--prefix",
                 "V" + name,
-                [cmd_args(h, parent = 1, format = "-I{}") for h in ctx.attrs.rtl_headers],
+                include_dirs(ctx.attrs.rtl_headers),
                 ctx.attrs.rtl,
                 ctx.attrs.sim_srcs,
-                hidden = [tc.version] + ctx.attrs.rtl_headers,
-            ),
-            category = "verilator_kernel_model",
+            ],
+            ctx.attrs.rtl_headers,
+            "verilator_kernel_model",
         )
         main = model
 
@@ -255,14 +250,8 @@ aurora_flow_kernel = rule(
             default = "toolchains//:fpga",
             providers = [FpgaToolchainInfo],
         )),
-        "_python": attrs.default_only(attrs.toolchain_dep(
-            default = "toolchains//:python",
-            providers = [PythonToolchainInfo],
-        )),
-        "_verilator": attrs.default_only(attrs.toolchain_dep(
-            default = "toolchains//:verilator",
-            providers = [VerilatorToolchainInfo],
-        )),
+        "_python": HDL_TOOLCHAIN_ATTRS["_python"],
+        "_verilator": HDL_TOOLCHAIN_ATTRS["_verilator"],
     },
     doc = "One AuroraFlow link kernel (one QSFP port). Illegal parameters, and an RX FIFO " +
           "whose headroom cannot hold the link's in-flight data for `cable_m`, fail analysis " +
