@@ -6,24 +6,18 @@ load("@toolchains//:python.bzl", "PythonToolchainInfo")
 load("@toolchains//:verilator.bzl", "VerilatorToolchainInfo")
 load("@toolchains//:yosys.bzl", "YosysToolchainInfo")
 
+def _toolchain_attr(name: str, provider):
+    return attrs.default_only(attrs.toolchain_dep(
+        default = "toolchains//:" + name,
+        providers = [provider],
+    ))
+
 # The toolchain attribute of each HDL tool, for every rule that runs one of them.
 HDL_TOOLCHAIN_ATTRS = {
-    "_iverilog": attrs.default_only(attrs.toolchain_dep(
-        default = "toolchains//:iverilog",
-        providers = [IverilogToolchainInfo],
-    )),
-    "_python": attrs.default_only(attrs.toolchain_dep(
-        default = "toolchains//:python",
-        providers = [PythonToolchainInfo],
-    )),
-    "_verilator": attrs.default_only(attrs.toolchain_dep(
-        default = "toolchains//:verilator",
-        providers = [VerilatorToolchainInfo],
-    )),
-    "_yosys": attrs.default_only(attrs.toolchain_dep(
-        default = "toolchains//:yosys",
-        providers = [YosysToolchainInfo],
-    )),
+    "_iverilog": _toolchain_attr("iverilog", IverilogToolchainInfo),
+    "_python": _toolchain_attr("python", PythonToolchainInfo),
+    "_verilator": _toolchain_attr("verilator", VerilatorToolchainInfo),
+    "_yosys": _toolchain_attr("yosys", YosysToolchainInfo),
 }
 
 def include_dirs(headers: list) -> list:
