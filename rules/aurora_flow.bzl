@@ -6,8 +6,8 @@
 
 load("@toolchains//:fpga.bzl", "FpgaToolchainInfo")
 load("@toolchains//:python.bzl", "PythonToolchainInfo")
-load("@toolchains//:verilator.bzl", "VerilatorToolchainInfo")
-load(":aurora_flow_desc.bzl", "FLOW_CONTROL")
+load(":verilator.bzl", "HDL_TOOLCHAIN_ATTRS", "include_dirs", "verilator_model")
+load(":aurora_flow_desc.bzl", "AXILITE", "FLOW_CONTROL")
 load(":kernel.bzl", "KernelInfo", "kernel_description")
 
 _EQ_MODES = {"AUTO": 0, "DFE": 2, "LPM": 1}
@@ -100,7 +100,7 @@ def _ports(p: dict) -> list:
         {"dir": "in", "kind": "clock", "name": "init_clk", "width": 1, "freq_mhz": "100"},
         {"dir": "in", "kind": "axis", "name": "tx_axis", "width": 8 * p["fifo_width"], "tlast": framing, "tkeep": framing},
         {"dir": "out", "kind": "axis", "name": "rx_axis", "width": 8 * p["fifo_width"], "tlast": framing, "tkeep": framing},
-        {"addr_width": 12, "dir": "in", "kind": "axilite", "name": "s_axi_control", "range": 4096, "width": 32},
+        {"addr_width": AXILITE["addr_width"], "dir": "in", "kind": "axilite", "name": AXILITE["name"], "range": AXILITE["range"], "width": AXILITE["width"]},
         {"dir": "in", "freq_mhz": "161.1328125", "kind": "diff_clock", "name": "gt_refclk_{}".format(p["instance"]), "width": 1},
         {"dir": "inout", "kind": "gt", "lanes": 4, "name": "gt_port", "width": 4},
     ]
@@ -111,7 +111,7 @@ def _aurora_flow_kernel_impl(ctx: AnalysisContext) -> list[Provider]:
     fpga = ctx.attrs._fpga[FpgaToolchainInfo]
     py = ctx.attrs._python[PythonToolchainInfo]
     json_params = dict(params)
-    json_params["rtl_files"] = ctx.attrs.rtl
+    json_params["rtl_files"] = ctx.attrs.rtl + ctx.attrs.rtl_headers
     params_file = ctx.actions.declare_output("params.json")
 
     # with_inputs: the JSON names the RTL files, so their content must key the actions too
@@ -148,8 +148,6 @@ def _aurora_flow_kernel_impl(ctx: AnalysisContext) -> list[Provider]:
         )
         main = xo
     else:
-        tc = ctx.attrs._verilator[VerilatorToolchainInfo]
-        model = ctx.actions.declare_output("model", dir = True)
         gparams = [
             "-GUSE_FRAMING={}".format(params["use_framing"]),
             "-GFIFO_WIDTH={}".format(params["fifo_width"]),
@@ -164,12 +162,9 @@ def _aurora_flow_kernel_impl(ctx: AnalysisContext) -> list[Provider]:
             "-GCABLE_M={}".format(params["cable_m"]),
             "-GXON_ON_EMPTY={}".format(params["xon_on_empty"]),
         ]
-        ctx.actions.run(
-            cmd_args(
-                tc.build_model,
-                model.as_output(),
-                tc.verilator,
-                "--",
+        model = verilator_model(
+            ctx,
+            [
                 "--cc",
                 "--build",
                 "-j",
@@ -181,11 +176,12 @@ def _aurora_flow_kernel_impl(ctx: AnalysisContext) -> list[Provider]:
                 "aurora_flow",
                 "--prefix",
                 "V" + name,
+                include_dirs(ctx.attrs.rtl_headers),
                 ctx.attrs.rtl,
                 ctx.attrs.sim_srcs,
-                hidden = [tc.version],
-            ),
-            category = "verilator_kernel_model",
+            ],
+            ctx.attrs.rtl_headers,
+            "verilator_kernel_model",
         )
         main = model
 
@@ -240,6 +236,7 @@ aurora_flow_kernel = rule(
         "part": attrs.string(default = "xcu280-fsvh2892-2L-e"),
         "render": attrs.source(doc = "tcl/render_kernel.py"),
         "rtl": attrs.list(attrs.source()),
+        "rtl_headers": attrs.list(attrs.source(), default = [], doc = "files the RTL `include`s; their directories become -I"),
         "rx_eq_mode": attrs.string(default = "LPM"),
         "rx_fifo_prog_empty": attrs.int(default = 0, doc = "words; 0 = depth / 8"),
         "rx_fifo_prog_full": attrs.int(default = 0, doc = "words; 0 = depth / 2"),
@@ -253,14 +250,8 @@ aurora_flow_kernel = rule(
             default = "toolchains//:fpga",
             providers = [FpgaToolchainInfo],
         )),
-        "_python": attrs.default_only(attrs.toolchain_dep(
-            default = "toolchains//:python",
-            providers = [PythonToolchainInfo],
-        )),
-        "_verilator": attrs.default_only(attrs.toolchain_dep(
-            default = "toolchains//:verilator",
-            providers = [VerilatorToolchainInfo],
-        )),
+        "_python": HDL_TOOLCHAIN_ATTRS["_python"],
+        "_verilator": HDL_TOOLCHAIN_ATTRS["_verilator"],
     },
     doc = "One AuroraFlow link kernel (one QSFP port). Illegal parameters, and an RX FIFO " +
           "whose headroom cannot hold the link's in-flight data for `cable_m`, fail analysis " +

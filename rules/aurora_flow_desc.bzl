@@ -9,3 +9,11 @@ FLOW_CONTROL = {
     "fixed_inflight_beats": 128,
     "link_beat_bytes": 32,
 }
+
+# [kernel] the AXI4-Lite control port (name, address bits, bytes of address space, data bits)
+AXILITE = {
+    "addr_width": 12,
+    "name": "s_axi_control",
+    "range": 4096,
+    "width": 32,
+}

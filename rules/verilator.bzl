@@ -6,9 +6,43 @@ load("@toolchains//:python.bzl", "PythonToolchainInfo")
 load("@toolchains//:verilator.bzl", "VerilatorToolchainInfo")
 load("@toolchains//:yosys.bzl", "YosysToolchainInfo")
 
-def _include_dirs(headers: list) -> list:
+def _toolchain_attr(name: str, provider):
+    return attrs.default_only(attrs.toolchain_dep(
+        default = "toolchains//:" + name,
+        providers = [provider],
+    ))
+
+# The toolchain attribute of each HDL tool, for every rule that runs one of them.
+HDL_TOOLCHAIN_ATTRS = {
+    "_iverilog": _toolchain_attr("iverilog", IverilogToolchainInfo),
+    "_python": _toolchain_attr("python", PythonToolchainInfo),
+    "_verilator": _toolchain_attr("verilator", VerilatorToolchainInfo),
+    "_yosys": _toolchain_attr("yosys", YosysToolchainInfo),
+}
+
+def include_dirs(headers: list) -> list:
     # -I<dir of each header>; the header itself is a hidden input of the action
     return [cmd_args(h, parent = 1, format = "-I{}") for h in headers]
+
+def verilator_model(ctx: AnalysisContext, args: list, headers: list, category: str) -> Artifact:
+    """`model/`: what `verilator ARGS --Mdir model` writes, built by the toolchain's
+    build_model (which drops Verilator's timestamped files). `headers` are the files the
+    sources `include` (ARGS name their directories with `include_dirs`); they and the
+    toolchain's version are inputs."""
+    tc = ctx.attrs._verilator[VerilatorToolchainInfo]
+    model = ctx.actions.declare_output("model", dir = True)
+    ctx.actions.run(
+        cmd_args(
+            tc.build_model,
+            model.as_output(),
+            tc.verilator,
+            "--",
+            args,
+            hidden = [tc.version] + headers,
+        ),
+        category = category,
+    )
+    return model
 
 def _verilator_lint_impl(ctx: AnalysisContext) -> list[Provider]:
     tc = ctx.attrs._verilator[VerilatorToolchainInfo]
@@ -24,7 +58,7 @@ def _verilator_lint_impl(ctx: AnalysisContext) -> list[Provider]:
                 "--lint-only",
                 "-Wall",
                 config,
-                _include_dirs(ctx.attrs.headers),
+                include_dirs(ctx.attrs.headers),
                 "--top-module",
                 ctx.attrs.top,
                 ctx.attrs.srcs,
@@ -54,10 +88,7 @@ verilator_lint = rule(
         "labels": attrs.list(attrs.string(), default = []),
         "srcs": attrs.list(attrs.source()),
         "top": attrs.string(),
-        "_verilator": attrs.default_only(attrs.toolchain_dep(
-            default = "toolchains//:verilator",
-            providers = [VerilatorToolchainInfo],
-        )),
+        "_verilator": HDL_TOOLCHAIN_ATTRS["_verilator"],
     },
     doc = "`verilator --lint-only -Wall` of `srcs` with top `top`, once per entry of " +
           "`configs` (extra arguments such as -D/-G), as cached build actions. Building the " +
@@ -66,13 +97,9 @@ verilator_lint = rule(
 
 def _verilator_test_impl(ctx: AnalysisContext) -> list[Provider]:
     tc = ctx.attrs._verilator[VerilatorToolchainInfo]
-    model = ctx.actions.declare_output("model", dir = True)
-    ctx.actions.run(
-        cmd_args(
-            tc.build_model,
-            model.as_output(),
-            tc.verilator,
-            "--",
+    model = verilator_model(
+        ctx,
+        [
             "--binary",
             "--timing",
             "-j",
@@ -82,15 +109,15 @@ def _verilator_test_impl(ctx: AnalysisContext) -> list[Provider]:
             "-Wno-lint",
             "-Wno-style",
             ctx.attrs.args,
-            _include_dirs(ctx.attrs.headers),
+            include_dirs(ctx.attrs.headers),
             "--top-module",
             ctx.attrs.top,
             ctx.attrs.srcs,
             "-o",
             "sim",
-            hidden = [tc.version] + ctx.attrs.headers,
-        ),
-        category = "verilator_model",
+        ],
+        ctx.attrs.headers,
+        "verilator_model",
     )
     binary = cmd_args(model, format = "{}/sim")
     command = cmd_args(tc.run_sim, binary)
@@ -116,10 +143,7 @@ verilator_test = rule(
         "runs": attrs.list(attrs.string(), default = [""]),
         "srcs": attrs.list(attrs.source()),
         "top": attrs.string(),
-        "_verilator": attrs.default_only(attrs.toolchain_dep(
-            default = "toolchains//:verilator",
-            providers = [VerilatorToolchainInfo],
-        )),
+        "_verilator": HDL_TOOLCHAIN_ATTRS["_verilator"],
     },
     doc = "A SystemVerilog testbench built with `verilator --binary --timing` (`args`: " +
           "-D/-G options; `headers`: files `include`d, their directories become -I). The " +
@@ -141,24 +165,6 @@ def _hdl_tools_env(ctx: AnalysisContext) -> (dict, list):
     }
     return env, [vl.version, iv.version, ys.version, py.version]
 
-_HDL_TOOLCHAINS = {
-    "_iverilog": attrs.default_only(attrs.toolchain_dep(
-        default = "toolchains//:iverilog",
-        providers = [IverilogToolchainInfo],
-    )),
-    "_python": attrs.default_only(attrs.toolchain_dep(
-        default = "toolchains//:python",
-        providers = [PythonToolchainInfo],
-    )),
-    "_verilator": attrs.default_only(attrs.toolchain_dep(
-        default = "toolchains//:verilator",
-        providers = [VerilatorToolchainInfo],
-    )),
-    "_yosys": attrs.default_only(attrs.toolchain_dep(
-        default = "toolchains//:yosys",
-        providers = [YosysToolchainInfo],
-    )),
-}
 
 def _hdl_script_test_impl(ctx: AnalysisContext) -> list[Provider]:
     env, versions = _hdl_tools_env(ctx)
@@ -180,7 +186,7 @@ hdl_script_test = rule(
         "data": attrs.list(attrs.source(), default = []),
         "labels": attrs.list(attrs.string(), default = []),
         "test": attrs.source(doc = "a bash script"),
-    } | _HDL_TOOLCHAINS,
+    } | HDL_TOOLCHAIN_ATTRS,
     doc = "A check script that drives the HDL tools. It gets each tool from its toolchain " +
           "in the environment (`VERILATOR`, `IVERILOG`, `VVP`, `YOSYS`, `PYTHON`) and must " +
           "run no other copy; every tool's version is an input of the test.",
@@ -203,7 +209,7 @@ hdl_script_binary = rule(
     attrs = {
         "main": attrs.source(doc = "a bash script"),
         "resources": attrs.list(attrs.source(), default = []),
-    } | _HDL_TOOLCHAINS,
+    } | HDL_TOOLCHAIN_ATTRS,
     doc = "`run`: a script that drives the HDL tools, given the toolchains' commands in its " +
           "environment as `hdl_script_test` does (the benchmark and the area estimate).",
 )

@@ -319,7 +319,7 @@ fn run_engine(engine: &Engine, root: &Path, case: &Case) -> Result<Outcome, Stri
 
 /// Rewrites machine- and engine-specific parts of a text: the project root becomes
 /// `<PROJECT>`, the isolation dir `<BUCK_OUT>`, configuration hashes in output paths
-/// `<CFG>`, scratch hashes `<HASH>` (conformance/README.md, Normalisation), a test's `(1.2s)` `(<DURATION>)`; colours and buck2's
+/// `<CFG>`, scratch hashes `<HASH>`, forge's forest sandbox dirs `<ID>` (conformance/README.md, Normalisation), a test's `(1.2s)` `(<DURATION>)`; colours and buck2's
 /// line timestamps are dropped.
 fn normalise(text: &str, project_roots: &[String], engine: &Engine) -> String {
     // Presentation, not behaviour: buck2 colours the test summary even into a pipe, and
@@ -341,7 +341,13 @@ fn normalise(text: &str, project_roots: &[String], engine: &Engine) -> String {
     for (prefix, placeholder) in [("<BUCK_OUT>/art/", "<CFG>"), ("<BUCK_OUT>/tmp/", "<HASH>")] {
         s = replace_hash_after_cell(&s, prefix, placeholder);
     }
-    s
+    // forge's symlink-forest sandbox: `sandbox/<8 hex of the build id>-<n>`
+    static SANDBOX: std::sync::LazyLock<regex::Regex> = std::sync::LazyLock::new(|| {
+        regex::Regex::new(r"<BUCK_OUT>/sandbox/[0-9a-f]{8}-[0-9]+").unwrap()
+    });
+    SANDBOX
+        .replace_all(&s, "<BUCK_OUT>/sandbox/<ID>")
+        .into_owned()
 }
 
 /// In `<prefix><cell>/<16 hex>`, replaces the hex with `placeholder`.
@@ -693,6 +699,14 @@ fn normalisation_matches_the_conformance_notation() {
             &forge
         ),
         "<PROJECT>/<BUCK_OUT>/tmp/root/<HASH>/probe"
+    );
+    assert_eq!(
+        normalise(
+            "getcwd=/tmp/conformance-x/buck-out/forge/sandbox/3f2a9c01-12\n",
+            &roots,
+            &forge
+        ),
+        "getcwd=<PROJECT>/<BUCK_OUT>/sandbox/<ID>\n"
     );
     assert_eq!(
         normalise(

@@ -1,30 +1,14 @@
 //! The Rust estimate formulas against FINN's own estimate reports (exported by
 //! finn/flow/export_estimates.py from finn-plus 1.6.1): same folding, same figures.
 
-use std::path::PathBuf;
+mod common;
 
 use finn_partitioner::cost::{self, current_fold};
 use finn_partitioner::estimates::Estimates;
 use finn_partitioner::resources::RES_NAMES;
 
-/// The fixtures directory: found from the working directory (test runners start tests
-/// in the crate directory, as cargo does) or the runtime/compile-time manifest dir.
-fn data_dir() -> PathBuf {
-    let candidates = [
-        std::env::var_os("CARGO_MANIFEST_DIR").map(|d| PathBuf::from(d).join("tests/data")),
-        Some(PathBuf::from("tests/data")),
-        Some(PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/data")),
-    ];
-    candidates
-        .into_iter()
-        .flatten()
-        .find(|p| p.is_dir())
-        .unwrap_or_else(|| PathBuf::from("tests/data"))
-}
-
 fn data(name: &str) -> Estimates {
-    let p = data_dir().join(name);
-    Estimates::load(&p).unwrap()
+    common::estimates(name)
 }
 
 /// Every modelled layer reproduces FINN's cycles and resources exactly; returns how

@@ -1,7 +1,7 @@
 //! Partitioning behaviour: contiguity, budgets, topologies, ports, objectives, and
 //! optimality against an exhaustive search on small graphs.
 
-use std::path::PathBuf;
+mod common;
 
 use finn_partitioner::devices::{self, Device, DeviceSpec};
 use finn_partitioner::estimates::Estimates;
@@ -11,24 +11,8 @@ use finn_partitioner::topology::{Link, Topology};
 use finn_partitioner::{partition, Objective, Options};
 use serde_json::json;
 
-/// The fixtures directory: found from the working directory (test runners start tests
-/// in the crate directory, as cargo does) or the runtime/compile-time manifest dir.
-fn data_dir() -> PathBuf {
-    let candidates = [
-        std::env::var_os("CARGO_MANIFEST_DIR").map(|d| PathBuf::from(d).join("tests/data")),
-        Some(PathBuf::from("tests/data")),
-        Some(PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/data")),
-    ];
-    candidates
-        .into_iter()
-        .flatten()
-        .find(|p| p.is_dir())
-        .unwrap_or_else(|| PathBuf::from("tests/data"))
-}
-
 fn mobilenet() -> Estimates {
-    let p = data_dir().join("mobilenet_v1_estimates.json");
-    Estimates::load(&p).unwrap()
+    common::estimates("mobilenet_v1_estimates.json")
 }
 
 fn u280s(n: usize, max_util: f64) -> Vec<Device> {

@@ -40,26 +40,30 @@ fn csv_rows(path: &std::path::Path) -> Vec<std::collections::BTreeMap<String, St
         .collect()
 }
 
+/// Runs `aurora-host ARGS --csv CSV` under mpirun in `dir`, fails with its output unless it
+/// succeeds, and returns the rows of the CSV it wrote.
+fn bench_csv(
+    xclbins: &[std::path::PathBuf],
+    args: &[&str],
+    dir: &std::path::Path,
+    csv: &str,
+) -> Vec<std::collections::BTreeMap<String, String>> {
+    let args: Vec<&str> = args.iter().copied().chain(["--csv", csv]).collect();
+    let o = mpirun(xclbins, &args, dir).output().unwrap();
+    assert!(o.status.success(), "{}", text(&o));
+    csv_rows(&dir.join(csv))
+}
+
 #[test]
 fn bench_pair_writes_auroraflow_csv_with_intact_data() {
     let tmp = tempfile::tempdir().unwrap();
     let xclbins = pair(tmp.path());
-    let o = mpirun(
+    let rows = bench_csv(
         &xclbins,
-        &[
-            "bench",
-            "throughput",
-            "--max-bytes",
-            "65536",
-            "--csv",
-            "out.csv",
-        ],
+        &["bench", "throughput", "--max-bytes", "65536"],
         tmp.path(),
-    )
-    .output()
-    .unwrap();
-    assert!(o.status.success(), "{}", text(&o));
-    let rows = csv_rows(&tmp.path().join("out.csv"));
+        "out.csv",
+    );
     // 2 ranks x 2 CUs x sizes 64 B .. 64 KiB (11 sizes).
     assert_eq!(rows.len(), 2 * 2 * 11);
     for r in &rows {
@@ -85,7 +89,7 @@ fn bench_pair_writes_auroraflow_csv_with_intact_data() {
 fn throttled_receiver_rank_stalls_its_upstream_without_loss() {
     let tmp = tempfile::tempdir().unwrap();
     let xclbins = pair(tmp.path());
-    let o = mpirun(
+    for r in bench_csv(
         &xclbins,
         &[
             "bench",
@@ -98,15 +102,10 @@ fn throttled_receiver_rank_stalls_its_upstream_without_loss() {
             "2",
             "--throttle-us",
             "2000",
-            "--csv",
-            "nfc.csv",
         ],
         tmp.path(),
-    )
-    .output()
-    .unwrap();
-    assert!(o.status.success(), "{}", text(&o));
-    for r in csv_rows(&tmp.path().join("nfc.csv")) {
+        "nfc.csv",
+    ) {
         assert_eq!(r["byte_errors"], "0");
         assert_eq!(r["fifo_rx_overflow_count"], "0");
         let on: u32 = r["nfc_on"].parse().unwrap();
@@ -123,7 +122,7 @@ fn loopback_latency_sweep_matches_the_rtl_benchmark() {
     // 64 B, channel 64 cycles: streaming Gbit/s 94.33 (64 KiB), 98.44 (256 KiB), 99.57 (1 MiB).
     let tmp = tempfile::tempdir().unwrap();
     let xclbins = loopback(tmp.path());
-    let o = mpirun(
+    let rows = bench_csv(
         &xclbins,
         &[
             "--channel-cycles",
@@ -136,15 +135,10 @@ fn loopback_latency_sweep_matches_the_rtl_benchmark() {
             "1048576",
             "--iterations",
             "3",
-            "--csv",
-            "lat.csv",
         ],
         tmp.path(),
-    )
-    .output()
-    .unwrap();
-    assert!(o.status.success(), "{}", text(&o));
-    let rows = csv_rows(&tmp.path().join("lat.csv"));
+        "lat.csv",
+    );
     assert_eq!(rows.len(), 2 * 5, "2 CUs x 64 KiB .. 1 MiB");
     for (size, rtl) in [("65536", 94.33), ("262144", 98.44), ("1048576", 99.57)] {
         for r in rows.iter().filter(|r| r["message_size"] == size) {
@@ -163,22 +157,12 @@ fn loopback_latency_sweep_matches_the_rtl_benchmark() {
 fn bench_on_a_ring_of_three() {
     let tmp = tempfile::tempdir().unwrap();
     let xclbins = ring(tmp.path(), 3);
-    let o = mpirun(
+    let rows = bench_csv(
         &xclbins,
-        &[
-            "bench",
-            "throughput",
-            "--max-bytes",
-            "4096",
-            "--csv",
-            "ring.csv",
-        ],
+        &["bench", "throughput", "--max-bytes", "4096"],
         tmp.path(),
-    )
-    .output()
-    .unwrap();
-    assert!(o.status.success(), "{}", text(&o));
-    let rows = csv_rows(&tmp.path().join("ring.csv"));
+        "ring.csv",
+    );
     assert_eq!(rows.len(), 3 * 2 * 7, "3 ranks x 2 CUs x 64 B .. 4 KiB");
     for r in &rows {
         assert_eq!(r["byte_errors"], "0");

@@ -14,7 +14,7 @@ verilate() {  # OUT_BINARY TOP [-G...]: the testbench with the kernel RTL and th
   local out=$1 top=$2; shift 2
   mkdir -p "$out.obj"
   "$VERILATOR" --binary --timing -j 2 -Wno-fatal -Wno-lint -Wno-style -DAURORA_SIM \
-    -I"$sim/tb" --top-module "$top" "$@" "$here"/../rtl/*.sv \
+    -I"$sim/tb" -I"$here/../rtl" --top-module "$top" "$@" "$here"/../rtl/*.sv \
     "$sim"/model/*.sv "$sim/tb/$top.sv" --Mdir "$out.obj" -o sim >"$out.obj/build.log" 2>&1 || {
     cat "$out.obj/build.log" >&2; echo "run_bench.sh: building $top failed" >&2; exit 1; }
   cp "$out.obj/sim" "$out"

@@ -1,58 +1,44 @@
 `timescale 1ps / 1ps
-// AXI4-Lite slave (12-bit address, 32-bit data) for the AuroraFlow register
-// map. Word k of `rd_words` is returned for address 0x010 + 4k; addresses
-// outside the map read as 0. The two writable registers (CORE_RESET 0x010,
-// COUNTER_RESET 0x014, bit 0) are levels that read back what was written:
-// the host writes 1 and then 0. One transaction at a time; OKAY responses.
+`include "af_axil_ports.svh"
+// AXI4-Lite slave (the control port kernel.toml describes, af_axil_ports.svh)
+// for the AuroraFlow register map. Word k of `rd_words` is returned for address
+// REG_CORE_RESET + 4k; addresses outside the map read as 0. The two writable
+// registers (CORE_RESET, COUNTER_RESET, bit 0) are levels that read back what
+// was written: the host writes 1 and then 0. One transaction at a time; OKAY
+// responses.
 module af_axil_regs #(
     parameter int NWORDS = 29
 ) (
     input  logic                  clk,
     input  logic                  rst_n,
-    input  logic [          11:0] s_axi_awaddr,
-    input  logic                  s_axi_awvalid,
-    output logic                  s_axi_awready,
-    input  logic [          31:0] s_axi_wdata,
-    input  logic [           3:0] s_axi_wstrb,
-    input  logic                  s_axi_wvalid,
-    output logic                  s_axi_wready,
-    output logic [           1:0] s_axi_bresp,
-    output logic                  s_axi_bvalid,
-    input  logic                  s_axi_bready,
-    input  logic [          11:0] s_axi_araddr,
-    input  logic                  s_axi_arvalid,
-    output logic                  s_axi_arready,
-    output logic [          31:0] s_axi_rdata,
-    output logic [           1:0] s_axi_rresp,
-    output logic                  s_axi_rvalid,
-    input  logic                  s_axi_rready,
+    `AF_AXIL_PORTS
     input  logic [32*NWORDS-1:0]  rd_words,
     output logic                  core_reset,
     output logic                  counter_reset
 );
-  localparam logic [11:0] ADDR_CORE_RESET = 12'h010;
-  localparam logic [11:0] ADDR_COUNTER_RESET = 12'h014;
+  localparam logic [11:0] ADDR_CORE_RESET = 12'h010;  // kernel.toml CORE_RESET
+  localparam logic [11:0] ADDR_COUNTER_RESET = 12'h014;  // kernel.toml COUNTER_RESET
 
   logic do_write;
-  assign do_write      = s_axi_awvalid && s_axi_wvalid && !s_axi_bvalid;
-  assign s_axi_awready = do_write;
-  assign s_axi_wready  = do_write;
-  assign s_axi_bresp   = 2'b00;
-  assign s_axi_rresp   = 2'b00;
-  assign s_axi_arready = !s_axi_rvalid;
+  assign do_write      = s_axi_control_awvalid && s_axi_control_wvalid && !s_axi_control_bvalid;
+  assign s_axi_control_awready = do_write;
+  assign s_axi_control_wready  = do_write;
+  assign s_axi_control_bresp   = 2'b00;
+  assign s_axi_control_rresp   = 2'b00;
+  assign s_axi_control_arready = !s_axi_control_rvalid;
 
   always_ff @(posedge clk or negedge rst_n) begin
     if (!rst_n) begin
-      s_axi_bvalid  <= 1'b0;
+      s_axi_control_bvalid  <= 1'b0;
       core_reset    <= 1'b0;
       counter_reset <= 1'b0;
     end else begin
-      if (s_axi_bvalid && s_axi_bready) s_axi_bvalid <= 1'b0;
+      if (s_axi_control_bvalid && s_axi_control_bready) s_axi_control_bvalid <= 1'b0;
       if (do_write) begin
-        s_axi_bvalid <= 1'b1;
-        if (s_axi_wstrb[0] && s_axi_awaddr == ADDR_CORE_RESET) core_reset <= s_axi_wdata[0];
-        if (s_axi_wstrb[0] && s_axi_awaddr == ADDR_COUNTER_RESET)
-          counter_reset <= s_axi_wdata[0];
+        s_axi_control_bvalid <= 1'b1;
+        if (s_axi_control_wstrb[0] && s_axi_control_awaddr == ADDR_CORE_RESET) core_reset <= s_axi_control_wdata[0];
+        if (s_axi_control_wstrb[0] && s_axi_control_awaddr == ADDR_COUNTER_RESET)
+          counter_reset <= s_axi_control_wdata[0];
       end
     end
   end
@@ -61,22 +47,22 @@ module af_axil_regs #(
   /* verilator lint_off UNUSEDSIGNAL */
   logic unused_ok;
   /* verilator lint_on UNUSEDSIGNAL */
-  assign unused_ok = ^{s_axi_wdata[31:1], s_axi_wstrb[3:1], s_axi_araddr[1:0]};
+  assign unused_ok = ^{s_axi_control_wdata[31:1], s_axi_control_wstrb[3:1], s_axi_control_araddr[1:0]};
 
   logic [9:0] word_index;
-  assign word_index = s_axi_araddr[11:2] - 10'h004;
+  assign word_index = s_axi_control_araddr[11:2] - 10'h004;
 
   always_ff @(posedge clk or negedge rst_n) begin
     if (!rst_n) begin
-      s_axi_rvalid <= 1'b0;
-      s_axi_rdata  <= '0;
+      s_axi_control_rvalid <= 1'b0;
+      s_axi_control_rdata  <= '0;
     end else begin
-      if (s_axi_rvalid && s_axi_rready) s_axi_rvalid <= 1'b0;
-      if (s_axi_arvalid && s_axi_arready) begin
-        s_axi_rvalid <= 1'b1;
-        if (s_axi_araddr[11:2] >= 10'h004 && word_index < 10'(NWORDS))
-          s_axi_rdata <= rd_words[32*word_index+:32];
-        else s_axi_rdata <= '0;
+      if (s_axi_control_rvalid && s_axi_control_rready) s_axi_control_rvalid <= 1'b0;
+      if (s_axi_control_arvalid && s_axi_control_arready) begin
+        s_axi_control_rvalid <= 1'b1;
+        if (s_axi_control_araddr[11:2] >= 10'h004 && word_index < 10'(NWORDS))
+          s_axi_control_rdata <= rd_words[32*word_index+:32];
+        else s_axi_control_rdata <= '0;
       end
     end
   end

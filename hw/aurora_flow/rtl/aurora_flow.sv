@@ -1,4 +1,5 @@
 `timescale 1ps / 1ps
+`include "af_axil_ports.svh"
 // AuroraFlow link kernel: user AXI-Stream on ap_clk <-> Aurora 64B/66B core on
 // its 402.83 MHz user clock, with clock-crossing FIFOs, optional 64<->32 B
 // width conversion, NFC flow control driven by the RX FIFO thresholds, a
@@ -42,23 +43,7 @@ module aurora_flow #(
     output logic          rx_axis_tlast,
     output logic [FIFO_WIDTH-1:0] rx_axis_tkeep,
     // control
-    input  logic [11:0]   s_axi_control_awaddr,
-    input  logic          s_axi_control_awvalid,
-    output logic          s_axi_control_awready,
-    input  logic [31:0]   s_axi_control_wdata,
-    input  logic [3:0]    s_axi_control_wstrb,
-    input  logic          s_axi_control_wvalid,
-    output logic          s_axi_control_wready,
-    output logic [1:0]    s_axi_control_bresp,
-    output logic          s_axi_control_bvalid,
-    input  logic          s_axi_control_bready,
-    input  logic [11:0]   s_axi_control_araddr,
-    input  logic          s_axi_control_arvalid,
-    output logic          s_axi_control_arready,
-    output logic [31:0]   s_axi_control_rdata,
-    output logic [1:0]    s_axi_control_rresp,
-    output logic          s_axi_control_rvalid,
-    input  logic          s_axi_control_rready,
+    `AF_AXIL_PORTS
 `ifdef AURORA_SIM
     input  logic            gt_refclk,                      // 402.83 MHz user clock in simulation
     output logic [301:0]    ch_tx,                          // channel word (aurora_sim_ip)
@@ -516,23 +501,7 @@ module aurora_flow #(
   af_axil_regs #(.NWORDS(NWORDS)) u_regs (
       .clk          (ap_clk),
       .rst_n        (ap_rst_sync_n),
-      .s_axi_awaddr (s_axi_control_awaddr),
-      .s_axi_awvalid(s_axi_control_awvalid),
-      .s_axi_awready(s_axi_control_awready),
-      .s_axi_wdata  (s_axi_control_wdata),
-      .s_axi_wstrb  (s_axi_control_wstrb),
-      .s_axi_wvalid (s_axi_control_wvalid),
-      .s_axi_wready (s_axi_control_wready),
-      .s_axi_bresp  (s_axi_control_bresp),
-      .s_axi_bvalid (s_axi_control_bvalid),
-      .s_axi_bready (s_axi_control_bready),
-      .s_axi_araddr (s_axi_control_araddr),
-      .s_axi_arvalid(s_axi_control_arvalid),
-      .s_axi_arready(s_axi_control_arready),
-      .s_axi_rdata  (s_axi_control_rdata),
-      .s_axi_rresp  (s_axi_control_rresp),
-      .s_axi_rvalid (s_axi_control_rvalid),
-      .s_axi_rready (s_axi_control_rready),
+      `AF_AXIL_CONNECT
       .rd_words     (rd_words),
       .core_reset   (core_reset),
       .counter_reset(counter_reset)

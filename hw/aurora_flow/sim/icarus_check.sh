@@ -8,7 +8,7 @@ set -euo pipefail
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 beats="${1:-3000}"
 work="$(mktemp -d)"; trap 'rm -rf "$work"' EXIT
-"$IVERILOG" -g2012 -DAURORA_SIM -I"$here/tb" -o "$work/tb.vvp" -s tb_stream_rate \
+"$IVERILOG" -g2012 -DAURORA_SIM -I"$here/tb" -I"$here/../rtl" -o "$work/tb.vvp" -s tb_stream_rate \
   "$here"/../rtl/*.sv "$here"/model/*.sv "$here/tb/tb_stream_rate.sv" 2>"$work/build.log" || {
   cat "$work/build.log" >&2; echo "icarus: build failed" >&2; exit 1; }
 # $fatal ends vvp with status 1 (`-n`: no interactive stop)

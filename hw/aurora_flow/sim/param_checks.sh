@@ -14,7 +14,7 @@ for bad in "-GFIFO_WIDTH=48:FIFO_WIDTH" "-GRX_FIFO_SIZE=60000:RX_FIFO_SIZE" \
            "-GFIFO_WIDTH=64 -GRX_FIFO_SIZE=8192:RX_FIFO_PROG_FULL=64 leaves a headroom of 128 link beats"; do
   arg="${bad%%:*}"; name="${bad##*:}"
   # shellcheck disable=SC2086
-  if msg=$("$VERILATOR" --lint-only -Wall -DAURORA_SIM $arg "${rtl[@]}" "$here"/model/*.sv \
+  if msg=$("$VERILATOR" --lint-only -Wall -DAURORA_SIM -I"$here/../rtl" $arg "${rtl[@]}" "$here"/model/*.sv \
              --top-module aurora_flow 2>&1); then
     echo "verilator: $arg was accepted; it must be rejected" >&2; status=1
   elif ! grep -q "aurora_flow: $name" <<<"$msg"; then

@@ -13,6 +13,10 @@ set inst $AF(instance)
 create_project -force $name $work_dir/project -part $AF(part)
 add_files -norecurse $AF(rtl_files)
 add_files -norecurse $AF(top_file)
+# the RTL's headers (af_axil_ports.svh) are found where the RTL files are
+set include_dirs {}
+foreach f $AF(rtl_files) { lappend include_dirs [file dirname $f] }
+set_property include_dirs [lsort -unique $include_dirs] [current_fileset]
 set_property top $name [current_fileset]
 read_ip [glob $ip_dir/aurora_64b66b_0/aurora_64b66b_0.xci]
 add_files -fileset constrs_1 -norecurse $AF(xdc_file)

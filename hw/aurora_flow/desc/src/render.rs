@@ -16,7 +16,52 @@ pub fn bzl(d: &KernelDesc) -> String {
          FLOW_CONTROL = {{\n    \"beats_per_metre\": {},\n    \"default_cable_m\": {},\n    \
          \"fixed_inflight_beats\": {},\n    \"link_beat_bytes\": {},\n}}\n",
         f.beats_per_metre, f.default_cable_m, f.fixed_inflight_beats, f.link_beat_bytes
+    ) + &format!(
+        "\n# [kernel] the AXI4-Lite control port (name, address bits, bytes of address space, data bits)\n\
+         AXILITE = {{\n    \"addr_width\": {},\n    \"name\": \"{}\",\n    \"range\": {},\n    \
+         \"width\": {},\n}}\n",
+        d.kernel.axilite_addr_width(),
+        d.kernel.axilite_port,
+        d.kernel.axilite_range,
+        d.kernel.axilite_data_width()
     )
+}
+
+/// `rtl/af_axil_ports.svh`: the control port's declarations (`AF_AXIL_PORTS`) and the
+/// connection of an instance's control port to the same-named signals (`AF_AXIL_CONNECT`),
+/// for every module that carries the port. Both expand to a list ending in a comma, so they
+/// stand anywhere in a port or connection list but last.
+pub fn sv_axil_ports(d: &KernelDesc) -> String {
+    let k = &d.kernel;
+    let name = |s: &crate::AxiliteSignal| format!("{}_{}", k.axilite_port, s.name);
+    let mut s = format!(
+        "// {HEADER} sv-axil-ports`; do not edit.\n\
+         // //hw/aurora_flow:desc_check fails when this file and the description disagree.\n\
+         // The AXI4-Lite control port `{}` ([kernel] axilite_signals): `AF_AXIL_PORTS declares\n\
+         // it, `AF_AXIL_CONNECT connects an instance's port to the same-named signals.\n\
+         `ifndef AF_AXIL_PORTS_SVH\n\
+         `define AF_AXIL_PORTS_SVH\n\
+         `define AF_AXIL_PORTS \\\n",
+        k.axilite_port
+    );
+    for sig in &k.axilite_signals {
+        let range = if sig.width > 1 {
+            format!("[{}:0]", sig.width - 1)
+        } else {
+            String::new()
+        };
+        s.push_str(&format!(
+            "    {:<6} logic {range:<6} {}, \\\n",
+            sig.dir,
+            name(sig)
+        ));
+    }
+    s.push_str("\n`define AF_AXIL_CONNECT \\\n");
+    for sig in &k.axilite_signals {
+        s.push_str(&format!("    .{0}({0}), \\\n", name(sig)));
+    }
+    s.push_str("\n`endif\n");
+    s
 }
 
 /// `rtl/af_kernel_pkg.sv`: the same constants for elaboration-time checks, and the register

@@ -4,7 +4,9 @@
 //! checks, the README tables) state the same numbers. Runs under `cargo test` (from the crate
 //! directory) and as `//hw/aurora_flow:desc_check` (from hw/aurora_flow).
 
-use aurora_flow_desc::{bzl, load, readme_parameters, readme_registers, sv_package, KernelDesc};
+use aurora_flow_desc::{
+    bzl, load, readme_parameters, readme_registers, sv_axil_ports, sv_package, KernelDesc,
+};
 use std::path::PathBuf;
 
 /// hw/aurora_flow/desc, found from the directory the runner names (the crate's under cargo,
@@ -52,6 +54,56 @@ fn generated_sv_package_matches() {
         sv_package(&desc()),
         "rtl/af_kernel_pkg.sv is stale; {REGENERATE}"
     );
+}
+
+#[test]
+fn generated_axil_ports_match() {
+    assert_eq!(
+        read("../rtl/af_axil_ports.svh"),
+        sv_axil_ports(&desc()),
+        "rtl/af_axil_ports.svh is stale; {REGENERATE}"
+    );
+}
+
+/// Every module that carries the control port declares and connects it through the generated
+/// macros, never by a list of its own.
+#[test]
+fn control_port_comes_from_the_header() {
+    let d = desc();
+    let first = format!(
+        "{}_{}",
+        d.kernel.axilite_port, d.kernel.axilite_signals[0].name
+    );
+    for (file, connects) in [
+        ("../rtl/af_axil_regs.sv", false),
+        ("../rtl/aurora_flow.sv", true),
+        ("../tcl/render_kernel.py", true),
+    ] {
+        let text = read(file);
+        assert!(
+            text.contains("`include \"af_axil_ports.svh\"") && text.contains("`AF_AXIL_PORTS\n"),
+            "{file}: must declare the control port with `AF_AXIL_PORTS from af_axil_ports.svh"
+        );
+        assert!(
+            !connects || text.contains("`AF_AXIL_CONNECT\n"),
+            "{file}: must connect the control port with `AF_AXIL_CONNECT"
+        );
+        let own_list = text.contains(&format!(".{first}("))
+            || text
+                .lines()
+                .any(|l| l.contains(&first) && l.trim_start().starts_with("input"));
+        assert!(
+            !own_list,
+            "{file}: declares or connects `{first}` itself; use the macros of af_axil_ports.svh"
+        );
+    }
+    // the two writable registers the slave decodes
+    let regs = read("../rtl/af_axil_regs.sv");
+    for name in ["CORE_RESET", "COUNTER_RESET"] {
+        let r = d.registers.iter().find(|r| r.name == name).unwrap();
+        let line = format!("ADDR_{name} = 12'h{:03x};", r.offset);
+        assert!(regs.contains(&line), "af_axil_regs.sv: `{line}` expected");
+    }
 }
 
 /// The text between `<!-- kernel.toml: NAME -->` and `<!-- end kernel.toml: NAME -->`.

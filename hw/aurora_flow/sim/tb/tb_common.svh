@@ -256,6 +256,41 @@ function automatic logic [DW-1:0] pattern(input longint unsigned k);
   return d;
 endfunction
 
+// ---------------- traffic harness ----------------
+// beats the testbench handed to tx_axis and took from rx_axis
+longint unsigned sent = 0, received = 0;
+
+// one xorshift64 step (Marsaglia, "Xorshift RNGs", 2003): random gaps and stalls
+function automatic logic [63:0] xorshift(input logic [63:0] x);
+  x ^= x << 13;
+  x ^= x >> 7;
+  x ^= x << 17;
+  return x;
+endfunction
+
+// sends beats sent..n-1 back to back (the sender outruns the link), then idles
+task automatic send_full_rate(input longint unsigned n);
+  logic fire;
+  tx_tdata = pattern(sent);
+  tx_tvalid = 1'b1;
+  while (sent < n) begin
+    @(posedge ap_clk);
+    fire = tx_tvalid && tx_tready;
+    @(negedge ap_clk);
+    if (fire) begin
+      sent++;
+      if (sent == n) tx_tvalid = 1'b0;
+      else tx_tdata = pattern(sent);
+    end
+  end
+endtask
+
+// fails the test once `us` microseconds of simulated time have passed (deadlock, lost beats)
+task automatic watchdog(input int us);
+  repeat (us) #(1us);  // 1 us steps: a delay must fit 32 bits of the 1 fs precision
+  fail($sformatf("timeout after %0d us: sent %0d received %0d", us, sent, received));
+endtask
+
 task automatic reset_and_wait_link();
   ap_rst_n = 1'b0;
   repeat (20) @(posedge ap_clk);
