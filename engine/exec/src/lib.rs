@@ -25,6 +25,7 @@ mod remote;
 mod sandbox;
 mod skip_check;
 mod test_runner;
+mod worker_sandbox;
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -39,6 +40,12 @@ pub use procs::install_signal_handlers;
 pub use progress::ConsoleMode;
 pub use sandbox::{SandboxMode, EXCLUDED_ENV, NETWORK_ENV, STRICT_ENV};
 pub use test_runner::TEST_ENV_ALLOWLIST;
+pub use worker_sandbox::entry_point as sandbox_worker_entry_point;
+
+/// The `forge-sandbox` binary: serves as the persistent sandbox of a forge worker thread.
+pub fn sandbox_worker_main() -> ! {
+    worker_sandbox::serve::main()
+}
 
 use layout::Layout;
 

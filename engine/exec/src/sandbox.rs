@@ -58,6 +58,7 @@ use forge_core::OutputDecl;
 use crate::action_key::find_on_path;
 use crate::janitor::Janitor;
 use crate::layout::parent_of;
+use crate::worker_sandbox::{Bind, Program, Request};
 
 /// Env key an action sets to `"1"` to keep network access under bubblewrap.
 pub const NETWORK_ENV: &str = "FORGE_SANDBOX_NETWORK";
@@ -77,9 +78,12 @@ pub const EXCLUDED_ENV: &[&str] = &[
 /// Which sandbox to use (`ExecOptions::sandbox`, `[forge] sandbox`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
 pub enum SandboxMode {
-    /// Every action under bubblewrap.
+    /// Every action under bubblewrap, in a persistent bubblewrap per executor worker that
+    /// gives each action fresh namespaces of its own (`worker_sandbox`).
     #[default]
     Bubblewrap,
+    /// Every action under a bubblewrap of its own (slower; for comparison).
+    BubblewrapPerAction,
     /// The symlink forest (opt-out), bubblewrap for actions that set [`STRICT_ENV`].
     SymlinkForest,
 }
@@ -90,9 +94,10 @@ impl SandboxMode {
     pub fn parse(value: &str) -> Result<SandboxMode> {
         match value.trim() {
             "auto" | "" | "bwrap" | "bubblewrap" => Ok(SandboxMode::Bubblewrap),
+            "bwrap-per-action" => Ok(SandboxMode::BubblewrapPerAction),
             "forest" | "symlink-forest" => Ok(SandboxMode::SymlinkForest),
             other => bail!(
-                "`[forge] sandbox = {other}` is not a sandbox mode: use `bwrap` (the default: every action under bubblewrap) or `forest` (the weaker symlink forest, see the README's \"Sandbox and crash safety\")"
+                "`[forge] sandbox = {other}` is not a sandbox mode: use `bwrap` (the default: every action under bubblewrap), `bwrap-per-action` (the same isolation with a fresh bubblewrap per action, slower) or `forest` (the weaker symlink forest, see the README's \"Sandbox and crash safety\")"
             ),
         }
     }
@@ -100,6 +105,12 @@ impl SandboxMode {
 
 #[derive(Clone, Debug)]
 pub enum SandboxKind {
+    /// A persistent bubblewrap per executor worker (`worker_sandbox`).
+    Worker {
+        bwrap: PathBuf,
+        program: Program,
+    },
+    /// A fresh bubblewrap per action.
     Bubblewrap(PathBuf),
     SymlinkForest,
 }
@@ -107,9 +118,15 @@ pub enum SandboxKind {
 impl SandboxKind {
     pub fn name(&self) -> &'static str {
         match self {
-            SandboxKind::Bubblewrap(_) => "bubblewrap",
+            SandboxKind::Worker { .. } => "bubblewrap",
+            SandboxKind::Bubblewrap(_) => "bubblewrap-per-action",
             SandboxKind::SymlinkForest => "symlink-forest",
         }
+    }
+
+    /// Whether the action sees the project root's path (bubblewrap of either kind).
+    fn at_root(&self) -> bool {
+        !matches!(self, SandboxKind::SymlinkForest)
     }
 }
 
@@ -129,6 +146,17 @@ fn bwrap_works(bwrap: &Path) -> bool {
         .status()
         .map(|s| s.success())
         .unwrap_or(false)
+}
+
+/// The persistent bubblewrap sandbox: bubblewrap and the worker program.
+fn find_worker() -> Result<SandboxKind> {
+    let SandboxKind::Bubblewrap(bwrap) = find_bwrap()? else {
+        unreachable!("find_bwrap gives bubblewrap")
+    };
+    Ok(SandboxKind::Worker {
+        bwrap,
+        program: Program::find()?,
+    })
 }
 
 /// bubblewrap, when it is installed and can create namespaces here.
@@ -157,7 +185,8 @@ pub struct Sandboxes {
 impl Sandboxes {
     pub fn new(mode: SandboxMode) -> Result<Sandboxes> {
         let default = match mode {
-            SandboxMode::Bubblewrap => find_bwrap()?,
+            SandboxMode::Bubblewrap => find_worker()?,
+            SandboxMode::BubblewrapPerAction => find_bwrap()?,
             SandboxMode::SymlinkForest => SandboxKind::SymlinkForest,
         };
         Ok(Sandboxes {
@@ -167,7 +196,7 @@ impl Sandboxes {
         })
     }
 
-    /// What most actions run in: `bubblewrap` or `symlink-forest`.
+    /// What most actions run in: `bubblewrap`, `bubblewrap-per-action` or `symlink-forest`.
     pub fn name(&self) -> &'static str {
         self.default.name()
     }
@@ -180,7 +209,7 @@ impl Sandboxes {
         }
         let kind = self
             .strict
-            .get_or_init(|| find_bwrap().unwrap_or(SandboxKind::SymlinkForest));
+            .get_or_init(|| find_worker().unwrap_or(SandboxKind::SymlinkForest));
         (kind, matches!(kind, SandboxKind::SymlinkForest))
     }
 }
@@ -228,6 +257,14 @@ fn outermost(paths: impl IntoIterator<Item = String>) -> Vec<String> {
     out
 }
 
+/// The project-relative `[forge] sandbox_passthrough` paths (made visible read-write).
+pub(crate) fn relative_passthrough(passthrough: &[String]) -> impl Iterator<Item = &str> {
+    passthrough
+        .iter()
+        .map(|p| p.trim_end_matches('/'))
+        .filter(|p| !p.starts_with('/') && !p.starts_with("~/") && !p.is_empty())
+}
+
 fn expand_home(p: &str) -> Option<PathBuf> {
     if let Some(rest) = p.strip_prefix("~/") {
         Some(PathBuf::from(std::env::var_os("HOME")?).join(rest))
@@ -251,9 +288,10 @@ impl<'a> Sandbox<'a> {
         network: bool,
     ) -> Sandbox<'a> {
         let inputs = outermost(inputs.iter().cloned());
-        let extra_mounts = match kind {
-            SandboxKind::Bubblewrap(_) => symlink_targets(root, &inputs),
-            SandboxKind::SymlinkForest => Vec::new(),
+        let extra_mounts = if kind.at_root() {
+            symlink_targets(root, &inputs)
+        } else {
+            Vec::new()
         };
         Sandbox {
             kind,
@@ -269,10 +307,7 @@ impl<'a> Sandbox<'a> {
     }
 
     fn relative_passthrough(&self) -> impl Iterator<Item = &str> {
-        self.passthrough
-            .iter()
-            .map(|p| p.trim_end_matches('/'))
-            .filter(|p| !p.starts_with('/') && !p.starts_with("~/") && !p.is_empty())
+        relative_passthrough(self.passthrough)
     }
 
     /// Writable directories: output parents and the scratch dir.
@@ -329,7 +364,13 @@ impl<'a> Sandbox<'a> {
         );
         // (path, real path, bubblewrap mount point is a directory)
         let mut entries = Vec::new();
-        for rel in &mounted {
+        // The persistent sandbox makes its mount points in each action's own tmpfs.
+        let mirrored = if matches!(self.kind, SandboxKind::Worker { .. }) {
+            &[][..]
+        } else {
+            &mounted[..]
+        };
+        for rel in mirrored {
             if dirs.contains(rel.as_str()) {
                 // An output parent or the scratch dir already holds this path.
                 continue;
@@ -370,7 +411,7 @@ impl<'a> Sandbox<'a> {
             match self.kind {
                 SandboxKind::SymlinkForest => symlink(real, &inside),
                 // bubblewrap needs an existing mount point in the read-only sandbox.
-                SandboxKind::Bubblewrap(_) => fs::File::create(&inside).map(drop),
+                _ => fs::File::create(&inside).map(drop),
             }
             .with_context(|| format!("mirroring `{rel}` into the sandbox"))?;
         }
@@ -426,9 +467,89 @@ impl<'a> Sandbox<'a> {
 
     /// TMPDIR as the action sees it.
     pub fn tmpdir(&self) -> PathBuf {
-        match self.kind {
-            SandboxKind::Bubblewrap(_) => self.root.join(self.scratch),
-            SandboxKind::SymlinkForest => self.dir.join(self.scratch),
+        if self.kind.at_root() {
+            self.root.join(self.scratch)
+        } else {
+            self.dir.join(self.scratch)
+        }
+    }
+
+    /// The request that runs `argv` in the persistent sandbox with `env` added to the
+    /// inherited env (what [`Sandbox::command`] does for the other kinds).
+    pub fn worker_request(&self, argv: &[String], env: &[(String, String)]) -> Request {
+        use std::ffi::OsString;
+        use std::os::unix::ffi::OsStrExt;
+        let mut vars: std::collections::BTreeMap<OsString, OsString> = std::env::vars_os()
+            .filter(|(k, _)| !EXCLUDED_ENV.iter().any(|x| k == x))
+            .collect();
+        vars.insert("PWD".into(), self.root.into());
+        vars.insert("TMPDIR".into(), self.tmpdir().into());
+        vars.extend(env.iter().map(|(k, v)| (k.into(), v.into())));
+        let env = vars
+            .into_iter()
+            .map(|(k, v)| [k.as_bytes(), b"=", v.as_bytes()].concat())
+            .collect();
+        let bytes = |s: &str| s.as_bytes().to_vec();
+        let dir_rel = self
+            .dir
+            .strip_prefix(self.root)
+            .expect("sandboxes live under the project root")
+            .to_string_lossy()
+            .into_owned();
+        let mut binds: Vec<Bind> = self
+            .writable_dirs()
+            .into_iter()
+            .map(|w| Bind {
+                src: bytes(&format!("{dir_rel}/{w}")),
+                dst: bytes(&w),
+                dir: true,
+                writable: true,
+            })
+            .collect();
+        for (paths, writable) in [
+            (
+                self.relative_passthrough()
+                    .map(str::to_string)
+                    .collect::<Vec<_>>(),
+                true,
+            ),
+            (
+                self.inputs
+                    .iter()
+                    .chain(&self.extra_mounts)
+                    .cloned()
+                    .collect(),
+                false,
+            ),
+        ] {
+            for p in paths {
+                let real = self.root.join(&p);
+                if writable && !real.exists() {
+                    continue;
+                }
+                binds.push(Bind {
+                    src: bytes(&p),
+                    dst: bytes(&p),
+                    dir: real.is_dir(),
+                    writable,
+                });
+            }
+        }
+        let mut keep_under_tmp: Vec<PathBuf> = std::env::var_os("HOME")
+            .map(PathBuf::from)
+            .into_iter()
+            .collect();
+        keep_under_tmp.extend(self.passthrough.iter().filter_map(|p| expand_home(p)));
+        Request {
+            root: self.root.as_os_str().as_bytes().to_vec(),
+            keep_under_tmp: keep_under_tmp
+                .into_iter()
+                .filter(|p| p.starts_with("/tmp") && p != Path::new("/tmp"))
+                .map(|p| p.as_os_str().as_bytes().to_vec())
+                .collect(),
+            binds,
+            argv: argv.iter().map(|a| bytes(a)).collect(),
+            env,
         }
     }
 
@@ -447,6 +568,9 @@ impl<'a> Sandbox<'a> {
                 cmd.args(&argv[1..]).current_dir(&self.dir);
                 cmd.env("PWD", &self.dir);
                 cmd
+            }
+            SandboxKind::Worker { .. } => {
+                unreachable!("the persistent sandbox runs requests, not commands")
             }
             SandboxKind::Bubblewrap(bwrap) => {
                 let mut cmd = Command::new(bwrap);
@@ -482,30 +606,8 @@ impl<'a> Sandbox<'a> {
         if self.network {
             push(&["--share-net"]);
         }
-        push(&["--ro-bind", "/usr", "/usr"]);
-        for top in ["bin", "sbin", "lib", "lib32", "lib64", "libx32"] {
-            let p = format!("/{top}");
-            match fs::read_link(&p) {
-                Ok(target) => push(&["--symlink", &target.to_string_lossy(), &p]),
-                Err(_) if Path::new(&p).is_dir() => push(&["--ro-bind", &p, &p]),
-                Err(_) => {}
-            }
-        }
-        push(&["--ro-bind", "/etc", "/etc"]);
-        push(&["--ro-bind-try", "/opt", "/opt"]);
-        push(&["--proc", "/proc", "--dev", "/dev", "--tmpfs", "/tmp"]);
-        if let Some(home) = std::env::var_os("HOME") {
-            let home = home.to_string_lossy().into_owned();
-            if home != "/" && !home.is_empty() {
-                push(&["--ro-bind-try", &home, &home]);
-            }
-        }
-        for p in self.passthrough {
-            if let Some(abs) = expand_home(p) {
-                let abs = abs.to_string_lossy().into_owned();
-                push(&["--ro-bind-try", &abs, &abs]);
-            }
-        }
+        a.extend(system_bwrap_args(self.passthrough));
+        let mut push = |xs: &[&str]| a.extend(xs.iter().map(|s| s.to_string()));
         let root = self.root.to_string_lossy().into_owned();
         let dir = self.dir.to_string_lossy().into_owned();
         push(&["--ro-bind", &dir, &root]);
@@ -567,6 +669,39 @@ impl<'a> Sandbox<'a> {
     pub fn remove(&self, janitor: &Janitor) {
         janitor.discard(&self.dir);
     }
+}
+
+/// bubblewrap's arguments for the system part of every sandbox: `/usr` (+ merged-usr
+/// links), `/etc`, `/opt`, a fresh `/proc`, `/dev` and `/tmp`, `$HOME` and the absolute
+/// `[forge] sandbox_passthrough` paths, all read-only.
+pub(crate) fn system_bwrap_args(passthrough: &[String]) -> Vec<String> {
+    let mut a: Vec<String> = Vec::new();
+    let mut push = |xs: &[&str]| a.extend(xs.iter().map(|s| s.to_string()));
+    push(&["--ro-bind", "/usr", "/usr"]);
+    for top in ["bin", "sbin", "lib", "lib32", "lib64", "libx32"] {
+        let p = format!("/{top}");
+        match fs::read_link(&p) {
+            Ok(target) => push(&["--symlink", &target.to_string_lossy(), &p]),
+            Err(_) if Path::new(&p).is_dir() => push(&["--ro-bind", &p, &p]),
+            Err(_) => {}
+        }
+    }
+    push(&["--ro-bind", "/etc", "/etc"]);
+    push(&["--ro-bind-try", "/opt", "/opt"]);
+    push(&["--proc", "/proc", "--dev", "/dev", "--tmpfs", "/tmp"]);
+    if let Some(home) = std::env::var_os("HOME") {
+        let home = home.to_string_lossy().into_owned();
+        if home != "/" && !home.is_empty() {
+            push(&["--ro-bind-try", &home, &home]);
+        }
+    }
+    for p in passthrough {
+        if let Some(abs) = expand_home(p) {
+            let abs = abs.to_string_lossy().into_owned();
+            push(&["--ro-bind-try", &abs, &abs]);
+        }
+    }
+    a
 }
 
 /// Project paths that symlinks inside the given inputs point at (so bubblewrap can mount
