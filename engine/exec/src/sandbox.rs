@@ -257,6 +257,46 @@ fn outermost(paths: impl IntoIterator<Item = String>) -> Vec<String> {
     out
 }
 
+/// Replaces inputs that together are the whole of a directory by that directory, up the
+/// tree as far as that holds: bubblewrap then mounts one directory instead of each file.
+/// A directory is whole when every entry the file system lists in it is an input (or a
+/// whole directory); one that holds, or lies inside, an output, the scratch dir or a
+/// passthrough path (`apart`) is never merged, and neither is the project root.
+fn whole_dirs(root: &Path, inputs: Vec<String>, apart: &[&str]) -> Vec<String> {
+    let mut set: BTreeSet<String> = inputs.into_iter().collect();
+    loop {
+        let mut parents: Vec<String> = set
+            .iter()
+            .map(|p| parent_of(p).to_string())
+            .filter(|d| !d.is_empty() && !set.contains(d))
+            .collect::<BTreeSet<_>>()
+            .into_iter()
+            .collect();
+        // Deepest first, so a merged directory can make its parent whole on the next round.
+        parents.sort_by_key(|d| std::cmp::Reverse(d.matches('/').count()));
+        let mut merged = false;
+        for d in parents {
+            if set.contains(&d) || apart.iter().any(|a| is_under(a, &d) || is_under(&d, a)) {
+                continue;
+            }
+            let Ok(entries) = fs::read_dir(root.join(&d)) else {
+                continue;
+            };
+            let whole = entries.into_iter().all(|e| {
+                e.is_ok_and(|e| set.contains(&format!("{d}/{}", e.file_name().to_string_lossy())))
+            });
+            if whole {
+                set.retain(|p| !is_under(p, &d));
+                set.insert(d);
+                merged = true;
+            }
+        }
+        if !merged {
+            return set.into_iter().collect();
+        }
+    }
+}
+
 /// The project-relative `[forge] sandbox_passthrough` paths (made visible read-write).
 pub(crate) fn relative_passthrough(passthrough: &[String]) -> impl Iterator<Item = &str> {
     passthrough
@@ -287,7 +327,16 @@ impl<'a> Sandbox<'a> {
         passthrough: &'a [String],
         network: bool,
     ) -> Sandbox<'a> {
-        let inputs = outermost(inputs.iter().cloned());
+        let mut inputs = outermost(inputs.iter().cloned());
+        if kind.at_root() {
+            let apart: Vec<&str> = outputs
+                .iter()
+                .map(|o| o.path.as_str())
+                .chain([scratch])
+                .chain(relative_passthrough(passthrough))
+                .collect();
+            inputs = whole_dirs(root, inputs, &apart);
+        }
         let extra_mounts = if kind.at_root() {
             symlink_targets(root, &inputs)
         } else {

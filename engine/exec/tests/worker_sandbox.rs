@@ -60,7 +60,9 @@ fn workers_of(root: &Path) -> Vec<i32> {
             args.iter().any(|a| a == "--serve")
                 && args.windows(2).any(|w| w[0] == "--root" && w[1] == root)
                 && !args[0].ends_with("bwrap")
-                && cmdline(parent(p)).first().is_some_and(|a| a.ends_with("bwrap"))
+                && cmdline(parent(p))
+                    .first()
+                    .is_some_and(|a| a.ends_with("bwrap"))
         })
         .collect()
 }
@@ -139,7 +141,11 @@ fn consecutive_actions_of_one_worker_share_nothing() {
     let listing = read(&root, &b);
     let lines: Vec<&str> = listing.lines().collect();
     assert!(!listing.contains("left"), "{listing}");
-    assert_eq!(lines[lines.len() - 2], "0", "a message queue survived: {listing}");
+    assert_eq!(
+        lines[lines.len() - 2],
+        "0",
+        "a message queue survived: {listing}"
+    );
     assert_eq!(lines[lines.len() - 1], root_s, "{listing}");
 }
 
@@ -160,7 +166,14 @@ fn actions_hold_no_capability() {
         r = root.display()
     );
     let mut g = GraphBuilder::default();
-    g.run(RunSpec::new(label("", "caps"), "c", &["/bin/sh", "-c", &script, "--", &o]).output(&o));
+    g.run(
+        RunSpec::new(
+            label("", "caps"),
+            "c",
+            &["/bin/sh", "-c", &script, "--", &o],
+        )
+        .output(&o),
+    );
     one_worker(&root)
         .build(&g.graph, &[ArtifactRef::Build(o.clone())])
         .unwrap();
@@ -217,10 +230,7 @@ fn a_worker_killed_between_actions_is_replaced() {
     // The second action's input takes a while to digest, which holds it back between the
     // first action's end and its own start: that is when the test kills the worker.
     let big = root.join("big.bin");
-    fs::File::create(&big)
-        .unwrap()
-        .set_len(512 << 20)
-        .unwrap();
+    fs::File::create(&big).unwrap().set_len(512 << 20).unwrap();
     let first = out("", "first", "o.txt");
     let second = out("", "second", "o.txt");
     let mut g = GraphBuilder::default();
@@ -248,7 +258,9 @@ fn a_worker_killed_between_actions_is_replaced() {
         let root = root.clone();
         std::thread::spawn(move || {
             let done = root.join(out("", "first", "o.txt"));
-            wait_for("the first action", Duration::from_secs(30), || done.exists());
+            wait_for("the first action", Duration::from_secs(30), || {
+                done.exists()
+            });
             let workers = workers_of(&root);
             for w in &workers {
                 // SAFETY: signalling a process of this test's workspace.
@@ -261,7 +273,11 @@ fn a_worker_killed_between_actions_is_replaced() {
         .build(&g.graph, &[ArtifactRef::Build(second.clone())])
         .unwrap();
     let killed = killer.join().unwrap();
-    assert_eq!(killed.len(), 1, "one worker serves a one-job build: {killed:?}");
+    assert_eq!(
+        killed.len(),
+        1,
+        "one worker serves a one-job build: {killed:?}"
+    );
     assert_eq!(report.local, 2);
     assert_eq!(read(&root, &second), "x\n");
 }
@@ -304,7 +320,10 @@ fn a_worker_killed_during_an_action_fails_it_clearly() {
     let start = Instant::now();
     let err = exec.build(&g.graph, &wanted).unwrap_err();
     assert_eq!(killer.join().unwrap(), 1);
-    assert!(start.elapsed() < Duration::from_secs(20), "the build waited for the action");
+    assert!(
+        start.elapsed() < Duration::from_secs(20),
+        "the build waited for the action"
+    );
     let text = failure_text(&err);
     assert!(
         text.contains("Action failed: root//:slow (<unspecified>) (s)")
@@ -312,9 +331,11 @@ fn a_worker_killed_during_an_action_fails_it_clearly() {
         "{text}"
     );
     assert!(!root.join(&o).exists(), "no output after the failure");
-    wait_for("the action's processes to end", Duration::from_secs(5), || {
-        processes_with_env(&marker).is_empty()
-    });
+    wait_for(
+        "the action's processes to end",
+        Duration::from_secs(5),
+        || processes_with_env(&marker).is_empty(),
+    );
     // The next build starts a new worker (the slow action is replaced by a quick one).
     let mut g = GraphBuilder::default();
     g.run(
@@ -327,4 +348,41 @@ fn a_worker_killed_during_an_action_fails_it_clearly() {
     );
     exec.build(&g.graph, &wanted).unwrap();
     assert_eq!(read(&root, &o), "x\n");
+}
+
+/// Inputs that make up a whole directory are mounted as that directory (one mount, counted
+/// in the kernel's `/proc/self/mountinfo`), and the action still sees exactly its inputs: a
+/// directory of which one file is not declared keeps one mount per declared file and hides
+/// the undeclared one; so does a directory holding the action's own output.
+#[test]
+fn inputs_covering_a_whole_directory_are_one_mount() {
+    assert!(bwrap_available(), "{BWRAP_MISSING}");
+    for mode in [SandboxMode::Bubblewrap, SandboxMode::BubblewrapPerAction] {
+        let (_ws, root) = canonical_tempdir();
+        for f in ["a", "b", "sub/c", "sub/d"] {
+            write_file(&root, &format!("whole/{f}"), f);
+        }
+        for f in ["a", "b", "secret"] {
+            write_file(&root, &format!("part/{f}"), f);
+        }
+        let o = out("", "m", "o.txt");
+        let script = "{ find whole part | LC_ALL=C sort; \
+                        grep -c \" $PWD/whole\" /proc/self/mountinfo; \
+                        grep -c \" $PWD/part/\" /proc/self/mountinfo; } > $1";
+        let mut spec = RunSpec::new(label("", "m"), "m", &["/bin/sh", "-c", script, "--", &o]);
+        for f in ["a", "b", "sub/c", "sub/d"] {
+            spec = spec.source(&format!("whole/{f}"));
+        }
+        spec = spec.source("part/a").source("part/b").output(&o);
+        let mut g = GraphBuilder::default();
+        g.run(spec);
+        executor(&root, mode)
+            .build(&g.graph, &[ArtifactRef::Build(o.clone())])
+            .unwrap();
+        assert_eq!(
+            read(&root, &o),
+            "part\npart/a\npart/b\nwhole\nwhole/a\nwhole/b\nwhole/sub\nwhole/sub/c\nwhole/sub/d\n1\n2\n",
+            "{mode:?}"
+        );
+    }
 }
