@@ -5,7 +5,8 @@
 //! Two strengths:
 //! - **bubblewrap** (`bwrap`, Debian `bubblewrap`; the DEFAULT for every action): the
 //!   sandbox is mounted AT the project root path, read-only, with the output parents and the
-//!   scratch dir writable; each input is bind-mounted read-only; `/usr` (+ merged-usr links),
+//!   scratch dir writable; each input is bind-mounted read-only (inputs that make up a whole
+//!   directory as that directory, see [`whole_dirs`]); `/usr` (+ merged-usr links),
 //!   `/etc`, `/opt` and `$HOME` (where user-installed toolchains such as rustup or pyenv live)
 //!   are visible read-only; `/tmp` is private; every namespace is unshared, so there is no
 //!   network, no other process is visible and every process of the action dies with it.
@@ -22,14 +23,18 @@
 //!   namespaces) or to measure the sandbox's cost.
 //!
 //! Which one runs (`[forge] sandbox` in `.buckconfig`, see [`SandboxMode::parse`]):
-//! - `bwrap` (default; `auto` means the same): every action under bubblewrap; an error
-//!   naming the Debian package when it is not available.
+//! - `bwrap` (default; `auto` means the same): every action under bubblewrap, in one
+//!   persistent bubblewrap per executor worker that gives each action fresh namespaces
+//!   (`worker_sandbox`); an error naming the Debian package when it is not available.
+//! - `bwrap-per-action`: the same view, from a fresh bubblewrap per action (slower; kept to
+//!   measure the difference and for machines where bubblewrap cannot pass capabilities).
 //! - `forest`: every action in the symlink forest, except actions that set [`STRICT_ENV`]`
 //!   = "1"` in their `env`; those still run under bubblewrap when it works here.
 //!
-//! The cost: starting bubblewrap (new namespaces, a fresh root, one mount per input) costs
-//! several milliseconds per action more than the forest (`cargo bench -p forge_exec --bench
-//! sandbox_overhead` measures both; the README has the figures).
+//! The cost: starting bubblewrap (new namespaces, a fresh root) costs 10–25 ms per action;
+//! the persistent sandbox pays it once per worker and about as much as the forest per
+//! action (`cargo bench -p forge_exec --bench sandbox_overhead` measures all three; the
+//! README has the figures).
 //!
 //! Network: an action whose `env` sets [`NETWORK_ENV`]` = "1"` keeps the host network under
 //! bubblewrap (for toolchains that need a license server). Rules set it only for such
