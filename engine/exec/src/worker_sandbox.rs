@@ -164,7 +164,13 @@ impl Worker {
         // does, so a killed forge leaves no worker behind.
         unsafe {
             cmd.pre_exec(move || {
-                if libc::dup2(fd, 3) < 0 {
+                // (dup2 onto itself keeps the flag, so fd 3 itself is cleared by hand.)
+                let r = if fd == 3 {
+                    libc::fcntl(3, libc::F_SETFD, 0)
+                } else {
+                    libc::dup2(fd, 3)
+                };
+                if r < 0 {
                     return Err(io::Error::last_os_error());
                 }
                 libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL);

@@ -77,13 +77,17 @@ fn serve(mut sock: UnixStream, last_cap: i32) -> io::Result<()> {
         let reply = match (Request::decode(&body), fds) {
             (Ok(req), Some((out, err))) => {
                 write_frame(&mut sock, &Reply::Accepted.encode())?;
-                let reply = run(&req, out, err, last_cap);
+                let (reply, init) = run(&req, out, err, last_cap);
                 // SAFETY: the descriptors came with this request and are ours alone.
                 unsafe {
                     libc::close(out);
                     libc::close(err);
                 }
-                reply
+                write_frame(&mut sock, &reply.encode())?;
+                if let Some(pid) = init {
+                    reap(pid);
+                }
+                continue;
             }
             (Err(e), _) => Reply::SetupFailed(e.to_string()),
             (_, None) => Reply::SetupFailed("the request carried no stream descriptors".into()),
@@ -170,11 +174,16 @@ fn cstr(bytes: &[u8]) -> Result<CString, String> {
 }
 
 /// Runs one request in fresh namespaces and waits for it (and everything it started).
-fn run(req: &Request, out: RawFd, err: RawFd, last_cap: i32) -> Reply {
+/// Returns the action's init process when it is still to be reaped: it reports once the
+/// action's processes are gone, and its namespaces are torn down while forge goes on.
+fn run(req: &Request, out: RawFd, err: RawFd, last_cap: i32) -> (Reply, Option<i32>) {
     let mut report = [0 as RawFd; 2];
     // SAFETY: pipe2 fills the array.
     if unsafe { libc::pipe2(report.as_mut_ptr(), libc::O_CLOEXEC) } != 0 {
-        return Reply::SetupFailed(format!("pipe: {}", io::Error::last_os_error()));
+        return (
+            Reply::SetupFailed(format!("pipe: {}", io::Error::last_os_error())),
+            None,
+        );
     }
     let flags = libc::CLONE_NEWNS | libc::CLONE_NEWPID | libc::CLONE_NEWIPC | libc::SIGCHLD;
     // SAFETY: clone without a new stack behaves as fork; the worker is single-threaded.
@@ -186,7 +195,10 @@ fn run(req: &Request, out: RawFd, err: RawFd, last_cap: i32) -> Reply {
             libc::close(report[0]);
             libc::close(report[1]);
         }
-        return Reply::SetupFailed(format!("clone(CLONE_NEWNS | CLONE_NEWPID): {e}"));
+        return (
+            Reply::SetupFailed(format!("clone(CLONE_NEWNS | CLONE_NEWPID): {e}")),
+            None,
+        );
     }
     if pid == 0 {
         // SAFETY: the child's own copy of the read end.
@@ -195,6 +207,8 @@ fn run(req: &Request, out: RawFd, err: RawFd, last_cap: i32) -> Reply {
         // SAFETY: the report pipe's write end is this process's.
         let mut pipe = unsafe { std::fs::File::from_raw_fd(report[1]) };
         let _ = pipe.write_all(&reply.encode());
+        // Closed now, so the worker need not wait for this process's exit to read it.
+        drop(pipe);
         // SAFETY: leaving the child without running the parent's exit handlers.
         unsafe { libc::_exit(0) };
     }
@@ -204,15 +218,25 @@ fn run(req: &Request, out: RawFd, err: RawFd, last_cap: i32) -> Reply {
     let mut pipe = unsafe { std::fs::File::from_raw_fd(report[0]) };
     let mut bytes = Vec::new();
     let _ = pipe.read_to_end(&mut bytes);
-    let mut status = 0;
-    // SAFETY: waiting for the child cloned above.
-    while unsafe { libc::waitpid(pid as i32, &mut status, 0) } < 0 && errno() == libc::EINTR {}
     if bytes.is_empty() {
-        return Reply::SetupFailed(format!(
-            "the action's sandbox init ended without a report (wait status {status:#x})"
-        ));
+        let status = reap(pid as i32);
+        return (
+            Reply::SetupFailed(format!(
+                "the action's sandbox init ended without a report (wait status {status:#x})"
+            )),
+            None,
+        );
     }
-    Reply::decode(&bytes).unwrap_or_else(|e| Reply::SetupFailed(e.to_string()))
+    let reply = Reply::decode(&bytes).unwrap_or_else(|e| Reply::SetupFailed(e.to_string()));
+    (reply, Some(pid as i32))
+}
+
+/// Waits for a child; its wait status.
+fn reap(pid: i32) -> i32 {
+    let mut status = 0;
+    // SAFETY: waiting for a child of this process.
+    while unsafe { libc::waitpid(pid, &mut status, 0) } < 0 && errno() == libc::EINTR {}
+    status
 }
 
 /// PID 1 of the action's namespaces: sets up its view, drops capabilities, runs the command.
@@ -253,6 +277,15 @@ fn action_init(req: &Request, out: RawFd, err: RawFd, last_cap: i32) -> Reply {
         // SAFETY: reaping children (PID 1 inherits every orphan of the action).
         let w = unsafe { libc::waitpid(-1, &mut status, 0) };
         if w == child {
+            // Whatever the command left behind dies now and is reaped, so the result goes
+            // out only when nothing of the action is alive; the namespaces themselves are
+            // torn down after the reply (see `serve`).
+            // SAFETY: PID 1 signalling every other process of its own namespace.
+            unsafe { libc::kill(-1, libc::SIGKILL) };
+            // SAFETY: reaping until no child is left.
+            while unsafe { libc::waitpid(-1, std::ptr::null_mut(), 0) } > 0
+                || errno() == libc::EINTR
+            {}
             return if exec_failed {
                 Reply::ExecFailed(i32::from_le_bytes(code))
             } else {
