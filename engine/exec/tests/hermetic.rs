@@ -219,22 +219,6 @@ fn cached_outputs_are_read_only() {
     }
 }
 
-fn processes_with_env(marker: &str) -> Vec<i32> {
-    let needle = format!("FORGE_TEST_MARKER={marker}");
-    let mut found = Vec::new();
-    for e in fs::read_dir("/proc").unwrap().flatten() {
-        let Ok(pid) = e.file_name().to_string_lossy().parse::<i32>() else {
-            continue;
-        };
-        if let Ok(env) = fs::read(e.path().join("environ")) {
-            if env.split(|b| *b == 0).any(|v| v == needle.as_bytes()) {
-                found.push(pid);
-            }
-        }
-    }
-    found
-}
-
 /// A daemon an action leaves running is killed when the action ends, in every mode.
 #[test]
 fn background_processes_of_an_action_die_with_it() {

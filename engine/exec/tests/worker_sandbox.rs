@@ -67,17 +67,6 @@ fn workers_of(root: &Path) -> Vec<i32> {
         .collect()
 }
 
-fn processes_with_env(marker: &str) -> Vec<i32> {
-    let needle = format!("FORGE_TEST_MARKER={marker}");
-    pids()
-        .into_iter()
-        .filter(|p| {
-            fs::read(format!("/proc/{p}/environ"))
-                .is_ok_and(|env| env.split(|b| *b == 0).any(|v| v == needle.as_bytes()))
-        })
-        .collect()
-}
-
 fn wait_for(what: &str, limit: Duration, mut ready: impl FnMut() -> bool) {
     let deadline = Instant::now() + limit;
     while !ready() {

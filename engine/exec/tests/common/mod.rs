@@ -295,3 +295,23 @@ pub fn write_file(root: &Path, rel: &str, content: &str) {
 pub fn read(root: &Path, rel: &str) -> String {
     std::fs::read_to_string(root.join(rel)).unwrap_or_else(|e| panic!("reading {rel}: {e}"))
 }
+
+/// Processes (other than this one) whose environment holds `FORGE_TEST_MARKER=<marker>`.
+pub fn processes_with_env(marker: &str) -> Vec<i32> {
+    let needle = format!("FORGE_TEST_MARKER={marker}");
+    let mut found = Vec::new();
+    for e in std::fs::read_dir("/proc").unwrap().flatten() {
+        let Ok(pid) = e.file_name().to_string_lossy().parse::<i32>() else {
+            continue;
+        };
+        if pid as u32 == std::process::id() {
+            continue;
+        }
+        if let Ok(env) = std::fs::read(e.path().join("environ")) {
+            if env.split(|b| *b == 0).any(|v| v == needle.as_bytes()) {
+                found.push(pid);
+            }
+        }
+    }
+    found
+}
