@@ -58,6 +58,7 @@ fn forge(mode: SandboxMode) -> Option<(f64, f64)> {
     let ws = tempfile::tempdir().unwrap();
     let mut o = ExecOptions::new(ws.path());
     o.sandbox = mode;
+    o.sandbox_worker = Some(env!("CARGO_BIN_EXE_forge-sandbox").into());
     o.console = ConsoleMode::Quiet;
     o.jobs = 1;
     let exec = Executor::new(o).ok()?;

@@ -154,14 +154,18 @@ fn bwrap_works(bwrap: &Path) -> bool {
 }
 
 /// The persistent bubblewrap sandbox: bubblewrap and the worker program.
-fn find_worker() -> Result<SandboxKind> {
+fn find_worker(program: Option<&Path>) -> Result<SandboxKind> {
     let SandboxKind::Bubblewrap(bwrap) = find_bwrap()? else {
         unreachable!("find_bwrap gives bubblewrap")
     };
-    Ok(SandboxKind::Worker {
-        bwrap,
-        program: Program::find()?,
-    })
+    let program = match program {
+        Some(p) => Program {
+            path: p.to_path_buf(),
+            args: Vec::new(),
+        },
+        None => Program::find()?,
+    };
+    Ok(SandboxKind::Worker { bwrap, program })
 }
 
 /// bubblewrap, when it is installed and can create namespaces here.
@@ -185,12 +189,13 @@ pub struct Sandboxes {
     mode: SandboxMode,
     default: SandboxKind,
     strict: OnceLock<SandboxKind>,
+    worker: Option<PathBuf>,
 }
 
 impl Sandboxes {
-    pub fn new(mode: SandboxMode) -> Result<Sandboxes> {
+    pub fn new(mode: SandboxMode, worker: Option<PathBuf>) -> Result<Sandboxes> {
         let default = match mode {
-            SandboxMode::Bubblewrap => find_worker()?,
+            SandboxMode::Bubblewrap => find_worker(worker.as_deref())?,
             SandboxMode::BubblewrapPerAction => find_bwrap()?,
             SandboxMode::SymlinkForest => SandboxKind::SymlinkForest,
         };
@@ -198,6 +203,7 @@ impl Sandboxes {
             mode,
             default,
             strict: OnceLock::new(),
+            worker,
         })
     }
 
@@ -212,9 +218,9 @@ impl Sandboxes {
         if self.mode != SandboxMode::SymlinkForest || !strict {
             return (&self.default, false);
         }
-        let kind = self
-            .strict
-            .get_or_init(|| find_worker().unwrap_or(SandboxKind::SymlinkForest));
+        let kind = self.strict.get_or_init(|| {
+            find_worker(self.worker.as_deref()).unwrap_or(SandboxKind::SymlinkForest)
+        });
         (kind, matches!(kind, SandboxKind::SymlinkForest))
     }
 }

@@ -34,6 +34,9 @@ pub use wire::{Bind, Request};
 
 use crate::procs::{spawn_tracked, Group};
 
+/// Where the worker program is mounted inside its bubblewrap.
+const WORKER_PATH: &str = "/.forge-sandbox";
+
 /// The argument that makes the `forge` binary serve as its own sandbox worker.
 pub const SELF_WORKER_ARG: &str = "__sandbox-worker";
 
@@ -147,9 +150,17 @@ impl Worker {
                 args.extend(["--bind".into(), real.clone(), real]);
             }
         }
+        // At a path of bubblewrap's own root, not the program's: a mount on a project file
+        // (`target/release/forge`) would make that file impossible to replace for every
+        // action (a mount point cannot be unlinked in any view of the namespace).
         let program = spec.program.path.to_string_lossy().into_owned();
-        args.extend(["--ro-bind".into(), program.clone(), program.clone()]);
-        args.extend(["--chdir".into(), "/".into(), "--".into(), program]);
+        args.extend(["--ro-bind".into(), program, WORKER_PATH.into()]);
+        args.extend([
+            "--chdir".into(),
+            "/".into(),
+            "--".into(),
+            WORKER_PATH.into(),
+        ]);
         args.extend(spec.program.args.iter().cloned());
         args.extend(["--serve".into(), "3".into(), "--root".into(), root]);
         let stderr = memfd("forge-sandbox-stderr")?;

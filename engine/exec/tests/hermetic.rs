@@ -157,6 +157,7 @@ fn default_sandbox_keeps_writes_away_from_other_targets_sources_and_host() {
         .output(&attacker),
     );
     let mut opts = ExecOptions::new(&root);
+    opts.sandbox_worker = Some(WORKER.into());
     opts.console = forge_exec::ConsoleMode::Quiet;
     let exec = Executor::new(opts).unwrap();
     assert_eq!(exec.sandbox_name(), "bubblewrap");

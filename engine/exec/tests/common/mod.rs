@@ -225,10 +225,14 @@ impl GraphBuilder {
 pub fn options(root: &Path, sandbox: SandboxMode) -> ExecOptions {
     let mut o = ExecOptions::new(root);
     o.sandbox = sandbox;
+    o.sandbox_worker = Some(WORKER.into());
     o.console = forge_exec::ConsoleMode::Quiet;
     o.jobs = 2;
     o
 }
+
+/// The persistent sandbox's worker program, as cargo built it for these tests.
+pub const WORKER: &str = env!("CARGO_BIN_EXE_forge-sandbox");
 
 pub fn executor(root: &Path, sandbox: SandboxMode) -> Executor {
     Executor::new(options(root, sandbox)).unwrap()
