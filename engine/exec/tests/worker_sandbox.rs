@@ -67,6 +67,16 @@ fn workers_of(root: &Path) -> Vec<i32> {
         .collect()
 }
 
+/// Kills the workspace's workers (SIGKILL, as the out-of-memory killer would); their pids.
+fn kill_workers(root: &Path) -> Vec<i32> {
+    let workers = workers_of(root);
+    for w in &workers {
+        // SAFETY: signalling a process of this test's workspace.
+        unsafe { libc::kill(*w, libc::SIGKILL) };
+    }
+    workers
+}
+
 fn wait_for(what: &str, limit: Duration, mut ready: impl FnMut() -> bool) {
     let deadline = Instant::now() + limit;
     while !ready() {
@@ -250,12 +260,7 @@ fn a_worker_killed_between_actions_is_replaced() {
             wait_for("the first action", Duration::from_secs(30), || {
                 done.exists()
             });
-            let workers = workers_of(&root);
-            for w in &workers {
-                // SAFETY: signalling a process of this test's workspace.
-                unsafe { libc::kill(*w, libc::SIGKILL) };
-            }
-            workers
+            kill_workers(&root)
         })
     };
     let report = exec
@@ -298,12 +303,7 @@ fn a_worker_killed_during_an_action_fails_it_clearly() {
             wait_for("the action to run", Duration::from_secs(20), || {
                 !processes_with_env(&marker).is_empty()
             });
-            let workers = workers_of(&root);
-            for w in &workers {
-                // SAFETY: signalling a process of this test's workspace.
-                unsafe { libc::kill(*w, libc::SIGKILL) };
-            }
-            workers.len()
+            kill_workers(&root).len()
         })
     };
     let start = Instant::now();
