@@ -1,6 +1,7 @@
 //! Per-action overhead of forge's executor (sandbox + cache bookkeeping) for trivial
-//! actions, with the symlink forest and with bubblewrap, against the same commands spawned
-//! directly (what GNU make does). Run: `cargo bench -p forge_exec --bench sandbox_overhead`.
+//! actions, with the symlink forest, with the persistent bubblewrap sandbox (the default)
+//! and with a fresh bubblewrap per action, against the same commands spawned directly (what
+//! GNU make does). Run: `cargo bench -p forge_exec --bench sandbox_overhead`.
 
 use std::process::Command;
 use std::time::Instant;
@@ -57,6 +58,7 @@ fn forge(mode: SandboxMode) -> Option<(f64, f64)> {
     let ws = tempfile::tempdir().unwrap();
     let mut o = ExecOptions::new(ws.path());
     o.sandbox = mode;
+    o.sandbox_worker = Some(env!("CARGO_BIN_EXE_forge-sandbox").into());
     o.console = ConsoleMode::Quiet;
     o.jobs = 1;
     let exec = Executor::new(o).ok()?;
@@ -87,13 +89,9 @@ fn direct() -> f64 {
 
 fn main() {
     let ms = |s: f64| s * 1000.0 / N as f64;
-    // For profiling one variant alone: FORGE_BENCH_ONLY=forest|bubblewrap.
+    // For profiling one variant alone: FORGE_BENCH_ONLY=forest|bubblewrap|bwrap-per-action.
     if let Ok(only) = std::env::var("FORGE_BENCH_ONLY") {
-        let mode = if only == "forest" {
-            SandboxMode::SymlinkForest
-        } else {
-            SandboxMode::Bubblewrap
-        };
+        let mode = SandboxMode::parse(&only).expect("a sandbox mode");
         let (full, noop) = forge(mode).expect("sandbox available");
         println!(
             "{only}: {:.2} ms/action, no-op {:.2} ms/action",
@@ -104,24 +102,37 @@ fn main() {
     }
     let peer = direct();
     println!("{N} trivial actions, one at a time (jobs = 1); per action:");
-    println!("  direct spawn (peer, as make does)  {:7.2} ms", ms(peer));
+    println!(
+        "  {:<39} {:7.2} ms",
+        "direct spawn (peer, as make does)",
+        ms(peer)
+    );
     let forest = forge(SandboxMode::SymlinkForest).unwrap();
     println!(
-        "  forge, symlink forest               {:7.2} ms  ({:.2}x peer); no-op rebuild {:.2} ms/action",
+        "  forge, {:<32} {:7.2} ms  ({:.2}x peer); no-op rebuild {:.2} ms/action",
+        "symlink forest",
         ms(forest.0),
         forest.0 / peer,
         ms(forest.1)
     );
-    match forge(SandboxMode::Bubblewrap) {
-        Some(bwrap) => {
-            println!(
-                "  forge, bubblewrap                   {:7.2} ms  ({:.2}x peer); no-op rebuild {:.2} ms/action",
-                ms(bwrap.0),
-                bwrap.0 / peer,
-                ms(bwrap.1)
-            );
-            println!("  bubblewrap / symlink forest: {:.2}x", bwrap.0 / forest.0);
+    let fresh = forge(SandboxMode::BubblewrapPerAction);
+    let persistent = forge(SandboxMode::Bubblewrap);
+    for (name, m) in [
+        ("bubblewrap per action", fresh),
+        ("bubblewrap, persistent (default)", persistent),
+    ] {
+        match m {
+            Some(m) => println!(
+                "  forge, {name:<32} {:7.2} ms  ({:.2}x peer, {:.2}x forest); no-op rebuild {:.2} ms/action",
+                ms(m.0),
+                m.0 / peer,
+                m.0 / forest.0,
+                ms(m.1)
+            ),
+            None => println!("  forge, {name}: unavailable on this machine"),
         }
-        None => println!("  forge, bubblewrap: unavailable on this machine"),
+    }
+    if let (Some(f), Some(p)) = (fresh, persistent) {
+        println!("  persistent / per action: {:.2}x", p.0 / f.0);
     }
 }

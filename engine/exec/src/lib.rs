@@ -25,6 +25,7 @@ mod remote;
 mod sandbox;
 mod skip_check;
 mod test_runner;
+mod worker_sandbox;
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -39,6 +40,12 @@ pub use procs::install_signal_handlers;
 pub use progress::ConsoleMode;
 pub use sandbox::{SandboxMode, EXCLUDED_ENV, NETWORK_ENV, STRICT_ENV};
 pub use test_runner::TEST_ENV_ALLOWLIST;
+pub use worker_sandbox::entry_point as sandbox_worker_entry_point;
+
+/// The `forge-sandbox` binary: serves as the persistent sandbox of a forge worker thread.
+pub fn sandbox_worker_main() -> ! {
+    worker_sandbox::serve::main()
+}
 
 use layout::Layout;
 
@@ -87,6 +94,9 @@ pub struct ExecOptions {
     /// `[forge] sandbox` ([`SandboxMode::parse`]); the module docs of `sandbox` explain the
     /// default's trade-off.
     pub sandbox: SandboxMode,
+    /// The persistent sandbox's worker program (`forge-sandbox`); `None`: the running binary
+    /// when it serves as its own worker (`forge`), else `forge-sandbox` next to it.
+    pub sandbox_worker: Option<PathBuf>,
     pub console: ConsoleMode,
     /// Per-test timeout for `run_tests`.
     pub test_timeout: Option<Duration>,
@@ -104,6 +114,7 @@ impl ExecOptions {
             cache_policy: CachePolicy::default(),
             sandbox_passthrough: Vec::new(),
             sandbox: SandboxMode::Bubblewrap,
+            sandbox_worker: None,
             console: ConsoleMode::Auto,
             test_timeout: None,
         }
@@ -183,7 +194,7 @@ impl Executor {
                 .map(|n| n.get())
                 .unwrap_or(1);
         }
-        let sandbox = sandbox::Sandboxes::new(opts.sandbox)?;
+        let sandbox = sandbox::Sandboxes::new(opts.sandbox, opts.sandbox_worker.clone())?;
         let layout = Layout::new(&opts.project_root);
         // Process groups an earlier forge left running when it was killed with SIGKILL.
         procs::reap_leftovers(&layout.procs_dir());

@@ -5,7 +5,8 @@
 //! Two strengths:
 //! - **bubblewrap** (`bwrap`, Debian `bubblewrap`; the DEFAULT for every action): the
 //!   sandbox is mounted AT the project root path, read-only, with the output parents and the
-//!   scratch dir writable; each input is bind-mounted read-only; `/usr` (+ merged-usr links),
+//!   scratch dir writable; each input is bind-mounted read-only (inputs that make up a whole
+//!   directory as that directory, see [`whole_dirs`]); `/usr` (+ merged-usr links),
 //!   `/etc`, `/opt` and `$HOME` (where user-installed toolchains such as rustup or pyenv live)
 //!   are visible read-only; `/tmp` is private; every namespace is unshared, so there is no
 //!   network, no other process is visible and every process of the action dies with it.
@@ -22,14 +23,18 @@
 //!   namespaces) or to measure the sandbox's cost.
 //!
 //! Which one runs (`[forge] sandbox` in `.buckconfig`, see [`SandboxMode::parse`]):
-//! - `bwrap` (default; `auto` means the same): every action under bubblewrap; an error
-//!   naming the Debian package when it is not available.
+//! - `bwrap` (default; `auto` means the same): every action under bubblewrap, in one
+//!   persistent bubblewrap per executor worker that gives each action fresh namespaces
+//!   (`worker_sandbox`); an error naming the Debian package when it is not available.
+//! - `bwrap-per-action`: the same view, from a fresh bubblewrap per action (slower; kept to
+//!   measure the difference and for machines where bubblewrap cannot pass capabilities).
 //! - `forest`: every action in the symlink forest, except actions that set [`STRICT_ENV`]`
 //!   = "1"` in their `env`; those still run under bubblewrap when it works here.
 //!
-//! The cost: starting bubblewrap (new namespaces, a fresh root, one mount per input) costs
-//! several milliseconds per action more than the forest (`cargo bench -p forge_exec --bench
-//! sandbox_overhead` measures both; the README has the figures).
+//! The cost: starting bubblewrap (new namespaces, a fresh root) costs 10–25 ms per action;
+//! the persistent sandbox pays it once per worker and about as much as the forest per
+//! action (`cargo bench -p forge_exec --bench sandbox_overhead` measures all three; the
+//! README has the figures).
 //!
 //! Network: an action whose `env` sets [`NETWORK_ENV`]` = "1"` keeps the host network under
 //! bubblewrap (for toolchains that need a license server). Rules set it only for such
@@ -58,6 +63,7 @@ use forge_core::OutputDecl;
 use crate::action_key::find_on_path;
 use crate::janitor::Janitor;
 use crate::layout::parent_of;
+use crate::worker_sandbox::{Bind, Program, Request};
 
 /// Env key an action sets to `"1"` to keep network access under bubblewrap.
 pub const NETWORK_ENV: &str = "FORGE_SANDBOX_NETWORK";
@@ -77,9 +83,12 @@ pub const EXCLUDED_ENV: &[&str] = &[
 /// Which sandbox to use (`ExecOptions::sandbox`, `[forge] sandbox`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
 pub enum SandboxMode {
-    /// Every action under bubblewrap.
+    /// Every action under bubblewrap, in a persistent bubblewrap per executor worker that
+    /// gives each action fresh namespaces of its own (`worker_sandbox`).
     #[default]
     Bubblewrap,
+    /// Every action under a bubblewrap of its own (slower; for comparison).
+    BubblewrapPerAction,
     /// The symlink forest (opt-out), bubblewrap for actions that set [`STRICT_ENV`].
     SymlinkForest,
 }
@@ -90,9 +99,10 @@ impl SandboxMode {
     pub fn parse(value: &str) -> Result<SandboxMode> {
         match value.trim() {
             "auto" | "" | "bwrap" | "bubblewrap" => Ok(SandboxMode::Bubblewrap),
+            "bwrap-per-action" => Ok(SandboxMode::BubblewrapPerAction),
             "forest" | "symlink-forest" => Ok(SandboxMode::SymlinkForest),
             other => bail!(
-                "`[forge] sandbox = {other}` is not a sandbox mode: use `bwrap` (the default: every action under bubblewrap) or `forest` (the weaker symlink forest, see the README's \"Sandbox and crash safety\")"
+                "`[forge] sandbox = {other}` is not a sandbox mode: use `bwrap` (the default: every action under bubblewrap), `bwrap-per-action` (the same isolation with a fresh bubblewrap per action, slower) or `forest` (the weaker symlink forest, see the README's \"Sandbox and crash safety\")"
             ),
         }
     }
@@ -100,6 +110,12 @@ impl SandboxMode {
 
 #[derive(Clone, Debug)]
 pub enum SandboxKind {
+    /// A persistent bubblewrap per executor worker (`worker_sandbox`).
+    Worker {
+        bwrap: PathBuf,
+        program: Program,
+    },
+    /// A fresh bubblewrap per action.
     Bubblewrap(PathBuf),
     SymlinkForest,
 }
@@ -107,9 +123,15 @@ pub enum SandboxKind {
 impl SandboxKind {
     pub fn name(&self) -> &'static str {
         match self {
-            SandboxKind::Bubblewrap(_) => "bubblewrap",
+            SandboxKind::Worker { .. } => "bubblewrap",
+            SandboxKind::Bubblewrap(_) => "bubblewrap-per-action",
             SandboxKind::SymlinkForest => "symlink-forest",
         }
+    }
+
+    /// Whether the action sees the project root's path (bubblewrap of either kind).
+    fn at_root(&self) -> bool {
+        !matches!(self, SandboxKind::SymlinkForest)
     }
 }
 
@@ -129,6 +151,21 @@ fn bwrap_works(bwrap: &Path) -> bool {
         .status()
         .map(|s| s.success())
         .unwrap_or(false)
+}
+
+/// The persistent bubblewrap sandbox: bubblewrap and the worker program.
+fn find_worker(program: Option<&Path>) -> Result<SandboxKind> {
+    let SandboxKind::Bubblewrap(bwrap) = find_bwrap()? else {
+        unreachable!("find_bwrap gives bubblewrap")
+    };
+    let program = match program {
+        Some(p) => Program {
+            path: p.to_path_buf(),
+            args: Vec::new(),
+        },
+        None => Program::find()?,
+    };
+    Ok(SandboxKind::Worker { bwrap, program })
 }
 
 /// bubblewrap, when it is installed and can create namespaces here.
@@ -152,22 +189,25 @@ pub struct Sandboxes {
     mode: SandboxMode,
     default: SandboxKind,
     strict: OnceLock<SandboxKind>,
+    worker: Option<PathBuf>,
 }
 
 impl Sandboxes {
-    pub fn new(mode: SandboxMode) -> Result<Sandboxes> {
+    pub fn new(mode: SandboxMode, worker: Option<PathBuf>) -> Result<Sandboxes> {
         let default = match mode {
-            SandboxMode::Bubblewrap => find_bwrap()?,
+            SandboxMode::Bubblewrap => find_worker(worker.as_deref())?,
+            SandboxMode::BubblewrapPerAction => find_bwrap()?,
             SandboxMode::SymlinkForest => SandboxKind::SymlinkForest,
         };
         Ok(Sandboxes {
             mode,
             default,
             strict: OnceLock::new(),
+            worker,
         })
     }
 
-    /// What most actions run in: `bubblewrap` or `symlink-forest`.
+    /// What most actions run in: `bubblewrap`, `bubblewrap-per-action` or `symlink-forest`.
     pub fn name(&self) -> &'static str {
         self.default.name()
     }
@@ -178,9 +218,9 @@ impl Sandboxes {
         if self.mode != SandboxMode::SymlinkForest || !strict {
             return (&self.default, false);
         }
-        let kind = self
-            .strict
-            .get_or_init(|| find_bwrap().unwrap_or(SandboxKind::SymlinkForest));
+        let kind = self.strict.get_or_init(|| {
+            find_worker(self.worker.as_deref()).unwrap_or(SandboxKind::SymlinkForest)
+        });
         (kind, matches!(kind, SandboxKind::SymlinkForest))
     }
 }
@@ -228,6 +268,54 @@ fn outermost(paths: impl IntoIterator<Item = String>) -> Vec<String> {
     out
 }
 
+/// Replaces inputs that together are the whole of a directory by that directory, up the
+/// tree as far as that holds: bubblewrap then mounts one directory instead of each file.
+/// A directory is whole when every entry the file system lists in it is an input (or a
+/// whole directory); one that holds, or lies inside, an output, the scratch dir or a
+/// passthrough path (`apart`) is never merged, and neither is the project root.
+fn whole_dirs(root: &Path, inputs: Vec<String>, apart: &[&str]) -> Vec<String> {
+    let mut set: BTreeSet<String> = inputs.into_iter().collect();
+    loop {
+        let mut parents: Vec<String> = set
+            .iter()
+            .map(|p| parent_of(p).to_string())
+            .filter(|d| !d.is_empty() && !set.contains(d))
+            .collect::<BTreeSet<_>>()
+            .into_iter()
+            .collect();
+        // Deepest first, so a merged directory can make its parent whole on the next round.
+        parents.sort_by_key(|d| std::cmp::Reverse(d.matches('/').count()));
+        let mut merged = false;
+        for d in parents {
+            if set.contains(&d) || apart.iter().any(|a| is_under(a, &d) || is_under(&d, a)) {
+                continue;
+            }
+            let Ok(entries) = fs::read_dir(root.join(&d)) else {
+                continue;
+            };
+            let whole = entries.into_iter().all(|e| {
+                e.is_ok_and(|e| set.contains(&format!("{d}/{}", e.file_name().to_string_lossy())))
+            });
+            if whole {
+                set.retain(|p| !is_under(p, &d));
+                set.insert(d);
+                merged = true;
+            }
+        }
+        if !merged {
+            return set.into_iter().collect();
+        }
+    }
+}
+
+/// The project-relative `[forge] sandbox_passthrough` paths (made visible read-write).
+pub(crate) fn relative_passthrough(passthrough: &[String]) -> impl Iterator<Item = &str> {
+    passthrough
+        .iter()
+        .map(|p| p.trim_end_matches('/'))
+        .filter(|p| !p.starts_with('/') && !p.starts_with("~/") && !p.is_empty())
+}
+
 fn expand_home(p: &str) -> Option<PathBuf> {
     if let Some(rest) = p.strip_prefix("~/") {
         Some(PathBuf::from(std::env::var_os("HOME")?).join(rest))
@@ -250,10 +338,20 @@ impl<'a> Sandbox<'a> {
         passthrough: &'a [String],
         network: bool,
     ) -> Sandbox<'a> {
-        let inputs = outermost(inputs.iter().cloned());
-        let extra_mounts = match kind {
-            SandboxKind::Bubblewrap(_) => symlink_targets(root, &inputs),
-            SandboxKind::SymlinkForest => Vec::new(),
+        let mut inputs = outermost(inputs.iter().cloned());
+        if kind.at_root() {
+            let apart: Vec<&str> = outputs
+                .iter()
+                .map(|o| o.path.as_str())
+                .chain([scratch])
+                .chain(relative_passthrough(passthrough))
+                .collect();
+            inputs = whole_dirs(root, inputs, &apart);
+        }
+        let extra_mounts = if kind.at_root() {
+            symlink_targets(root, &inputs)
+        } else {
+            Vec::new()
         };
         Sandbox {
             kind,
@@ -269,10 +367,7 @@ impl<'a> Sandbox<'a> {
     }
 
     fn relative_passthrough(&self) -> impl Iterator<Item = &str> {
-        self.passthrough
-            .iter()
-            .map(|p| p.trim_end_matches('/'))
-            .filter(|p| !p.starts_with('/') && !p.starts_with("~/") && !p.is_empty())
+        relative_passthrough(self.passthrough)
     }
 
     /// Writable directories: output parents and the scratch dir.
@@ -329,7 +424,13 @@ impl<'a> Sandbox<'a> {
         );
         // (path, real path, bubblewrap mount point is a directory)
         let mut entries = Vec::new();
-        for rel in &mounted {
+        // The persistent sandbox makes its mount points in each action's own tmpfs.
+        let mirrored = if matches!(self.kind, SandboxKind::Worker { .. }) {
+            &[][..]
+        } else {
+            &mounted[..]
+        };
+        for rel in mirrored {
             if dirs.contains(rel.as_str()) {
                 // An output parent or the scratch dir already holds this path.
                 continue;
@@ -370,7 +471,7 @@ impl<'a> Sandbox<'a> {
             match self.kind {
                 SandboxKind::SymlinkForest => symlink(real, &inside),
                 // bubblewrap needs an existing mount point in the read-only sandbox.
-                SandboxKind::Bubblewrap(_) => fs::File::create(&inside).map(drop),
+                _ => fs::File::create(&inside).map(drop),
             }
             .with_context(|| format!("mirroring `{rel}` into the sandbox"))?;
         }
@@ -426,9 +527,89 @@ impl<'a> Sandbox<'a> {
 
     /// TMPDIR as the action sees it.
     pub fn tmpdir(&self) -> PathBuf {
-        match self.kind {
-            SandboxKind::Bubblewrap(_) => self.root.join(self.scratch),
-            SandboxKind::SymlinkForest => self.dir.join(self.scratch),
+        if self.kind.at_root() {
+            self.root.join(self.scratch)
+        } else {
+            self.dir.join(self.scratch)
+        }
+    }
+
+    /// The request that runs `argv` in the persistent sandbox with `env` added to the
+    /// inherited env (what [`Sandbox::command`] does for the other kinds).
+    pub fn worker_request(&self, argv: &[String], env: &[(String, String)]) -> Request {
+        use std::ffi::OsString;
+        use std::os::unix::ffi::OsStrExt;
+        let mut vars: std::collections::BTreeMap<OsString, OsString> = std::env::vars_os()
+            .filter(|(k, _)| !EXCLUDED_ENV.iter().any(|x| k == x))
+            .collect();
+        vars.insert("PWD".into(), self.root.into());
+        vars.insert("TMPDIR".into(), self.tmpdir().into());
+        vars.extend(env.iter().map(|(k, v)| (k.into(), v.into())));
+        let env = vars
+            .into_iter()
+            .map(|(k, v)| [k.as_bytes(), b"=", v.as_bytes()].concat())
+            .collect();
+        let bytes = |s: &str| s.as_bytes().to_vec();
+        let dir_rel = self
+            .dir
+            .strip_prefix(self.root)
+            .expect("sandboxes live under the project root")
+            .to_string_lossy()
+            .into_owned();
+        let mut binds: Vec<Bind> = self
+            .writable_dirs()
+            .into_iter()
+            .map(|w| Bind {
+                src: bytes(&format!("{dir_rel}/{w}")),
+                dst: bytes(&w),
+                dir: true,
+                writable: true,
+            })
+            .collect();
+        for (paths, writable) in [
+            (
+                self.relative_passthrough()
+                    .map(str::to_string)
+                    .collect::<Vec<_>>(),
+                true,
+            ),
+            (
+                self.inputs
+                    .iter()
+                    .chain(&self.extra_mounts)
+                    .cloned()
+                    .collect(),
+                false,
+            ),
+        ] {
+            for p in paths {
+                let real = self.root.join(&p);
+                if writable && !real.exists() {
+                    continue;
+                }
+                binds.push(Bind {
+                    src: bytes(&p),
+                    dst: bytes(&p),
+                    dir: real.is_dir(),
+                    writable,
+                });
+            }
+        }
+        let mut keep_under_tmp: Vec<PathBuf> = std::env::var_os("HOME")
+            .map(PathBuf::from)
+            .into_iter()
+            .collect();
+        keep_under_tmp.extend(self.passthrough.iter().filter_map(|p| expand_home(p)));
+        Request {
+            root: self.root.as_os_str().as_bytes().to_vec(),
+            keep_under_tmp: keep_under_tmp
+                .into_iter()
+                .filter(|p| p.starts_with("/tmp") && p != Path::new("/tmp"))
+                .map(|p| p.as_os_str().as_bytes().to_vec())
+                .collect(),
+            binds,
+            argv: argv.iter().map(|a| bytes(a)).collect(),
+            env,
         }
     }
 
@@ -447,6 +628,9 @@ impl<'a> Sandbox<'a> {
                 cmd.args(&argv[1..]).current_dir(&self.dir);
                 cmd.env("PWD", &self.dir);
                 cmd
+            }
+            SandboxKind::Worker { .. } => {
+                unreachable!("the persistent sandbox runs requests, not commands")
             }
             SandboxKind::Bubblewrap(bwrap) => {
                 let mut cmd = Command::new(bwrap);
@@ -482,30 +666,8 @@ impl<'a> Sandbox<'a> {
         if self.network {
             push(&["--share-net"]);
         }
-        push(&["--ro-bind", "/usr", "/usr"]);
-        for top in ["bin", "sbin", "lib", "lib32", "lib64", "libx32"] {
-            let p = format!("/{top}");
-            match fs::read_link(&p) {
-                Ok(target) => push(&["--symlink", &target.to_string_lossy(), &p]),
-                Err(_) if Path::new(&p).is_dir() => push(&["--ro-bind", &p, &p]),
-                Err(_) => {}
-            }
-        }
-        push(&["--ro-bind", "/etc", "/etc"]);
-        push(&["--ro-bind-try", "/opt", "/opt"]);
-        push(&["--proc", "/proc", "--dev", "/dev", "--tmpfs", "/tmp"]);
-        if let Some(home) = std::env::var_os("HOME") {
-            let home = home.to_string_lossy().into_owned();
-            if home != "/" && !home.is_empty() {
-                push(&["--ro-bind-try", &home, &home]);
-            }
-        }
-        for p in self.passthrough {
-            if let Some(abs) = expand_home(p) {
-                let abs = abs.to_string_lossy().into_owned();
-                push(&["--ro-bind-try", &abs, &abs]);
-            }
-        }
+        a.extend(system_bwrap_args(self.passthrough));
+        let mut push = |xs: &[&str]| a.extend(xs.iter().map(|s| s.to_string()));
         let root = self.root.to_string_lossy().into_owned();
         let dir = self.dir.to_string_lossy().into_owned();
         push(&["--ro-bind", &dir, &root]);
@@ -567,6 +729,39 @@ impl<'a> Sandbox<'a> {
     pub fn remove(&self, janitor: &Janitor) {
         janitor.discard(&self.dir);
     }
+}
+
+/// bubblewrap's arguments for the system part of every sandbox: `/usr` (+ merged-usr
+/// links), `/etc`, `/opt`, a fresh `/proc`, `/dev` and `/tmp`, `$HOME` and the absolute
+/// `[forge] sandbox_passthrough` paths, all read-only.
+pub(crate) fn system_bwrap_args(passthrough: &[String]) -> Vec<String> {
+    let mut a: Vec<String> = Vec::new();
+    let mut push = |xs: &[&str]| a.extend(xs.iter().map(|s| s.to_string()));
+    push(&["--ro-bind", "/usr", "/usr"]);
+    for top in ["bin", "sbin", "lib", "lib32", "lib64", "libx32"] {
+        let p = format!("/{top}");
+        match fs::read_link(&p) {
+            Ok(target) => push(&["--symlink", &target.to_string_lossy(), &p]),
+            Err(_) if Path::new(&p).is_dir() => push(&["--ro-bind", &p, &p]),
+            Err(_) => {}
+        }
+    }
+    push(&["--ro-bind", "/etc", "/etc"]);
+    push(&["--ro-bind-try", "/opt", "/opt"]);
+    push(&["--proc", "/proc", "--dev", "/dev", "--tmpfs", "/tmp"]);
+    if let Some(home) = std::env::var_os("HOME") {
+        let home = home.to_string_lossy().into_owned();
+        if home != "/" && !home.is_empty() {
+            push(&["--ro-bind-try", &home, &home]);
+        }
+    }
+    for p in passthrough {
+        if let Some(abs) = expand_home(p) {
+            let abs = abs.to_string_lossy().into_owned();
+            push(&["--ro-bind-try", &abs, &abs]);
+        }
+    }
+    a
 }
 
 /// Project paths that symlinks inside the given inputs point at (so bubblewrap can mount

@@ -157,6 +157,7 @@ fn default_sandbox_keeps_writes_away_from_other_targets_sources_and_host() {
         .output(&attacker),
     );
     let mut opts = ExecOptions::new(&root);
+    opts.sandbox_worker = Some(WORKER.into());
     opts.console = forge_exec::ConsoleMode::Quiet;
     let exec = Executor::new(opts).unwrap();
     assert_eq!(exec.sandbox_name(), "bubblewrap");
@@ -217,22 +218,6 @@ fn cached_outputs_are_read_only() {
             "{mode:?}: a restored output must be read-only"
         );
     }
-}
-
-fn processes_with_env(marker: &str) -> Vec<i32> {
-    let needle = format!("FORGE_TEST_MARKER={marker}");
-    let mut found = Vec::new();
-    for e in fs::read_dir("/proc").unwrap().flatten() {
-        let Ok(pid) = e.file_name().to_string_lossy().parse::<i32>() else {
-            continue;
-        };
-        if let Ok(env) = fs::read(e.path().join("environ")) {
-            if env.split(|b| *b == 0).any(|v| v == needle.as_bytes()) {
-                found.push(pid);
-            }
-        }
-    }
-    found
 }
 
 /// A daemon an action leaves running is killed when the action ends, in every mode.

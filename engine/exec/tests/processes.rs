@@ -346,25 +346,6 @@ fn daemons_graph(marker: &str) -> (GraphBuilder, Vec<ArtifactRef>) {
     (g, wanted)
 }
 
-fn processes_with_env(marker: &str) -> Vec<i32> {
-    let needle = format!("FORGE_TEST_MARKER={marker}");
-    let mut found = Vec::new();
-    for e in fs::read_dir("/proc").unwrap().flatten() {
-        let Ok(pid) = e.file_name().to_string_lossy().parse::<i32>() else {
-            continue;
-        };
-        if pid as u32 == std::process::id() {
-            continue;
-        }
-        if let Ok(env) = fs::read(e.path().join("environ")) {
-            if env.split(|b| *b == 0).any(|v| v == needle.as_bytes()) {
-                found.push(pid);
-            }
-        }
-    }
-    found
-}
-
 fn wait_until_gone(marker: &str, limit: Duration) -> Vec<i32> {
     let deadline = Instant::now() + limit;
     loop {

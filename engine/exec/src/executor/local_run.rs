@@ -18,7 +18,11 @@ use crate::failure::{action_title, clip, command_line, failure, streams_block};
 use crate::layout::replace_with;
 use crate::outputs;
 use crate::procs::spawn_tracked;
-use crate::sandbox::{Sandbox, SandboxKind, FOREST_NOTICE, NETWORK_ENV, STRICT_ENV};
+use crate::sandbox::{
+    relative_passthrough, system_bwrap_args, Sandbox, SandboxKind, FOREST_NOTICE, NETWORK_ENV,
+    STRICT_ENV,
+};
+use crate::worker_sandbox::{Outcome, Spec, Workers};
 
 /// Lines of stderr shown in an action failure (the full text goes to the log dir).
 const STDERR_TAIL_LINES: usize = 60;
@@ -80,6 +84,15 @@ fn read_stream(file: &mut fs::File) -> Vec<u8> {
     bytes
 }
 
+/// What one executor worker thread keeps between its actions.
+#[derive(Default)]
+pub(super) struct WorkerState {
+    /// The emptied forest sandbox for its next action.
+    pub(super) forest: Option<SandboxSlot>,
+    /// Its persistent bubblewrap sandboxes.
+    persistent: Workers,
+}
+
 /// The emptied forest sandbox a worker keeps for its next action.
 pub(super) struct SandboxSlot {
     pub(super) dir: PathBuf,
@@ -93,7 +106,7 @@ impl Build<'_> {
         &self,
         action: &Action,
         keyed: &KeyedAction,
-        slot: &mut Option<SandboxSlot>,
+        state: &mut WorkerState,
     ) -> Result<(Vec<u8>, Vec<u8>)> {
         let ActionKind::Run {
             argv, env, scratch, ..
@@ -120,8 +133,8 @@ impl Build<'_> {
         }
         // A forest sandbox the same worker emptied after its previous action is reused.
         let reused = match kind {
-            SandboxKind::SymlinkForest => slot.take(),
-            SandboxKind::Bubblewrap(_) => None,
+            SandboxKind::SymlinkForest => state.forest.take(),
+            _ => None,
         };
         let (dir, existing) = match reused {
             Some(s) => (s.dir, s.dirs),
@@ -153,26 +166,72 @@ impl Build<'_> {
         };
         let mut request_env = vec![("BUCK_SCRATCH_PATH".to_string(), scratch.clone())];
         request_env.extend(env.iter().cloned());
-        let mut cmd = sandbox.command(argv, &request_env);
-        cmd.env("BUCK_BUILD_ID", self.build_id);
+        let line = command_line(&root.to_string_lossy(), &request_env, argv);
+        request_env.push(("BUCK_BUILD_ID".to_string(), self.build_id.to_string()));
         let mut out_file = stream_file(&dir, "stdout")?;
         let mut err_file = stream_file(&dir, "stderr")?;
-        cmd.stdout(out_file.try_clone()?);
-        cmd.stderr(err_file.try_clone()?);
-        let line = command_line(&root.to_string_lossy(), &request_env, argv);
         let before = match kind {
             SandboxKind::SymlinkForest => input_stamps(root, &keyed.inputs),
-            SandboxKind::Bubblewrap(_) => Vec::new(),
+            _ => Vec::new(),
         };
-        let status =
-            spawn_tracked(&mut cmd, &self.layout.procs_dir()).and_then(|(mut child, group)| {
-                let status = child.wait();
-                // Whatever the command left running in the background dies with it.
-                group.finish();
+        // A failure of the sandbox itself (not of the command), with what to do about it.
+        let mut sandbox_failure = None;
+        let status = match kind {
+            SandboxKind::Worker { bwrap, program } => {
+                let spec = Spec {
+                    bwrap,
+                    program,
+                    root,
+                    system_args: system_bwrap_args(&self.opts.sandbox_passthrough),
+                    writable: relative_passthrough(&self.opts.sandbox_passthrough)
+                        .map(str::to_string)
+                        .collect(),
+                    procs_dir: &self.layout.procs_dir(),
+                    sandbox_dir: &self.layout.sandbox_dir(),
+                };
+                let request = sandbox.worker_request(argv, &request_env);
+                match state
+                    .persistent
+                    .run(&spec, network, &request, &out_file, &err_file)
+                {
+                    Ok(Outcome::Exited(s)) => Ok(s),
+                    Ok(Outcome::ExecFailed(e)) => Err(e),
+                    Ok(Outcome::SetupFailed(m)) => {
+                        sandbox_failure = Some(format!(
+                            "The sandbox could not be set up, so the command did not run: {m}"
+                        ));
+                        Err(std::io::Error::other("sandbox setup failed"))
+                    }
+                    Ok(Outcome::WorkerDied(why)) => {
+                        sandbox_failure = Some(format!(
+                            "The persistent sandbox running the command died: {why}; the command did not complete (the next action starts a new sandbox)"
+                        ));
+                        Err(std::io::Error::other("sandbox died"))
+                    }
+                    Err(e) => {
+                        sandbox_failure = Some(format!("{e:#}"));
+                        Err(std::io::Error::other("sandbox failed"))
+                    }
+                }
+            }
+            _ => {
+                let mut cmd = sandbox.command(argv, &request_env);
+                cmd.stdout(out_file.try_clone()?);
+                cmd.stderr(err_file.try_clone()?);
+                let status = spawn_tracked(&mut cmd, &self.layout.procs_dir()).and_then(
+                    |(mut child, group)| {
+                        let status = child.wait();
+                        // Whatever the command left running in the background dies with it.
+                        group.finish();
+                        status
+                    },
+                );
+                // The spawned command's copies of the descriptors are closed once it has
+                // exited.
+                drop(cmd);
                 status
-            });
-        // The spawned command's copies of the descriptors are closed once it has exited.
-        drop(cmd);
+            }
+        };
         let stdout = read_stream(&mut out_file);
         let stderr = read_stream(&mut err_file);
         let fail = |reason: String| -> anyhow::Error {
@@ -185,6 +244,9 @@ impl Build<'_> {
             sandbox.remove(&self.janitor);
             anyhow::Error::new(failure(action, &body))
         };
+        if let Some(reason) = sandbox_failure {
+            return Err(fail(reason));
+        }
         let status = match status {
             Ok(s) => s,
             Err(e) => {
@@ -250,7 +312,7 @@ impl Build<'_> {
                 .with_context(|| format!("moving output `{}` into place", o.path))?;
         }
         match sandbox.release(dirs, &self.janitor) {
-            Some(dirs) => *slot = Some(SandboxSlot { dir, dirs }),
+            Some(dirs) => state.forest = Some(SandboxSlot { dir, dirs }),
             None => sandbox.remove(&self.janitor),
         }
         let records = self.capture_outputs(action)?;

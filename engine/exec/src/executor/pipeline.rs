@@ -9,7 +9,7 @@ use anyhow::{anyhow, Context, Result};
 
 use forge_core::{Action, ActionKind};
 
-use super::local_run::SandboxSlot;
+use super::local_run::WorkerState;
 use super::{Build, Outcome};
 use crate::action_cache::{CachedResult, OutputRecord};
 use crate::action_key::{describe, key_action, KeyedAction};
@@ -23,7 +23,7 @@ impl Build<'_> {
     pub(super) fn process(
         &self,
         action: &Action,
-        slot: &mut Option<SandboxSlot>,
+        slot: &mut WorkerState,
     ) -> Result<Outcome, ActionFailure> {
         let start = Instant::now();
         let keyed = key_action(action, &self.layout.root, &self.digests)
@@ -47,7 +47,7 @@ impl Build<'_> {
         &self,
         action: &Action,
         keyed: &KeyedAction,
-        slot: &mut Option<SandboxSlot>,
+        slot: &mut WorkerState,
     ) -> Result<Outcome> {
         if let Some(cached) = self.ac.get(&keyed.key) {
             if self.outputs_match(&cached) {

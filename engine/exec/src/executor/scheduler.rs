@@ -12,7 +12,7 @@ use anyhow::{anyhow, bail, Result};
 
 use forge_core::{Action, ActionGraph, ActionId, ActionKind, ArtifactRef};
 
-use super::local_run::SandboxSlot;
+use super::local_run::WorkerState;
 use super::{Build, Outcome};
 use crate::build_log::{self, BuildLog};
 use crate::failure::{action_title, ActionFailure, BuildFailed};
@@ -217,15 +217,17 @@ impl Build<'_> {
         shared: &(Mutex<Sched>, Condvar),
     ) {
         let (lock, cvar) = shared;
-        let mut slot: Option<SandboxSlot> = None;
+        let mut slot = WorkerState::default();
         let mut st = lock.lock().unwrap();
         loop {
             if st.finished() {
                 cvar.notify_all();
                 drop(st);
-                if let Some(s) = slot {
+                if let Some(s) = slot.forest.take() {
                     self.janitor.discard(&s.dir);
                 }
+                // The thread's persistent sandboxes end here.
+                drop(slot);
                 return;
             }
             let next = match st.ready.front() {

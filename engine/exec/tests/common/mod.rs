@@ -225,10 +225,14 @@ impl GraphBuilder {
 pub fn options(root: &Path, sandbox: SandboxMode) -> ExecOptions {
     let mut o = ExecOptions::new(root);
     o.sandbox = sandbox;
+    o.sandbox_worker = Some(WORKER.into());
     o.console = forge_exec::ConsoleMode::Quiet;
     o.jobs = 2;
     o
 }
+
+/// The persistent sandbox's worker program, as cargo built it for these tests.
+pub const WORKER: &str = env!("CARGO_BIN_EXE_forge-sandbox");
 
 pub fn executor(root: &Path, sandbox: SandboxMode) -> Executor {
     Executor::new(options(root, sandbox)).unwrap()
@@ -294,4 +298,24 @@ pub fn write_file(root: &Path, rel: &str, content: &str) {
 
 pub fn read(root: &Path, rel: &str) -> String {
     std::fs::read_to_string(root.join(rel)).unwrap_or_else(|e| panic!("reading {rel}: {e}"))
+}
+
+/// Processes (other than this one) whose environment holds `FORGE_TEST_MARKER=<marker>`.
+pub fn processes_with_env(marker: &str) -> Vec<i32> {
+    let needle = format!("FORGE_TEST_MARKER={marker}");
+    let mut found = Vec::new();
+    for e in std::fs::read_dir("/proc").unwrap().flatten() {
+        let Ok(pid) = e.file_name().to_string_lossy().parse::<i32>() else {
+            continue;
+        };
+        if pid as u32 == std::process::id() {
+            continue;
+        }
+        if let Ok(env) = std::fs::read(e.path().join("environ")) {
+            if env.split(|b| *b == 0).any(|v| v == needle.as_bytes()) {
+                found.push(pid);
+            }
+        }
+    }
+    found
 }
