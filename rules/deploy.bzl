@@ -248,6 +248,7 @@ def fpga_deployment(
         deployment_name = name,
         description = description,
         devices = devices,
+        visibility = visibility,
     )
     partition = None
     if estimates:
@@ -258,6 +259,7 @@ def fpga_deployment(
             estimates = estimates,
             objective = objective,
             topology = ":{}[topology]".format(desc),
+            visibility = visibility,
         )
     links = []
     for device in devices:
