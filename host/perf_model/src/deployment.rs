@@ -47,7 +47,7 @@ pub struct PlanCut {
 pub struct Plan {
     pub fps: f64,
     /// FINN's no-overlap estimate: the sum of every layer's full cycles.
-    #[serde(alias = "latency_ms")]
+    #[serde(rename = "finn_no_overlap_latency_ms")]
     pub finn_latency_ms: f64,
     pub bottleneck: String,
     pub devices: Vec<PlanDevice>,

@@ -52,6 +52,8 @@ struct PartitionEntry {
 
 #[derive(Deserialize)]
 struct Graph {
+    #[serde(default)]
+    inputs: Vec<String>,
     tensors: BTreeMap<String, TensorInfo>,
     #[serde(default)]
     initializers: BTreeMap<String, Value>,
@@ -164,10 +166,25 @@ pub fn load(exec_dir: &Path) -> Result<Geometry> {
     })?;
     let exec: ExecJson = serde_json::from_str(&text)
         .with_context(|| format!("{}: not an executor index", index.display()))?;
+    let parts: Vec<(String, std::path::PathBuf)> = exec
+        .partitions
+        .iter()
+        .map(|p| (p.device.clone(), exec_dir.join(&p.dir)))
+        .collect();
+    load_graphs(&parts, Some(&exec.inputs)).with_context(|| format!("{}", index.display()))
+}
+
+/// Read the `graph.json` of each (device, directory), in pipeline order (the directories
+/// a sim xclbin's FINN payloads unpack to). The network input is `inputs` or, without them,
+/// the first graph's first input.
+pub fn load_graphs(
+    parts: &[(String, std::path::PathBuf)],
+    inputs: Option<&[String]>,
+) -> Result<Geometry> {
     let mut layers = BTreeMap::new();
     let mut input = None;
-    for part in &exec.partitions {
-        let path = exec_dir.join(&part.dir).join("graph.json");
+    for (device, dir) in parts {
+        let path = dir.join("graph.json");
         let text = std::fs::read_to_string(&path)
             .with_context(|| format!("{}: cannot read", path.display()))?;
         let g: Graph = serde_json::from_str(&text)
@@ -178,7 +195,12 @@ pub fn load(exec_dir: &Path) -> Result<Geometry> {
                 .cloned()
                 .with_context(|| format!("{}: tensor {name} has no shape", path.display()))
         };
-        for want in &exec.inputs {
+        let wanted: Vec<String> = match inputs {
+            Some(i) => i.to_vec(),
+            None if input.is_none() => g.inputs.iter().take(1).cloned().collect(),
+            None => Vec::new(),
+        };
+        for want in &wanted {
             if input.is_none() && g.tensors.contains_key(want) {
                 let t = tensor(want)?;
                 input = Some((rows(&t.shape), bits(&t)?));
@@ -210,7 +232,7 @@ pub fn load(exec_dir: &Path) -> Result<Geometry> {
                 n.name.clone(),
                 LayerGeometry {
                     op_type: n.op_type.clone(),
-                    device: part.device.clone(),
+                    device: device.clone(),
                     in_tensor: (*inp).clone(),
                     out_tensor: out.clone(),
                     in_rows: ir,
@@ -222,13 +244,8 @@ pub fn load(exec_dir: &Path) -> Result<Geometry> {
             );
         }
     }
-    let (input_rows, input_bits_per_frame) = input.with_context(|| {
-        format!(
-            "{}: the network input {:?} is in no partition graph",
-            index.display(),
-            exec.inputs
-        )
-    })?;
+    let (input_rows, input_bits_per_frame) =
+        input.context("the network input is in no partition graph")?;
     Ok(Geometry {
         layers,
         input_rows,

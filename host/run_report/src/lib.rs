@@ -208,3 +208,24 @@ pub fn write_atomic(path: &Path, bytes: &[u8]) -> Result<()> {
         .with_context(|| format!("{}: cannot replace", path.display()))?;
     Ok(())
 }
+
+/// What `infer` calls once run.json is written: `report.html` beside it; returns its path
+/// and the figures (print `summary()`).
+pub fn report_beside_run(
+    run: &Path,
+    plan: &Path,
+    exec: &Path,
+    topology: &Path,
+    devices: Option<&Path>,
+) -> Result<(std::path::PathBuf, Figures)> {
+    let out = run.with_file_name("report.html");
+    let fig = write_report(&ReportPaths {
+        run,
+        plan,
+        exec,
+        topology,
+        devices,
+        out: &out,
+    })?;
+    Ok((out, fig))
+}
