@@ -1,7 +1,7 @@
 # The HTML page of an inference run (host/run_report's aurora-report) as a build action, and
 # a test that opens such a page in a browser toolchain.
 
-load("@toolchains//:system.bzl", "SystemToolInfo")
+load("@toolchains//:system.bzl", "SystemToolInfo", "tool_test_env")
 load("//rules:finn.bzl", "PartitionPlanInfo")
 
 def _run_report_impl(ctx: AnalysisContext) -> list[Provider]:
@@ -43,18 +43,13 @@ run_report = rule(
 )
 
 def _page_test_impl(ctx: AnalysisContext) -> list[Provider]:
-    tools = []
-    hidden = []
-    for tc in ctx.attrs.tools:
-        info = tc[SystemToolInfo]
-        tools.append(info.tool)
-        hidden.append(info.version)
+    env, hidden = tool_test_env(ctx.attrs.tools)
     return [
         DefaultInfo(default_output = ctx.attrs.test),
         ExternalRunnerTestInfo(
             type = "sh",
             command = [cmd_args("bash", ctx.attrs.test, ctx.attrs.args, hidden = hidden)],
-            env = {"TOOL_" + t.upper().replace("-", "_"): t for t in tools},
+            env = env,
             labels = ctx.attrs.labels,
         ),
     ]
