@@ -14,8 +14,9 @@ const PAPER_LATENCY_MS: f64 = 0.89;
 /// input, is assumed to stream at its own rate again. In the simulation a layer behind a
 /// full 2-row FIFO stalls, and the rows it then delivers late shift every fill after it by
 /// a fraction of a row time (0.1 % on MobileNet-V1, 1.6 % on the tiny network, whose rows
-/// are few and long against its frame). A wrong fill (a window of the wrong height, a link
-/// missing or counted twice) moves the latency by far more than 2 %.
+/// are few and long against its frame). A wrong fill (the classifier's 7 × 7 pooling window
+/// taken as one row high) moves the latency by 18 % (`a_wrong_window_moves_the_latency_beyond_the_tolerance`).
+/// A link's 0.16 µs is below the tolerance: `the_link_model_is_the_simulators` checks it.
 const LATENCY_TOLERANCE: f64 = 0.02;
 /// Steady-state FPS over 24 simulated frames against the slowest stage's rate: only the
 /// discrete row times blur it.
@@ -136,4 +137,75 @@ fn the_link_model_is_the_simulators() {
         "{} vs {want}",
         l.model.bits_per_s
     );
+}
+
+#[test]
+fn mismatched_files_are_refused_naming_them() {
+    let dir = tempfile::tempdir().unwrap();
+    let plan: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(path("PERF_TINY_PLAN")).unwrap()).unwrap();
+    // the tiny plan with MobileNet's graphs: a layer no graph has
+    let e = format!(
+        "{:#}",
+        perf_model::load(
+            &path("PERF_TINY_PLAN"),
+            &path("PERF_MOBILENET_EXEC"),
+            &path("PERF_TINY_TOPOLOGY")
+        )
+        .unwrap_err()
+    );
+    assert!(
+        e.contains("tiny_2fpga__partition") && e.contains("executor graph"),
+        "{e}"
+    );
+    // a topology without the cable the cut needs
+    let mut topo: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(path("PERF_TINY_TOPOLOGY")).unwrap())
+            .unwrap();
+    topo["links"] = serde_json::json!([]);
+    let t = dir.path().join("topology.json");
+    std::fs::write(&t, topo.to_string()).unwrap();
+    let e = format!(
+        "{:#}",
+        perf_model::load(&path("PERF_TINY_PLAN"), &path("PERF_TINY_EXEC"), &t).unwrap_err()
+    );
+    assert!(
+        e.contains("topology.json: no cable between fpga0 and fpga1"),
+        "{e}"
+    );
+    // a plan that is not one
+    let p = dir.path().join("plan.json");
+    std::fs::write(&p, serde_json::json!({"fps": plan["fps"]}).to_string()).unwrap();
+    let e = format!(
+        "{:#}",
+        perf_model::load(&p, &path("PERF_TINY_EXEC"), &path("PERF_TINY_TOPOLOGY")).unwrap_err()
+    );
+    assert!(e.contains("plan.json: not a valid partition plan"), "{e}");
+}
+
+#[test]
+fn a_wrong_window_moves_the_latency_beyond_the_tolerance() {
+    let dep = load("mobilenet");
+    let right = analyse(&dep.pipeline).latency_s;
+    let mut p = dep.pipeline.clone();
+    let pool = p
+        .stages
+        .iter_mut()
+        .find(|s| s.name == "ConvolutionInputGenerator_rtl_14")
+        .expect("the global pooling window");
+    assert_eq!(
+        pool.need,
+        vec![7],
+        "a 7 x 7 window over 7 rows needs all of them"
+    );
+    pool.need = vec![1];
+    let wrong = analyse(&p).latency_s;
+    let moved = (right - wrong) / right;
+    println!(
+        "pooling window one row high: {:.4} ms instead of {:.4} ms ({:.1} %)",
+        wrong * 1e3,
+        right * 1e3,
+        moved * 100.0
+    );
+    assert!(moved > 5.0 * LATENCY_TOLERANCE, "moved {moved}");
 }
