@@ -112,14 +112,17 @@ def _cargo_test_impl(ctx: AnalysisContext) -> list[Provider]:
         tests,
         crate_dir,
         ctx.attrs.args,
-        hidden = ctx.attrs.workspace[CargoWorkspaceInfo].srcs + ctx.attrs.data,
+        hidden = ctx.attrs.workspace[CargoWorkspaceInfo].srcs + ctx.attrs.data + list(ctx.attrs.env_files.values()),
     )
+    env = dict(ctx.attrs.env)
+    for name, artifact in ctx.attrs.env_files.items():
+        env[name] = artifact
     return [
         DefaultInfo(default_output = tests),
         ExternalRunnerTestInfo(
             type = "cargo",
             command = [command],
-            env = ctx.attrs.env,
+            env = env,
             labels = ctx.attrs.labels,
         ),
     ]
@@ -130,6 +133,7 @@ cargo_test = rule(
         "args": attrs.list(attrs.string(), default = []),
         "data": attrs.list(attrs.source(), default = []),
         "env": attrs.dict(attrs.string(), attrs.string(), default = {}),
+        "env_files": attrs.dict(attrs.string(), attrs.source(), default = {}),
         "labels": attrs.list(attrs.string(), default = []),
         "package": attrs.string(),
         "workspace": attrs.dep(providers = [CargoWorkspaceInfo], default = "root//:cargo_workspace"),
@@ -141,5 +145,5 @@ cargo_test = rule(
     doc = "The unit and integration tests of workspace crate `package`: built by " +
           "`cargo test --no-run` in an action, run from the crate's directory; fails if any " +
           "test executable fails. `args` go to every test executable, `data` are extra files " +
-          "the tests read.",
+          "the tests read, `env_files` names built files in the env (project-relative paths).",
 )

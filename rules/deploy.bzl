@@ -11,7 +11,7 @@
 # `:<name>__<dev>`.
 
 load("@toolchains//:fpga.bzl", "FpgaToolchainInfo")
-load("@toolchains//:system.bzl", "SystemToolInfo")
+load("@toolchains//:system.bzl", "SystemToolInfo", "tool_test_env")
 load("//rules:finn.bzl", "PartitionPlanInfo", "finn_partition")
 load("//rules:vitis_link.bzl", "BitstreamInfo", "DeploymentDescInfo", "vitis_link")
 
@@ -248,6 +248,7 @@ def fpga_deployment(
         deployment_name = name,
         description = description,
         devices = devices,
+        visibility = visibility,
     )
     partition = None
     if estimates:
@@ -258,6 +259,7 @@ def fpga_deployment(
             estimates = estimates,
             objective = objective,
             topology = ":{}[topology]".format(desc),
+            visibility = visibility,
         )
     links = []
     for device in devices:
@@ -282,12 +284,7 @@ def fpga_deployment(
     )
 
 def _deployment_test_impl(ctx: AnalysisContext) -> list[Provider]:
-    tools = []
-    hidden = []
-    for tc in ctx.attrs.tools:
-        info = tc[SystemToolInfo]
-        tools.append(info.tool)
-        hidden.append(info.version)
+    tool_env, hidden = tool_test_env(ctx.attrs.tools)
     args = cmd_args(ctx.attrs.interpreter, ctx.attrs.test, hidden = hidden + ctx.attrs.data)
     for dep in ctx.attrs.deployments:
         d = dep[DeploymentInfo]
@@ -306,7 +303,7 @@ def _deployment_test_impl(ctx: AnalysisContext) -> list[Provider]:
             type = "sh",
             command = [args],
             # the tools the script runs, by toolchain: TOOL_<NAME>=command
-            env = dict({"TOOL_" + t.upper().replace("-", "_"): t for t in tools}, **ctx.attrs.env),
+            env = dict(tool_env, **ctx.attrs.env),
             labels = ctx.attrs.labels,
         ),
     ]

@@ -8,6 +8,17 @@ SystemToolInfo = provider(
     fields = ["tool", "version"],
 )
 
+def tool_test_env(tools: list) -> (dict, list):
+    """For a test running system tools (deps with SystemToolInfo): the env `TOOL_<NAME>` =
+    command, and the version artifacts to put into the test's inputs."""
+    env = {}
+    versions = []
+    for tc in tools:
+        info = tc[SystemToolInfo]
+        env["TOOL_" + info.tool.upper().replace("-", "_")] = info.tool
+        versions.append(info.version)
+    return env, versions
+
 def probe_tool_version(ctx: AnalysisContext, probe: Dependency, commands: list) -> Artifact:
     """Declares `version.txt`, written by running each command (a list of strings)."""
     out = ctx.actions.declare_output("version.txt")

@@ -16,8 +16,9 @@ RESOURCES = ["LUT", "FF", "BRAM_18K", "URAM", "DSP"]
 
 def text(plan):
     s = [f"model {plan['model']}  objective {plan['objective']}  topology {plan['topology']['kind']}",
-         f"predicted {plan['fps']:.1f} FPS end to end (bottleneck {plan['bottleneck']}), "
-         f"latency {plan['latency_ms']:.3f} ms by FINN's no-overlap model",
+         f"predicted {plan['fps']:.1f} FPS end to end (bottleneck {plan['bottleneck']})",
+         f"  FINN's no-overlap estimate {plan['finn_no_overlap_latency_ms']:.3f} ms (the sum of every layer's "
+         f"cycles, not a pipelined latency; a deployment's run report models and simulates that)",
          f"  vs {PAPER}; inputs differ: random weights, this folding, estimated clocks",
          f"solver {plan['solver']['method']}, "
          f"optimal {plan['solver']['optimal']}, gap {plan['solver']['gap']:.4%}", ""]

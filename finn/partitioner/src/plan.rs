@@ -23,7 +23,10 @@ pub struct Plan {
     pub topology: Value,
     pub solver: SolverReport,
     pub fps: f64,
-    pub latency_ms: f64,
+    /// FINN's estimate (`estimated_latency_ns` of dataflow_performance.py): the sum of every
+    /// layer's full cycles along the longest path, as if no layer overlapped another. Not a
+    /// pipelined latency: host/perf_model models and simulates that.
+    pub finn_no_overlap_latency_ms: f64,
     pub bottleneck: String,
     pub devices: Vec<DevicePlan>,
     pub cuts: Vec<Cut>,
@@ -332,7 +335,7 @@ pub fn build(inp: &Inputs, pl: &Placement) -> Plan {
             candidates: n_cands,
         },
         fps,
-        latency_ms: latency_us / 1000.0,
+        finn_no_overlap_latency_ms: latency_us / 1000.0,
         bottleneck,
         devices,
         cuts,

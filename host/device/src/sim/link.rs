@@ -34,6 +34,15 @@ pub const CORE_LATENCY_CYCLES: u64 = 55;
 /// Propagation in fibre: ~5 ns per metre (refractive index ~1.5).
 pub const FIBRE_NS_PER_M: f64 = 5.0;
 
+/// The cycles in which the sender serialises nothing: 1 in 33 (64b/66b gearbox) and 8 of
+/// every 10 000 (clock compensation), as the RTL's behavioural core.
+pub fn tx_idle(cycle: u64) -> bool {
+    cycle % 33 == 32 || cycle % 10_000 < 8
+}
+
+/// The period of `tx_idle`'s pattern (lcm of 33 and 10 000).
+pub const TX_IDLE_PERIOD: u64 = 330_000;
+
 #[derive(Debug, Clone, PartialEq)]
 pub struct LinkParams {
     /// User stream word in bytes (32 or 64).
@@ -230,8 +239,7 @@ impl AuroraLink {
             s.sender_paused = xoff;
         }
         // Serialise: 32 B per cycle unless the gearbox or clock compensation takes it.
-        let idle = now % 33 == 32 || now % 10_000 < 8;
-        if !idle && !s.sender_paused && !s.tx_fifo.is_empty() {
+        if !tx_idle(now) && !s.sender_paused && !s.tx_fifo.is_empty() {
             s.head_sent += 1;
             if s.head_sent == p.beats_per_word() {
                 s.head_sent = 0;

@@ -67,7 +67,7 @@ fn changed_on_fpga1(plan: &Value) -> Value {
     d1["fps"] = json!(100.0);
     d1["max_cycles"] = json!(2_500_000);
     p["fps"] = json!(100.0);
-    p["latency_ms"] = json!(99.0);
+    p["finn_no_overlap_latency_ms"] = json!(99.0);
     p["bottleneck"] = json!("LabelSelect_hls_0");
     for c in p["cuts"].as_array_mut().unwrap() {
         c["gbps"] = json!(0.001);

@@ -1,0 +1,94 @@
+//! The run record `aurora-host infer` writes (run.json).
+
+use std::path::Path;
+
+use anyhow::{bail, Context, Result};
+use serde::{Deserialize, Serialize};
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct RunRecord {
+    pub deployment: String,
+    pub command: String,
+    pub images: u64,
+    pub devices: Vec<RunDevice>,
+    pub links: Vec<RunLink>,
+    pub frames: Vec<RunFrame>,
+    pub wall_s: f64,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct RunDevice {
+    pub name: String,
+    pub clock_mhz: f64,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct RunLink {
+    /// "fpga0:1->fpga1:0": sender device:port -> receiver device:port.
+    pub name: String,
+    pub samples: Vec<LinkSample>,
+    #[serde(rename = "final")]
+    pub final_counters: LinkFinal,
+}
+
+#[derive(Debug, Clone, Copy, Serialize, Deserialize)]
+pub struct LinkSample {
+    pub t_s: f64,
+    pub tx_beats: u64,
+    pub rx_beats: u64,
+    pub xoff: u64,
+    pub xon: u64,
+    pub max_in_flight: u64,
+}
+
+#[derive(Debug, Clone, Copy, Serialize, Deserialize)]
+pub struct LinkFinal {
+    pub tx_beats: u64,
+    pub rx_beats: u64,
+    pub xoff: u64,
+    pub xon: u64,
+    pub max_in_flight: u64,
+    pub overflow: u64,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct RunFrame {
+    pub index: i64,
+    pub top1: i64,
+    pub top5: Vec<i64>,
+    pub reference_top1: i64,
+    pub reference_top5: Vec<i64>,
+    pub bit_exact: bool,
+}
+
+impl RunRecord {
+    pub fn read(path: &Path) -> Result<RunRecord> {
+        let text = std::fs::read_to_string(path)
+            .with_context(|| format!("{}: cannot read the run record", path.display()))?;
+        let run: RunRecord = serde_json::from_str(&text).map_err(|e| {
+            anyhow::anyhow!(
+                "{}:{}:{}: not a run record ({e}); it is written by `aurora-host infer`",
+                path.display(),
+                e.line(),
+                e.column()
+            )
+        })?;
+        if run.command != "infer" {
+            bail!(
+                "{}: a record of `{}`, not of `infer`",
+                path.display(),
+                run.command
+            );
+        }
+        for l in &run.links {
+            if l.samples.windows(2).any(|w| w[1].t_s < w[0].t_s) {
+                bail!(
+                    "{}: link {}: samples are not in time order",
+                    path.display(),
+                    l.name
+                );
+            }
+        }
+        Ok(run)
+    }
+}
