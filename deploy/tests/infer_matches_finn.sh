@@ -13,7 +13,7 @@ mkdir -p "$out"
 read -r images outputs < <("$python" "$checker" files "$ref")
 log="$out/$name.infer.log"
 status=0
-bash "$run" local infer --input "$ref/$images" --out "$out/$name.infer" >"$log" 2>&1 || status=$?
+timeout 600 bash "$run" local infer --input "$ref/$images" --out "$out/$name.infer" >"$log" 2>&1 || status=$?
 cat "$log"
 if [ "$status" -ne 0 ]; then
     echo "FAIL $name: infer exited $status (log: $log)"
@@ -25,7 +25,7 @@ if [ "$bad" = bad-input ]; then
     wrong="$out/wrong_shape.npy"
     "$python" "$checker" wrong-shape "$ref/$images" "$wrong"
     status=0
-    bash "$run" local infer --input "$wrong" --out "$out/$name.wrong" >"$out/wrong.log" 2>&1 || status=$?
+    timeout 120 bash "$run" local infer --input "$wrong" --out "$out/$name.wrong" >"$out/wrong.log" 2>&1 || status=$?
     cat "$out/wrong.log"
     if [ "$status" -eq 0 ]; then
         echo "FAIL $name: infer accepted $wrong (wrong shape)"

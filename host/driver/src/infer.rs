@@ -94,8 +94,9 @@ fn read_images(path: &Path, port: &Port) -> Result<Vec<Vec<i64>>> {
     let shown = path.display();
     let a = npy::read(path).with_context(|| format!("--input {shown}"))?;
     let data = a.integers(&format!("--input {shown} ({})", a.descr))?;
-    let frames = frames::split(port, &a.shape, data).with_context(|| {
-        format!(
+    // frames::split's own message names the tensor, not the file: say it with the file.
+    let frames = frames::split(port, &a.shape, data).map_err(|_| {
+        anyhow::anyhow!(
             "--input {shown}: shape {:?} ({}) does not fit the model input {:?} ({}): expected {:?} or [N, {}]",
             a.shape,
             a.descr,
@@ -301,8 +302,12 @@ pub fn run(
     }
     let n = all[0][3];
     if n < 0 {
-        let e = prepared.unwrap().err().unwrap();
-        return Ok(Outcome::Failed(format!("{e:#}")));
+        // Only rank 0 has the reason; the others just end with it.
+        let why = match prepared {
+            Some(Err(e)) => format!("{e:#}"),
+            _ => "rank 0 refused the input or the reference".to_string(),
+        };
+        return Ok(Outcome::Failed(why));
     }
     let n = n as usize;
     if all[0][0] == 0 {
