@@ -28,7 +28,7 @@ while [ $# -gt 0 ]; do
     links=$(python3 -c 'import json,sys; print(len(json.load(open(sys.argv[1]))["links"]))' "$topology")
     app=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["app"])' "$topology")
     log="$out/$name.job.out"
-    if [ "$app" = finn ]; then
+    if [ "$app" = Finn ] || [ "$app" = finn ]; then
         # the job script's own default command, with the results kept out of the checkout
         cmd=(infer --images 8 --out "$out/$name.infer")
     else
@@ -52,7 +52,7 @@ while [ $# -gt 0 ]; do
         echo "FAIL $name: job $id ended $state (output: $log)"; fail=1; continue
     fi
     bad=0
-    if [ "$app" = finn ]; then
+    if [ "$app" = Finn ] || [ "$app" = finn ]; then
         if ! grep -q 'infer .*: 8 images through .*top-1 agreement 8/8, top-5 agreement 8/8, bit-exact 8/8 with the unpartitioned reference' "$log"; then
             echo "FAIL $name: job $id: no agreement line for 8 of 8 images"; bad=1
         fi

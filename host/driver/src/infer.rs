@@ -360,8 +360,20 @@ pub fn run(
         None
     };
 
-    // Start the consumers first, the input DMA last.
+    // Start the consumers first, the input DMA last. Free-running HLS CUs without inputs
+    // (the tie-off sources of a cable's unused direction) run too: their empty stream
+    // closes that direction. Tie-off sinks are not started (nothing arrives there).
     let mut runs: Vec<RunId> = rank.device.start_link_pumps()?;
+    for k in d.kernels.iter().filter(|k| {
+        k.kind == "hls"
+            && k.control() == "ap_ctrl_none"
+            && !k
+                .ports
+                .iter()
+                .any(|p| p.kind == "m_axi" || p.dir.as_deref() == Some("in"))
+    }) {
+        runs.push(rank.device.start_named(&k.cu, &[])?);
+    }
     for cu in &finn_cus {
         runs.push(rank.device.start_named(cu, &[])?);
     }
