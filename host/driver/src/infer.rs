@@ -370,7 +370,7 @@ pub fn run(
             && !k
                 .ports
                 .iter()
-                .any(|p| p.kind == "m_axi" || p.dir.as_deref() == Some("in"))
+                .any(|p| p.kind == "m_axi" || (p.kind == "axis" && p.dir.as_deref() == Some("in")))
     }) {
         runs.push(rank.device.start_named(&k.cu, &[])?);
     }
