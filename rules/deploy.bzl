@@ -11,8 +11,9 @@
 # `:<name>__<dev>`.
 
 load("@toolchains//:fpga.bzl", "FpgaToolchainInfo")
+load("@toolchains//:finn.bzl", "FinnToolchainInfo")
 load("@toolchains//:system.bzl", "SystemToolInfo", "tool_test_env")
-load("//rules:finn.bzl", "PartitionPlanInfo", "finn_partition")
+load("//rules:finn.bzl", "FinnEstimatesInfo", "PartitionPlanInfo", "finn_partition", "finn_script")
 load("//rules:vitis_link.bzl", "BitstreamInfo", "DeploymentDescInfo", "vitis_link")
 
 DeploymentInfo = provider(
@@ -21,9 +22,15 @@ DeploymentInfo = provider(
           "`topology`: Artifact (JSON: devices, cables, cuts); `job_script`, " +
           "`run_script`, `report`: Artifact; `job_scripts`: dict profile -> job " +
           "script (noctua2, local); `host`: Artifact, the host driver; " +
-          "`profile`: str, the job script's profile (noctua2 | local).",
+          "`profile`: str, the job script's profile (noctua2 | local); for a FINN " +
+          "network `finn_exec` (the plan's executor export: exec.json, <device>/, whole/), " +
+          "`finn_partitions` (the partition ONNX models) and `finn_model` (the unpartitioned " +
+          "HW model), else None.",
     fields = {
         "devices": provider_field(list),
+        "finn_exec": provider_field(Artifact | None, default = None),
+        "finn_model": provider_field(Artifact | None, default = None),
+        "finn_partitions": provider_field(Artifact | None, default = None),
         "host": provider_field(Artifact),
         "job_script": provider_field(Artifact),
         "job_scripts": provider_field(dict),
@@ -116,7 +123,9 @@ def _fpga_deployment_impl(ctx: AnalysisContext) -> list[Provider]:
     if missing:
         fail("{}: no bitstream for device(s) {}".format(ctx.label, ", ".join(missing)))
     host = ctx.attrs.host[DefaultInfo].default_outputs[0]
-    plan = ctx.attrs.partition[PartitionPlanInfo].plan if ctx.attrs.partition else None
+    plan_info = ctx.attrs.partition[PartitionPlanInfo] if ctx.attrs.partition else None
+    plan = plan_info.plan if plan_info else None
+    finn_exec = plan_info.exec if plan_info else None
 
     # Both profiles' job scripts from the one template; `[job_script]` is the configured one.
     job_scripts = {}
@@ -144,6 +153,8 @@ def _fpga_deployment_impl(ctx: AnalysisContext) -> list[Provider]:
             scripts.add("--xclbin", cmd_args(d, "=", links[d].xclbin, delimiter = ""))
         if plan != None:
             scripts.add("--plan", plan)
+        if finn_exec != None:
+            scripts.add("--finn-exec", finn_exec)
         scripts.add("--job-out", job.as_output(), "--run-out", this_run.as_output(), "--topology-out", this_topology.as_output())
         ctx.actions.run(scripts, category = "deploy_scripts", identifier = profile)
         job_scripts[profile] = job
@@ -182,15 +193,19 @@ def _fpga_deployment_impl(ctx: AnalysisContext) -> list[Provider]:
         sub_targets["link_config_" + d] = [DefaultInfo(default_output = links[d].link_config)]
         sub_targets["xclbin_" + d] = [DefaultInfo(default_output = links[d].xclbin)]
     xclbins = [links[d].xclbin for d in desc.devices]
+    run_inputs = [host] + xclbins + ([finn_exec] if finn_exec else [])
     return [
         DefaultInfo(
             default_outputs = [job, run, topology, report] + xclbins,
-            other_outputs = [host] + [links[d].link_config for d in desc.devices],
+            other_outputs = [host] + [links[d].link_config for d in desc.devices] + ([finn_exec] if finn_exec else []),
             sub_targets = sub_targets,
         ),
-        RunInfo(args = cmd_args("bash", run, hidden = [host] + xclbins)),
+        RunInfo(args = cmd_args("bash", run, hidden = run_inputs)),
         DeploymentInfo(
             devices = desc.devices,
+            finn_exec = finn_exec,
+            finn_model = ctx.attrs.estimates[FinnEstimatesInfo].model if ctx.attrs.estimates else None,
+            finn_partitions = plan_info.partitions if plan_info else None,
             host = host,
             job_script = job,
             job_scripts = job_scripts,
@@ -209,6 +224,7 @@ fpga_deployment_rule = rule(
     impl = _fpga_deployment_impl,
     attrs = {
         "deployment": attrs.dep(providers = [DeploymentDescInfo]),
+        "estimates": attrs.option(attrs.dep(providers = [FinnEstimatesInfo]), default = None),
         "host": attrs.dep(doc = "the host driver binary (cargo_binary)"),
         "links": attrs.list(attrs.dep(providers = [BitstreamInfo])),
         "partition": attrs.option(attrs.dep(providers = [PartitionPlanInfo]), default = None),
@@ -276,6 +292,7 @@ def fpga_deployment(
     fpga_deployment_rule(
         name = name,
         deployment = ":" + desc,
+        estimates = estimates,
         host = host,
         links = links,
         partition = partition,
@@ -295,7 +312,7 @@ def _deployment_test_impl(ctx: AnalysisContext) -> list[Provider]:
             d.report,
             d.job_scripts["local"],
             d.run_script,
-            hidden = list(d.xclbins.values()) + [d.host],
+            hidden = list(d.xclbins.values()) + [d.host] + ([d.finn_exec] if d.finn_exec else []),
         ))
     return [
         DefaultInfo(default_output = ctx.attrs.test),
@@ -322,4 +339,67 @@ deployment_test = rule(
     doc = "Runs `test` from the project root with, per deployment, `--deployment NAME " +
           "TOPOLOGY REPORT LOCAL_JOB_SCRIPT RUN_SCRIPT` (everything built first); each tool " +
           "toolchain's command is in the env as TOOL_<NAME>.",
+)
+
+def _deployment_infer_test_impl(ctx: AnalysisContext) -> list[Provider]:
+    d = ctx.attrs.deployment[DeploymentInfo]
+    if d.finn_exec == None or d.finn_model == None:
+        fail("{}: deployment {} runs no FINN network; infer tests need one".format(ctx.label, d.name))
+    tc = ctx.attrs._finn[FinnToolchainInfo]
+    reference = ctx.actions.declare_output("reference", dir = True)
+
+    # FINN's own Python execution of the unpartitioned model on seeded random images (an
+    # action, so the slow reference is cached); the test runs the deployment against it.
+    ctx.actions.run(
+        finn_script(tc, "exec_reference.py", [
+            "--model",
+            d.finn_model,
+            "--partitions",
+            d.finn_partitions,
+            "--frames",
+            str(ctx.attrs.frames),
+            "--seed",
+            str(ctx.attrs.seed),
+            "--cases",
+            "whole",
+            "--out",
+            reference.as_output(),
+        ]),
+        category = "finn_infer_reference",
+    )
+    args = cmd_args(
+        ctx.attrs.interpreter,
+        ctx.attrs.test,
+        d.name,
+        d.run_script,
+        reference,
+        tc.python,
+        ctx.attrs.checker,
+        "bad-input" if ctx.attrs.bad_input else "no-bad-input",
+        hidden = list(d.xclbins.values()) + [d.host, d.finn_exec, tc.version],
+    )
+    return [
+        DefaultInfo(default_output = reference),
+        ExternalRunnerTestInfo(type = "sh", command = [args], labels = ctx.attrs.labels),
+    ]
+
+deployment_infer_test = rule(
+    impl = _deployment_infer_test_impl,
+    attrs = {
+        "bad_input": attrs.bool(default = False, doc = "also feed a wrong-shape file and check the error"),
+        "checker": attrs.source(doc = "the Python check of the outputs and run.json"),
+        "deployment": attrs.dep(providers = [DeploymentInfo]),
+        "frames": attrs.int(default = 8),
+        "interpreter": attrs.string(default = "bash"),
+        "labels": attrs.list(attrs.string(), default = []),
+        "seed": attrs.int(default = 0),
+        "test": attrs.source(),
+        "_finn": attrs.default_only(attrs.toolchain_dep(
+            default = "toolchains//:finn",
+            providers = [FinnToolchainInfo],
+        )),
+    },
+    doc = "Runs `infer` on a FINN deployment (its run script, all ranks) with `frames` seeded " +
+          "random images and checks the outputs bit for bit against FINN's own Python " +
+          "execution (finn/flow/exec_reference.py, `execute_onnx`) of the unpartitioned model.",
 )

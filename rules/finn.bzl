@@ -39,6 +39,10 @@ def _finn_cmd(tc, script: str, args: list) -> cmd_args:
     # Scripts run from the sandbox's mirror of the project root.
     return cmd_args(tc.python, "finn/flow/" + script, args, hidden = tc.scripts + [tc.version])
 
+def finn_script(tc, script: str, args: list) -> cmd_args:
+    """`finn/flow/<script> args` with the FINN toolchain's Python (for other rule files)."""
+    return _finn_cmd(tc, script, args)
+
 def _finn_model_impl(ctx: AnalysisContext) -> list[Provider]:
     tc = ctx.attrs._finn[FinnToolchainInfo]
     out = ctx.actions.declare_output(ctx.label.name + ".onnx")

@@ -26,9 +26,15 @@ pub fn under_mpi() -> bool {
     std::env::var_os("OMPI_COMM_WORLD_SIZE").is_some() || std::env::var_os("PMIX_RANK").is_some()
 }
 
-pub fn launch(mpirun: &str, ranks: usize) -> Result<i32> {
+pub fn launch(mpirun: &str, ranks: usize, progress: bool) -> Result<i32> {
     let exe = std::env::current_exe()?;
-    let args: Vec<String> = std::env::args().skip(1).collect();
+    let mut args: Vec<String> = std::env::args().skip(1).collect();
+    let show = crate::progress::Display::wanted(progress);
+    if show {
+        // before the subcommand: a global option of every rank
+        args.insert(0, "--progress-lines".into());
+    }
+    let mut display = crate::progress::Display::new();
     // A private session directory per launch: Open MPI 4 creates `$TMPDIR/ompi.<host>.<uid>`
     // with a check-then-mkdir race, so two runs started at once on one node (parallel
     // tests, two jobs sharing a node) can fail with "mkdir ... File exists".
@@ -61,11 +67,15 @@ pub fn launch(mpirun: &str, ranks: usize) -> Result<i32> {
             done.insert(r.trim().to_string());
             continue;
         }
+        if display.take(&line) {
+            continue;
+        }
         if line.starts_with(ERROR) && line.contains(": error: ") {
             errors.push(line.clone());
         }
-        let _ = writeln!(std::io::stderr(), "{line}");
+        display.print(&line);
     }
+    display.clear();
     let status = child.wait()?;
     let missing: Vec<String> = (0..ranks)
         .map(|r| r.to_string())

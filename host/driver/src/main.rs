@@ -4,8 +4,12 @@
 //! the cards.
 
 mod bench;
+mod finn_cu;
 mod gather;
+mod infer;
+mod infer_report;
 mod launch;
+mod progress;
 mod setup;
 mod status;
 mod transport;
@@ -47,6 +51,16 @@ struct Cli {
     /// sim: channel delay of every link in Aurora user cycles (default: from cable_m)
     #[arg(long)]
     channel_cycles: Option<u64>,
+    /// The partition plan's executor export (exec.json, <device>/, whole/): `infer`
+    /// compares with its unpartitioned model `whole/`
+    #[arg(long)]
+    reference: Option<PathBuf>,
+    /// Show progress of long runs even when stderr is not a terminal (plain lines)
+    #[arg(long)]
+    progress: bool,
+    /// Set by the launcher for its ranks: print progress lines for it to draw
+    #[arg(long, hide = true)]
+    progress_lines: bool,
     #[command(subcommand)]
     command: Command,
 }
@@ -76,17 +90,31 @@ enum Command {
         #[arg(long, default_value = "results.csv")]
         csv: PathBuf,
     },
-    /// N images through the FINN pipeline
+    /// N images through the FINN pipeline, compared with the unpartitioned model
     Infer {
+        /// Images to run (default: all of --input, else 8)
         #[arg(long)]
-        images: u32,
+        images: Option<u32>,
+        /// Images as .npy, shaped like the model input ([N, ...]); default: seeded random
+        /// images over the input datatype's range
+        #[arg(long)]
+        input: Option<PathBuf>,
+        /// Seed of the random images
+        #[arg(long, default_value_t = 1)]
+        seed: u64,
+        /// Where outputs.npy and run.json go
+        #[arg(long, default_value = "infer-out")]
+        out: PathBuf,
+        /// Period of the link-counter samples in run.json, milliseconds
+        #[arg(long, default_value_t = 50)]
+        sample_ms: u64,
     },
 }
 
 fn main() {
     if !launch::under_mpi() {
         let cli = Cli::parse();
-        match launch::launch(&cli.mpirun, cli.xclbins.len()) {
+        match launch::launch(&cli.mpirun, cli.xclbins.len(), cli.progress) {
             Ok(code) => std::process::exit(code),
             Err(e) => {
                 eprintln!("aurora-host: error: {e:#}");
@@ -127,12 +155,14 @@ fn run(world: &SimpleCommunicator) -> Result<()> {
         .iter()
         .map(|x| setup::XclbinArg::parse(x))
         .collect();
-    let rank = setup::open_sim(
+    let finn = std::sync::Arc::new(finn_cu::FinnExecFactory::default());
+    let mut rank = setup::open_sim(
         world,
         &xclbins,
         cli.topology.as_deref(),
         timeout,
         cli.channel_cycles,
+        Some(finn.clone()),
     )?;
     let d = rank.device.description()?.clone();
     match &cli.command {
@@ -206,8 +236,31 @@ fn run(world: &SimpleCommunicator) -> Result<()> {
                 );
             }
         }
-        Command::Infer { .. } => {
-            bail!("infer: not implemented yet in this driver (the FINN pipeline run is not wired; see README \"Host driver\")")
+        Command::Infer {
+            images,
+            input,
+            seed,
+            out,
+            sample_ms,
+        } => {
+            let args = infer::InferArgs {
+                images: *images,
+                input: input.clone(),
+                seed: *seed,
+                out: out.clone(),
+                reference: cli.reference.clone(),
+                progress: cli.progress_lines,
+                sample_ms: *sample_ms,
+            };
+            // A refused input or a disagreement ends every rank cleanly; rank 0 reports it.
+            let outcome = infer::run(world, &mut rank, &finn, &args, timeout)?;
+            rank.finish(world);
+            if let infer::Outcome::Failed(why) = outcome {
+                if world.rank() == 0 {
+                    bail!("{why}");
+                }
+            }
+            return Ok(());
         }
     }
     rank.finish(world);

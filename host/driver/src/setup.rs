@@ -5,6 +5,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use anyhow::{bail, Context, Result};
+use fpga_device::sim::finn::FinnFactory;
 use fpga_device::sim::link::AuroraLink;
 use fpga_device::sim::{SimDevice, SimOptions};
 use fpga_device::Device;
@@ -55,6 +56,8 @@ fn topology_device(topology: &Path, rank: i32) -> Result<String> {
 
 pub struct Rank {
     pub rank: i32,
+    /// Longest wait for the other ranks at the end of the run.
+    pub timeout: Duration,
     pub device: SimDevice,
     pub receivers: Vec<std::thread::JoinHandle<()>>,
 }
@@ -68,6 +71,7 @@ pub fn open_sim(
     topology: Option<&Path>,
     timeout: Duration,
     channel_cycles: Option<u64>,
+    finn: Option<Arc<dyn FinnFactory>>,
 ) -> Result<Rank> {
     let rank = world.rank();
     let size = world.size();
@@ -81,9 +85,9 @@ pub fn open_sim(
     let arg = &xclbins[rank as usize];
     let path = &arg.path;
     let options = SimOptions {
+        finn,
         stall_timeout: timeout,
         channel_cycles,
-        ..SimOptions::default()
     };
     let mut device = SimDevice::new(format!("rank {rank}"), options);
     device
@@ -193,6 +197,7 @@ pub fn open_sim(
     world.barrier();
     Ok(Rank {
         rank,
+        timeout,
         device,
         receivers,
     })
@@ -211,6 +216,22 @@ impl Rank {
         for r in self.receivers {
             let _ = r.join();
         }
-        world.barrier();
+        // Not a blocking barrier: a rank that died after its links closed would leave the
+        // others waiting forever.
+        let mut done = world.immediate_barrier();
+        let deadline = std::time::Instant::now() + self.timeout;
+        loop {
+            match done.test() {
+                Ok(_) => return,
+                Err(r) => done = r,
+            }
+            if std::time::Instant::now() >= deadline {
+                crate::transport::fatal(&format!(
+                    "not every rank reached the end of the run within {:?} (one died or hangs; check the other ranks' errors)",
+                    self.timeout
+                ));
+            }
+            std::thread::sleep(Duration::from_millis(1));
+        }
     }
 }

@@ -8,6 +8,7 @@
 //! receiving CU's NFC counters. Every wait has a deadline; a peer that stops answering ends
 //! the run with an error naming the rank and the link.
 
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
@@ -33,6 +34,9 @@ pub struct MpiSender {
     width: usize,
     timeout: Duration,
     pending: Mutex<Vec<u8>>,
+    /// Closed already (by the CU's pump at the end of its stream, or at the end of the
+    /// run): the peer stopped listening after the first close.
+    closed: AtomicBool,
 }
 
 impl MpiSender {
@@ -50,6 +54,7 @@ impl MpiSender {
             width,
             timeout,
             pending: Mutex::new(Vec::new()),
+            closed: AtomicBool::new(false),
         }
     }
 
@@ -110,6 +115,9 @@ impl LinkSender for MpiSender {
     }
 
     fn close(&self) -> Result<()> {
+        if self.closed.swap(true, Ordering::SeqCst) {
+            return Ok(());
+        }
         self.flush()?;
         self.ship(&[])
     }

@@ -146,6 +146,7 @@ fn read_input(path: &Path, port: &Port, raw: RawType) -> Result<Vec<Tensor>> {
             })
             .collect();
         let a = npy::Array {
+            descr: "raw".into(),
             shape: vec![vals.len()],
             values: vals,
         };

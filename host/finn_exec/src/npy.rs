@@ -8,6 +8,8 @@ use std::path::Path;
 use anyhow::{anyhow, bail, Context, Result};
 
 pub struct Array {
+    /// The element type as NumPy writes it (`<f4`, `|u1`, ...).
+    pub descr: String,
     pub shape: Vec<usize>,
     /// Every element as f64 (exact for the float32 and 32-bit integer data exchanged).
     pub values: Vec<f64>,
@@ -110,7 +112,11 @@ pub fn parse(bytes: &[u8]) -> Result<Array> {
         "<i8" => take!(i64, 8),
         other => bail!("element type {other} (supported: <f4 <f8 |u1 |i1 <i2 <u2 <i4 <u4 <i8)"),
     };
-    Ok(Array { shape, values })
+    Ok(Array {
+        descr: descr.to_string(),
+        shape,
+        values,
+    })
 }
 
 /// Writes int64 values as a `.npy` file, atomically (temp file, then rename).

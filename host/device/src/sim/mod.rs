@@ -127,6 +127,19 @@ impl SimDevice {
             .collect()
     }
 
+    /// Streams whose width converter pushed out a partial word when its producer finished:
+    /// (stream name, bytes). On a card those bytes would wait for more data.
+    pub fn converter_flushes(&self) -> Vec<(String, usize)> {
+        let mut v: Vec<(String, usize)> = self
+            .streams
+            .values()
+            .filter(|f| f.flushed_at_close() > 0)
+            .map(|f| (f.name.clone(), f.flushed_at_close()))
+            .collect();
+        v.dedup();
+        v
+    }
+
     pub fn stream(&self, endpoint: &str) -> Option<Arc<StreamFifo>> {
         self.streams.get(endpoint).cloned()
     }
@@ -198,10 +211,12 @@ impl SimDevice {
             self.cus.insert(k.cu.clone(), cu);
         }
         for s in &d.streams {
-            let fifo = Arc::new(StreamFifo::new(
-                format!("{}: {} -> {}", d.device, s.from, s.to),
-                s.depth.max(2) as usize,
-            ));
+            let name = format!("{}: {} -> {}", d.device, s.from, s.to);
+            let depth = s.depth.max(2) as usize;
+            let fifo = Arc::new(match converter_widths(s) {
+                Some((from, to)) => StreamFifo::with_converter(name, depth, from, to)?,
+                None => StreamFifo::new(name, depth),
+            });
             self.streams.insert(s.from.clone(), fifo.clone());
             self.streams.insert(s.to.clone(), fifo);
         }
@@ -467,6 +482,17 @@ impl SimDevice {
             },
         );
         Ok(id)
+    }
+}
+
+/// The width converter the link configuration records on a stream (`converter`:
+/// `{from_width, to_width}` in bits), if any.
+fn converter_widths(s: &xclbin::description::StreamEntry) -> Option<(u32, u32)> {
+    let c = s.converter.as_ref()?;
+    let bits = |k: &str| c.get(k).and_then(|v| v.as_u64()).map(|v| v as u32);
+    match (bits("from_width"), bits("to_width")) {
+        (Some(a), Some(b)) if a != b => Some((a, b)),
+        _ => None,
     }
 }
 

@@ -38,11 +38,45 @@ struct State {
     failed: Option<String>,
 }
 
+/// An AXI4-Stream data width converter on the stream (v++ inserts one where the link
+/// configuration joins ports of different widths): bytes in, beats of `to_bytes` out, byte
+/// order kept. Null bytes (TKEEP low) are not passed on, as AXI4-Stream allows (ARM IHI 0051A
+/// "null bytes"); TLAST ends the output beat early, with TKEEP marking its valid bytes.
+struct Converter {
+    to_bytes: usize,
+    /// Bytes received that do not fill an output beat yet.
+    residual: Vec<u8>,
+    /// Bytes of a partial beat pushed out by `close` (on a card they would wait for more).
+    flushed_at_close: usize,
+}
+
 pub struct StreamFifo {
     pub name: String,
     pub depth: usize,
     state: Mutex<State>,
     changed: Condvar,
+    converter: Option<Mutex<Converter>>,
+}
+
+/// Bytes of `beat` whose TKEEP bit is set (bytes past the 64 the mask covers count as kept).
+fn kept_bytes(beat: &Beat) -> impl Iterator<Item = u8> + '_ {
+    beat.data
+        .iter()
+        .enumerate()
+        .filter(|(i, _)| *i >= 64 || beat.keep >> i & 1 == 1)
+        .map(|(_, b)| *b)
+}
+
+/// A beat of `width` bytes holding `bytes` (fewer: zero-padded, TKEEP on the valid ones).
+fn beat_of(bytes: &[u8], width: usize, last: bool) -> Beat {
+    let mut data = bytes.to_vec();
+    data.resize(width, 0);
+    let mut b = Beat::new(data);
+    if bytes.len() < 64 {
+        b.keep = (1u64 << bytes.len()) - 1;
+    }
+    b.last = last;
+    b
 }
 
 impl StreamFifo {
@@ -56,10 +90,76 @@ impl StreamFifo {
                 failed: None,
             }),
             changed: Condvar::new(),
+            converter: None,
         }
     }
 
+    /// A stream whose producer port is `from_bits` wide and whose consumer port is
+    /// `to_bits` wide, with the width converter between them.
+    pub fn with_converter(
+        name: impl Into<String>,
+        depth: usize,
+        from_bits: u32,
+        to_bits: u32,
+    ) -> Result<StreamFifo> {
+        let name = name.into();
+        if from_bits == 0
+            || to_bits == 0
+            || !from_bits.is_multiple_of(8)
+            || !to_bits.is_multiple_of(8)
+        {
+            bail!("stream {name}: width converter {from_bits} -> {to_bits} bits: both widths must be whole bytes");
+        }
+        let mut f = StreamFifo::new(name, depth);
+        f.converter = Some(Mutex::new(Converter {
+            to_bytes: to_bits as usize / 8,
+            residual: Vec::new(),
+            flushed_at_close: 0,
+        }));
+        Ok(f)
+    }
+
+    /// Bytes of a partial output word the converter pushed out when the producer finished
+    /// (0 without a converter). On a card such bytes wait in the converter for more data.
+    pub fn flushed_at_close(&self) -> usize {
+        self.converter
+            .as_ref()
+            .map_or(0, |c| c.lock().unwrap().flushed_at_close)
+    }
+
     pub fn push(&self, beat: Beat, timeout: Duration) -> Result<()> {
+        let Some(conv) = &self.converter else {
+            return self.enqueue(beat, timeout);
+        };
+        let out: Vec<Beat> = {
+            let mut c = conv.lock().unwrap();
+            let width = c.to_bytes;
+            c.residual.extend(kept_bytes(&beat));
+            let whole = c.residual.len() / width * width;
+            let mut out: Vec<Beat> = c
+                .residual
+                .drain(..whole)
+                .collect::<Vec<u8>>()
+                .chunks(width)
+                .map(|w| beat_of(w, width, false))
+                .collect();
+            if beat.last {
+                if !c.residual.is_empty() {
+                    let rest = std::mem::take(&mut c.residual);
+                    out.push(beat_of(&rest, width, true));
+                } else if let Some(b) = out.last_mut() {
+                    b.last = true;
+                }
+            }
+            out
+        };
+        for b in out {
+            self.enqueue(b, timeout)?;
+        }
+        Ok(())
+    }
+
+    fn enqueue(&self, beat: Beat, timeout: Duration) -> Result<()> {
         let deadline = Instant::now() + timeout;
         let mut s = self.state.lock().unwrap();
         loop {
@@ -108,8 +208,23 @@ impl StreamFifo {
         }
     }
 
+    /// The producer finished. A converter's partial output word goes out with it (the
+    /// simulation ends there; the beat may exceed the depth by one).
     pub fn close(&self) {
-        self.state.lock().unwrap().closed = true;
+        let partial = self.converter.as_ref().and_then(|conv| {
+            let mut c = conv.lock().unwrap();
+            if c.residual.is_empty() {
+                return None;
+            }
+            let rest = std::mem::take(&mut c.residual);
+            c.flushed_at_close += rest.len();
+            Some(beat_of(&rest, c.to_bytes, false))
+        });
+        let mut s = self.state.lock().unwrap();
+        if let Some(b) = partial {
+            s.queue.push_back(b);
+        }
+        s.closed = true;
         self.changed.notify_all();
     }
 
@@ -124,5 +239,65 @@ impl StreamFifo {
 
     pub fn is_empty(&self) -> bool {
         self.len() == 0
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const T: Duration = Duration::from_secs(1);
+
+    fn drain(f: &StreamFifo) -> Vec<Beat> {
+        let mut v = Vec::new();
+        while let Some(b) = f.pop(T).unwrap() {
+            v.push(b);
+        }
+        v
+    }
+
+    #[test]
+    fn downsizer_keeps_byte_order_and_drops_null_bytes() {
+        // 64 B beats into 3 B beats (512 -> 24 bits, the DMA into a FINN input of 3 x UINT8).
+        let f = StreamFifo::with_converter("t", 1000, 512, 24).unwrap();
+        let bytes: Vec<u8> = (0..100u8).collect();
+        f.push(Beat::new(bytes[..64].to_vec()), T).unwrap();
+        let mut tail = bytes[64..].to_vec();
+        tail.resize(64, 0xee); // 36 valid bytes, 28 null bytes (TKEEP low)
+        let mut b = Beat::new(tail);
+        b.keep = (1 << 36) - 1;
+        b.last = true;
+        f.push(b, T).unwrap();
+        f.close();
+        let out = drain(&f);
+        assert_eq!(out.len(), 34); // 100 bytes = 33 beats of 3 + one of 1
+        let joined: Vec<u8> = out.iter().flat_map(|b| b.data.clone()).collect();
+        assert_eq!(&joined[..100], &bytes[..]);
+        assert!(out.iter().all(|b| b.data.len() == 3));
+        assert_eq!(out[33].keep, 0b1);
+        assert!(out[33].last && !out[32].last);
+        assert_eq!(f.flushed_at_close(), 0);
+    }
+
+    #[test]
+    fn upsizer_fills_words_and_flushes_a_partial_one_at_close() {
+        // 1 B beats into 64 B words (a FINN output into the AuroraFlow tx_axis).
+        let f = StreamFifo::with_converter("t", 1000, 8, 512).unwrap();
+        for i in 0..150u32 {
+            f.push(Beat::new(vec![i as u8]), T).unwrap();
+        }
+        f.close();
+        let out = drain(&f);
+        assert_eq!(out.len(), 3);
+        assert_eq!(out[0].data, (0..64u8).collect::<Vec<_>>());
+        assert_eq!(out[1].data, (64..128u8).collect::<Vec<_>>());
+        assert_eq!(&out[2].data[..22], &(128..150u8).collect::<Vec<_>>()[..]);
+        assert_eq!(out[2].keep, (1 << 22) - 1);
+        assert_eq!(f.flushed_at_close(), 22);
+    }
+
+    #[test]
+    fn converter_widths_must_be_whole_bytes() {
+        assert!(StreamFifo::with_converter("t", 2, 512, 12).is_err());
     }
 }

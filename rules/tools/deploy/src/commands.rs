@@ -120,6 +120,8 @@ pub struct ScriptArgs<'a> {
     pub xclbins: &'a [String],
     pub host: &'a str,
     pub plan: Option<&'a Path>,
+    /// The partition plan's executor export (exec.json, whole/): `infer`'s reference.
+    pub finn_exec: Option<&'a str>,
     pub job_out: &'a Path,
     pub run_out: &'a Path,
     pub topology_out: &'a Path,
@@ -191,6 +193,7 @@ pub fn scripts_text(a: &ScriptArgs) -> Result<(String, String, Value)> {
         xclbins: &xclbins,
         topology: &topo_path,
         job: &job_path,
+        reference: a.finn_exec,
     };
     Ok((
         scripts::job_script(&d, &p, &launch, a.profile),

@@ -109,6 +109,15 @@ fn port(name: &str, kind: &str, dir: &str, width: u64) -> Port {
     }
 }
 
+/// A FINN stream port: TDATA padded to whole bytes, and `stream_bits`, FINN's unpadded
+/// stream width (elements per cycle x element bits), which tells the simulated partition
+/// how many values each word packs.
+fn finn_stream(name: &str, dir: &str, bits: u64) -> Port {
+    let mut p = port(name, "axis", dir, padded(bits));
+    p.extra.insert("stream_bits".into(), Value::from(bits));
+    p
+}
+
 /// The stream interface FINN gives a stitched partition: `s_axis_<i>` in, `m_axis_<j>` out
 /// (FINN+ link configs: `sc=<sdp>.m_axis_0:aurora_flow_<n>.tx_axis`).
 pub fn finn_partition(
@@ -143,25 +152,23 @@ pub fn finn_partition(
                 plan.path, l.name
             )
         })?;
-        ports.push(port(&format!("s_axis_{ins}"), "axis", "in", padded(w)));
+        ports.push(finn_stream(&format!("s_axis_{ins}"), "in", w));
         ins += 1;
     }
     for c in cuts.iter().filter(|c| c.cut.to_device == device) {
-        ports.push(port(
+        ports.push(finn_stream(
             &format!("s_axis_{ins}"),
-            "axis",
             "in",
-            padded(c.cut.stream_bits),
+            c.cut.stream_bits,
         ));
         ins += 1;
     }
     let mut outs = 0;
     for c in cuts.iter().filter(|c| c.cut.from_device == device) {
-        ports.push(port(
+        ports.push(finn_stream(
             &format!("m_axis_{outs}"),
-            "axis",
             "out",
-            padded(c.cut.stream_bits),
+            c.cut.stream_bits,
         ));
         outs += 1;
     }
@@ -174,7 +181,7 @@ pub fn finn_partition(
                 plan.path, l.name
             )
         })?;
-        ports.push(port(&format!("m_axis_{outs}"), "axis", "out", padded(w)));
+        ports.push(finn_stream(&format!("m_axis_{outs}"), "out", w));
     }
     let mut params = Map::new();
     params.insert("first_layer".into(), Value::String(first));

@@ -98,6 +98,10 @@ enum Cmd {
         /// The partition plan, for the cuts in the topology.
         #[arg(long)]
         plan: Option<PathBuf>,
+        /// The plan's executor export (exec.json, whole/): passed to the host as
+        /// `--reference`, the unpartitioned model `infer` compares against.
+        #[arg(long)]
+        finn_exec: Option<String>,
         #[arg(long)]
         job_out: PathBuf,
         #[arg(long)]
@@ -203,6 +207,7 @@ fn run(cli: Cli) -> anyhow::Result<()> {
             xclbins,
             host,
             plan,
+            finn_exec,
             job_out,
             run_out,
             topology_out,
@@ -218,6 +223,7 @@ fn run(cli: Cli) -> anyhow::Result<()> {
                 xclbins: &xclbins,
                 host: &host,
                 plan: plan.as_deref(),
+                finn_exec: finn_exec.as_deref(),
                 job_out: &job_out,
                 run_out: &run_out,
                 topology_out: &topology_out,

@@ -54,6 +54,8 @@ pub struct Launch<'a> {
     pub topology: &'a str,
     /// The job script, which the run script's `submit` hands to sbatch.
     pub job: &'a str,
+    /// The unpartitioned reference of a FINN network (the plan's exec dir), for `infer`.
+    pub reference: Option<&'a str>,
 }
 
 enum Kind {
@@ -128,6 +130,9 @@ fn render(dep: &Deployment, platform: &Platform, launch: &Launch, kind: Kind) ->
         quote(launch.host),
         quote(launch.topology)
     );
+    if let Some(r) = launch.reference {
+        let _ = write!(s, " \\\n    --reference {}", quote(r));
+    }
     for (dev, x) in launch.xclbins {
         let _ = write!(s, " \\\n    --xclbin {}", quote(&format!("{dev}={x}")));
     }
@@ -143,7 +148,7 @@ fn render(dep: &Deployment, platform: &Platform, launch: &Launch, kind: Kind) ->
         Kind::Run => {
             let _ = write!(
                 s,
-                "usage() {{\n    echo \"usage: run.sh [submit|local] [status|reset-counters|bench latency|bench throughput|infer --images N] ...\" >&2\n}}\n\
+                "usage() {{\n    echo \"usage: run.sh [submit|local] [status|reset-counters|bench latency|bench throughput|infer --images N [--input X.npy] [--out DIR]] ...\" >&2\n}}\n\
                  case \"${{1:-}}\" in\n\
                  submit)\n    # the job script of the configured profile; prints the job id\n    shift\n\
                  \x20   id=$(timeout 60 sbatch --parsable {job} \"$@\") || {{ echo \"run.sh: sbatch failed (is Slurm reachable? SLURM_CONF=${{SLURM_CONF:-unset}})\" >&2; exit 1; }}\n\

@@ -1,0 +1,91 @@
+"""Checks of `aurora-host infer` against FINN's reference (deploy/tests/infer_matches_finn.sh).
+
+    infer_check.py files REF                      prints the image and output .npy of REF's
+                                                  "unpartitioned model" case
+    infer_check.py compare FINN_OUT.npy DIR LOG   DIR/outputs.npy == FINN's, run.json agrees
+    infer_check.py wrong-shape IMAGES.npy OUT.npy writes the images with one row cut off
+    infer_check.py wrong-shape-error IMAGES.npy WRONG.npy LOG
+                                                  the error names the file and both shapes
+"""
+
+import json
+import os
+import sys
+
+import numpy as np
+
+
+def fail(msg):
+    print(f"FAIL {msg}")
+    sys.exit(1)
+
+
+def files(ref):
+    with open(os.path.join(ref, "reference.json")) as f:
+        cases = json.load(f)["cases"]
+    case = next(c for c in cases if c["name"] == "unpartitioned model")
+    (images,) = case["inputs"].values()
+    (outputs,) = case["outputs"].values()
+    print(images, outputs)
+
+
+def compare(finn_out, out_dir, log):
+    want = np.load(finn_out)
+    got = np.load(os.path.join(out_dir, "outputs.npy"))
+    if got.dtype != np.int64:
+        fail(f"outputs.npy has dtype {got.dtype}, expected int64")
+    if got.shape != want.shape:
+        fail(f"outputs.npy has shape {got.shape}, FINN's output {want.shape}")
+    if not np.array_equal(got, want.astype(np.int64)):
+        bad = np.argwhere(got != want.astype(np.int64))
+        fail(f"outputs differ from FINN's execution at {len(bad)} positions, first {bad[0].tolist()}")
+    n = want.shape[0]
+    with open(os.path.join(out_dir, "run.json")) as f:
+        run = json.load(f)
+    for key in ("deployment", "command", "images", "devices", "links", "frames", "wall_s"):
+        if key not in run:
+            fail(f"run.json has no {key}")
+    if run["command"] != "infer" or run["images"] != n or len(run["frames"]) != n:
+        fail(f"run.json: command {run['command']}, images {run['images']}, {len(run['frames'])} frames; want infer, {n}")
+    flat = want.reshape(n, -1).astype(np.int64)
+    for fr in run["frames"]:
+        ref = flat[fr["index"]]
+        if not fr["bit_exact"] or fr["reference_top1"] != int(ref[0]) or fr["top1"] != int(ref[0]):
+            fail(f"run.json frame {fr['index']}: {fr} against FINN's {ref.tolist()}")
+    if not run["links"]:
+        fail("run.json lists no link")
+    for link in run["links"]:
+        last = link["final"]
+        if not all(isinstance(v, int) for v in last.values()):
+            fail(f"run.json link {link['name']}: counters are not integers: {last}")
+        if last["overflow"] != 0 or last["tx_beats"] != last["rx_beats"] or last["tx_beats"] == 0:
+            fail(f"run.json link {link['name']}: {last}")
+        if not link["samples"] or any(s["rx_beats"] > last["rx_beats"] for s in link["samples"]):
+            fail(f"run.json link {link['name']}: samples {link['samples'][:3]} ...")
+    text = open(log).read()
+    if f"top-1 agreement {n}/{n}, top-5 agreement {n}/{n}, bit-exact {n}/{n}" not in text:
+        fail(f"the log has no agreement line for {n} of {n} images")
+    print(f"ok   {n} images bit-exact with FINN's execution; run.json: {len(run['links'])} link(s), "
+          f"{sum(len(l['samples']) for l in run['links'])} samples")
+
+
+def wrong_shape(images, out):
+    a = np.load(images)
+    np.save(out, a[:, :-1])
+
+
+def wrong_shape_error(images, wrong, log):
+    a = np.load(images)
+    text = open(log).read()
+    got = list(np.load(wrong).shape)
+    expected = [1] + list(a.shape[1:])
+    for needle in (wrong, f"shape {got}", f"expected {expected}"):
+        if needle not in text:
+            fail(f"the error does not name {needle!r}:\n{text}")
+    print(f"ok   the wrong-shape file is refused: {wrong}, shape {got}, expected {expected}")
+
+
+if __name__ == "__main__":
+    cmd, args = sys.argv[1], sys.argv[2:]
+    {"files": files, "compare": compare, "wrong-shape": wrong_shape,
+     "wrong-shape-error": wrong_shape_error}[cmd](*args)

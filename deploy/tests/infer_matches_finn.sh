@@ -1,0 +1,35 @@
+#!/usr/bin/env bash
+# `infer` on a FINN deployment against FINN's own Python execution of the unpartitioned
+# model: the images of the reference (finn/flow/exec_reference.py, case "unpartitioned
+# model") go through the deployment's run script (every rank, the simulated devices and
+# links), and the outputs must equal FINN's bit for bit; run.json must say the same.
+#
+#   infer_matches_finn.sh NAME RUN_SCRIPT REFERENCE_DIR PYTHON CHECKER bad-input|no-bad-input
+set -euo pipefail
+name=$1 run=$2 ref=$3 python=$4 checker=$5 bad=$6
+out=${TEST_OUTPUT_DIR:-$(mktemp -d)}
+mkdir -p "$out"
+
+read -r images outputs < <("$python" "$checker" files "$ref")
+log="$out/$name.infer.log"
+status=0
+timeout 600 bash "$run" local infer --input "$ref/$images" --out "$out/$name.infer" >"$log" 2>&1 || status=$?
+cat "$log"
+if [ "$status" -ne 0 ]; then
+    echo "FAIL $name: infer exited $status (log: $log)"
+    exit 1
+fi
+"$python" "$checker" compare "$ref/$outputs" "$out/$name.infer" "$log"
+
+if [ "$bad" = bad-input ]; then
+    wrong="$out/wrong_shape.npy"
+    "$python" "$checker" wrong-shape "$ref/$images" "$wrong"
+    status=0
+    timeout 120 bash "$run" local infer --input "$wrong" --out "$out/$name.wrong" >"$out/wrong.log" 2>&1 || status=$?
+    cat "$out/wrong.log"
+    if [ "$status" -eq 0 ]; then
+        echo "FAIL $name: infer accepted $wrong (wrong shape)"
+        exit 1
+    fi
+    "$python" "$checker" wrong-shape-error "$ref/$images" "$wrong" "$out/wrong.log"
+fi

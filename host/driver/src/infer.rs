@@ -1,0 +1,522 @@
+//! `infer --images N`: images through the deployment's FINN pipeline on the simulated
+//! devices, as on the cards: rank 0 writes them to HBM and starts the input DMA, the frames
+//! flow through each device's FINN CU and the AuroraFlow links (width converters as the link
+//! configuration inserts them), the rank with the output DMA reads the results from HBM and
+//! sends them to rank 0, which compares them with the unpartitioned model (`whole/` of the
+//! plan's executor export) and writes `outputs.npy` and `run.json`.
+
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+use std::thread::JoinHandle;
+use std::time::{Duration, Instant};
+
+use anyhow::{bail, Context, Result};
+use aurora::AuroraFlow;
+use finn_exec::frames::{self, Rng};
+use finn_exec::{npy, Partition, Pipeline, Port};
+use fpga_device::sim::aurora_cu::AuroraCu;
+use fpga_device::{Device, KernelArg, RunId};
+use mpi::collective::CommunicatorCollectives;
+use mpi::point_to_point::{Destination, Source};
+use mpi::topology::{Communicator, SimpleCommunicator};
+use xclbin::DeviceDescription;
+
+use crate::finn_cu::{stream_ports, FinnExecFactory, WordLayout};
+use crate::gather;
+use crate::infer_report::{self, Frame, LinkSample, RankReport, Run};
+use crate::progress;
+use crate::setup::Rank;
+
+pub struct InferArgs {
+    pub images: Option<u32>,
+    pub input: Option<PathBuf>,
+    pub seed: u64,
+    pub out: PathBuf,
+    /// The plan's executor export (exec.json, whole/).
+    pub reference: Option<PathBuf>,
+    pub progress: bool,
+    pub sample_ms: u64,
+}
+
+/// How `infer` ended when every rank got to the end: fine, or a failure rank 0 reports.
+pub enum Outcome {
+    Done,
+    Failed(String),
+}
+
+/// DMA memory words are 512 bits; buffers are whole words.
+const MEM_WORD: usize = 64;
+const TAG_OUTPUTS: i32 = 11;
+
+fn hls_cu<'a>(d: &'a DeviceDescription, kernel: &str) -> Option<&'a xclbin::KernelEntry> {
+    d.kernels
+        .iter()
+        .find(|k| k.kind == "hls" && k.kernel == kernel)
+}
+
+/// The memory bank of `cu`'s m_axi port.
+fn bank(d: &DeviceDescription, cu: &str) -> Result<String> {
+    d.memory
+        .iter()
+        .find(|m| m.cu == cu)
+        .map(|m| m.bank.clone())
+        .with_context(|| {
+            format!(
+                "device {}: CU {cu} has no memory bank in the link configuration (sp=)",
+                d.device
+            )
+        })
+}
+
+/// The CU at the other end of the stream into or out of `endpoint` ("cu.port").
+fn peer_cu(d: &DeviceDescription, endpoint: &str) -> Option<String> {
+    d.streams.iter().find_map(|s| {
+        let other = if s.from == endpoint {
+            &s.to
+        } else if s.to == endpoint {
+            &s.from
+        } else {
+            return None;
+        };
+        other.split('.').next().map(str::to_string)
+    })
+}
+
+/// Rank 0's part before anything runs: the reference and the images.
+struct Inputs {
+    whole: Partition,
+    whole_dir: PathBuf,
+    images: Vec<Vec<i64>>,
+}
+
+fn read_images(path: &Path, port: &Port) -> Result<Vec<Vec<i64>>> {
+    let shown = path.display();
+    let a = npy::read(path).with_context(|| format!("--input {shown}"))?;
+    let data = a.integers(&format!("--input {shown} ({})", a.descr))?;
+    // frames::split's own message names the tensor, not the file: say it with the file.
+    let frames = frames::split(port, &a.shape, data).map_err(|_| {
+        anyhow::anyhow!(
+            "--input {shown}: shape {:?} ({}) does not fit the model input {:?} ({}): expected {:?} or [N, {}]",
+            a.shape,
+            a.descr,
+            port.shape,
+            port.dtype,
+            port.shape,
+            port.shape[1..]
+                .iter()
+                .map(|d| d.to_string())
+                .collect::<Vec<_>>()
+                .join(", ")
+        )
+    })?;
+    for (f, t) in frames.iter().enumerate() {
+        if let Some((i, v)) = t
+            .data
+            .iter()
+            .enumerate()
+            .find(|(_, &v)| !port.dtype.allows(v as i64))
+        {
+            bail!(
+                "--input {shown}: image {f}, value {v} at flat index {i} is outside the model input's datatype {} ({}): the file holds {} values",
+                port.dtype,
+                port.name,
+                a.descr
+            );
+        }
+    }
+    Ok(frames
+        .into_iter()
+        .map(|t| t.data.into_iter().map(i64::from).collect())
+        .collect())
+}
+
+fn prepare(args: &InferArgs) -> Result<Inputs> {
+    let reference = args.reference.as_ref().context(
+        "infer needs the unpartitioned reference: --reference EXEC_DIR (the partition plan's exec/ directory; the deployment's run.sh passes it)",
+    )?;
+    let pipeline = Pipeline::load(reference)
+        .with_context(|| format!("--reference {}", reference.display()))?;
+    let whole = pipeline.whole()?;
+    let whole_dir = whole.dir.clone();
+    let port = match whole.inputs() {
+        [p] => p.clone(),
+        ps => bail!(
+            "{}: the model has {} inputs; infer feeds one",
+            whole_dir.display(),
+            ps.len()
+        ),
+    };
+    let images = match &args.input {
+        Some(path) => {
+            let all = read_images(path, &port)?;
+            match args.images {
+                Some(n) if n as usize > all.len() => bail!(
+                    "--input {} holds {} images, --images asks for {n}",
+                    path.display(),
+                    all.len()
+                ),
+                Some(n) => all.into_iter().take(n as usize).collect(),
+                None => all,
+            }
+        }
+        None => {
+            let n = args.images.unwrap_or(8);
+            let mut rng = Rng::new(args.seed);
+            (0..n)
+                .map(|_| rng.tensor(&port).data.into_iter().map(i64::from).collect())
+                .collect()
+        }
+    };
+    if images.is_empty() {
+        bail!("infer: no images to run (--images 0 or an empty --input)");
+    }
+    Ok(Inputs {
+        whole,
+        whole_dir,
+        images,
+    })
+}
+
+/// Reads every link counter of the rank's cabled AuroraFlow CUs every `period`, in the
+/// background, until stopped.
+struct Sampler {
+    stop: Arc<AtomicBool>,
+    thread: JoinHandle<Vec<(f64, Vec<aurora::Counters>)>>,
+}
+
+fn counters_of(cus: &[Arc<AuroraCu>]) -> Vec<aurora::Counters> {
+    cus.iter()
+        .map(|c| {
+            AuroraFlow::new(c.name.clone(), &**c)
+                .counters()
+                .unwrap_or_default()
+        })
+        .collect()
+}
+
+impl Sampler {
+    fn start(cus: Vec<Arc<AuroraCu>>, t0: Instant, period: Duration) -> Sampler {
+        let stop = Arc::new(AtomicBool::new(false));
+        let flag = stop.clone();
+        let thread = std::thread::spawn(move || {
+            let mut samples = Vec::new();
+            let mut next = t0;
+            while !flag.load(Ordering::Relaxed) {
+                samples.push((t0.elapsed().as_secs_f64(), counters_of(&cus)));
+                next += period;
+                let now = Instant::now();
+                if next > now {
+                    std::thread::sleep(next - now);
+                }
+            }
+            samples
+        });
+        Sampler { stop, thread }
+    }
+
+    fn finish(self) -> Vec<(f64, Vec<aurora::Counters>)> {
+        self.stop.store(true, Ordering::Relaxed);
+        self.thread.join().unwrap_or_default()
+    }
+}
+
+/// A cabled CU and the directed links it serves: (name, true = receives on it).
+type LinkRoles = (Arc<AuroraCu>, Vec<(String, bool)>);
+
+/// This rank's AuroraFlow CUs with a link, and the directed link names they receive or
+/// send on (`fpga0:1->fpga1:0`), unused directions of a FINN cable left out.
+fn link_roles(d: &DeviceDescription, rank: &Rank) -> Vec<LinkRoles> {
+    let ports = rank.device.aurora_ports();
+    let mut out = Vec::new();
+    for l in &d.links {
+        let Some(cu) = ports.get(&l.port) else {
+            continue;
+        };
+        let flag = |k: &str| l.extra.get(k).and_then(|v| v.as_bool()).unwrap_or(false);
+        let mut roles = Vec::new();
+        if !flag("idle_rx") {
+            roles.push((
+                format!("{}:{}->{}:{}", l.peer_device, l.peer_port, d.device, l.port),
+                true,
+            ));
+        }
+        if !flag("idle_tx") {
+            roles.push((
+                format!("{}:{}->{}:{}", d.device, l.port, l.peer_device, l.peer_port),
+                false,
+            ));
+        }
+        out.push((cu.clone(), roles));
+    }
+    out
+}
+
+/// What each rank tells the others before the run: [has dma_in, has dma_out, FINN CUs,
+/// images (rank 0; -1 when its input or reference was refused)].
+fn exchange(world: &SimpleCommunicator, mine: [i64; 4]) -> Vec<[i64; 4]> {
+    let mut all = vec![0i64; 4 * world.size() as usize];
+    world.all_gather_into(&mine[..], &mut all[..]);
+    all.chunks(4).map(|c| [c[0], c[1], c[2], c[3]]).collect()
+}
+
+pub fn run(
+    world: &SimpleCommunicator,
+    rank: &mut Rank,
+    factory: &Arc<FinnExecFactory>,
+    args: &InferArgs,
+    timeout: Duration,
+) -> Result<Outcome> {
+    let d = rank.device.description()?.clone();
+    let me = rank.rank;
+    let dma_in = hls_cu(&d, "dma_in").map(|k| k.cu.clone());
+    let dma_out = hls_cu(&d, "dma_out").map(|k| k.cu.clone());
+    let finn_cus: Vec<String> = d
+        .kernels
+        .iter()
+        .filter(|k| k.kind == "finn")
+        .map(|k| k.cu.clone())
+        .collect();
+    let prepared = if me == 0 { Some(prepare(args)) } else { None };
+    let n_images = match &prepared {
+        Some(Ok(p)) => p.images.len() as i64,
+        Some(Err(_)) => -1,
+        None => 0,
+    };
+    let all = exchange(
+        world,
+        [
+            dma_in.is_some() as i64,
+            dma_out.is_some() as i64,
+            finn_cus.len() as i64,
+            n_images,
+        ],
+    );
+    if all.iter().map(|r| r[2]).sum::<i64>() == 0 {
+        return Ok(Outcome::Failed(format!(
+            "infer: deployment {} has no FINN partition on any device (CUs of {}: {}): it is a link deployment; use `bench latency` or `bench throughput`",
+            d.deployment,
+            d.device,
+            d.kernels.iter().map(|k| k.cu.as_str()).collect::<Vec<_>>().join(", ")
+        )));
+    }
+    let n = all[0][3];
+    if n < 0 {
+        // Only rank 0 has the reason; the others just end with it.
+        let why = match prepared {
+            Some(Err(e)) => format!("{e:#}"),
+            _ => "rank 0 refused the input or the reference".to_string(),
+        };
+        return Ok(Outcome::Failed(why));
+    }
+    let n = n as usize;
+    if all[0][0] == 0 {
+        return Ok(Outcome::Failed(format!(
+            "infer: rank 0 runs device {} without the input DMA (dma_in); the plan's first device must be the first in the deployment file",
+            d.device
+        )));
+    }
+    let out_rank = all.iter().position(|r| r[1] == 1).with_context(|| {
+        format!(
+            "infer: no device of deployment {} has the output DMA (dma_out)",
+            d.deployment
+        )
+    })? as i32;
+    let inputs = prepared.map(|p| p.expect("checked above"));
+
+    // The links must be up before any data goes out, as on the cards.
+    let links = link_roles(&d, rank);
+    for (cu, _) in &links {
+        let af = AuroraFlow::new(cu.name.clone(), &**cu);
+        if !af.core_status_ok(Duration::from_secs(3))? {
+            bail!(
+                "device {}: link of {} is not up (CORE_STATUS {:#x}); check the cabling and `status`",
+                d.device,
+                cu.name,
+                af.core_status()?.raw
+            );
+        }
+        af.reset_counters()?;
+    }
+    world.barrier();
+    let t0 = Instant::now();
+    let sampler = Sampler::start(
+        links.iter().map(|(c, _)| c.clone()).collect(),
+        t0,
+        Duration::from_millis(args.sample_ms.max(1)),
+    );
+    let progress = if me == 0 && args.progress {
+        finn_cus.first().map(|cu| {
+            progress::Reporter::start("images through the pipeline", n as u64, {
+                let f = factory.clone();
+                let cu = cu.clone();
+                move || {
+                    f.opened(&cu)
+                        .map_or(0, |o| o.frames.load(Ordering::Relaxed))
+                }
+            })
+        })
+    } else {
+        None
+    };
+
+    // Start the consumers first, the input DMA last. Free-running HLS CUs without inputs
+    // (the tie-off sources of a cable's unused direction) run too: their empty stream
+    // closes that direction. Tie-off sinks are not started (nothing arrives there).
+    let mut runs: Vec<RunId> = rank.device.start_link_pumps()?;
+    for k in d.kernels.iter().filter(|k| {
+        k.kind == "hls"
+            && k.control() == "ap_ctrl_none"
+            && !k
+                .ports
+                .iter()
+                .any(|p| p.kind == "m_axi" || (p.kind == "axis" && p.dir.as_deref() == Some("in")))
+    }) {
+        runs.push(rank.device.start_named(&k.cu, &[])?);
+    }
+    for cu in &finn_cus {
+        runs.push(rank.device.start_named(cu, &[])?);
+    }
+    let mut out_buffer = None;
+    if let Some(cu) = &dma_out {
+        let feeder = peer_cu(&d, &format!("{cu}.in"))
+            .with_context(|| format!("device {}: nothing streams into {cu}.in", d.device))?;
+        let layout = factory.opened(&feeder).with_context(|| {
+            format!(
+                "device {}: {cu}.in is fed by {feeder}, not by a FINN CU",
+                d.device
+            )
+        })?;
+        let bytes = n * layout.output.frame_bytes();
+        let buf = rank
+            .device
+            .alloc(&bank(&d, cu)?, bytes.div_ceil(MEM_WORD) * MEM_WORD)?;
+        runs.push(rank.device.start_named(
+            cu,
+            &[
+                ("mem".into(), KernelArg::Buffer(buf)),
+                ("size".into(), KernelArg::Scalar(bytes as u64)),
+            ],
+        )?);
+        out_buffer = Some((buf, bytes, layout.output));
+    }
+    if let (Some(cu), Some(inp)) = (&dma_in, &inputs) {
+        let target = peer_cu(&d, &format!("{cu}.out"))
+            .with_context(|| format!("device {}: {cu}.out streams nowhere", d.device))?;
+        let k = d
+            .kernel(&target)
+            .with_context(|| format!("no CU {target}"))?;
+        if k.kind != "finn" {
+            bail!(
+                "device {}: {cu}.out feeds {target}, not a FINN CU",
+                d.device
+            );
+        }
+        let (port, _) = stream_ports(k)?;
+        let input = &inp.whole.inputs()[0];
+        let layout = WordLayout::new(&target, port, input.dtype, inp.whole.frame_in_len())?;
+        let packed: Vec<u8> = inp.images.iter().flat_map(|i| layout.pack(i)).collect();
+        let buf = rank
+            .device
+            .alloc(&bank(&d, cu)?, packed.len().div_ceil(MEM_WORD) * MEM_WORD)?;
+        rank.device.write_buffer(buf, 0, &packed)?;
+        runs.push(rank.device.start_named(
+            cu,
+            &[
+                ("mem".into(), KernelArg::Buffer(buf)),
+                ("size".into(), KernelArg::Scalar(packed.len() as u64)),
+            ],
+        )?);
+    }
+    // Every stage has its own stall timeout; this only bounds the whole run.
+    let budget = timeout * (n as u32 + 10);
+    for r in runs {
+        rank.device.wait(r, budget)?;
+    }
+    let mut outputs: Option<Vec<i64>> = None;
+    if let Some((buf, bytes, layout)) = &out_buffer {
+        let mut raw = vec![0u8; *bytes];
+        rank.device.read_buffer(*buf, 0, &mut raw)?;
+        let values: Vec<i64> = raw
+            .chunks(layout.frame_bytes())
+            .flat_map(|f| layout.unpack(f))
+            .collect();
+        if me != 0 {
+            world
+                .process_at_rank(0)
+                .send_with_tag(&values[..], TAG_OUTPUTS);
+        } else {
+            outputs = Some(values);
+        }
+    }
+    if me == 0 && out_rank != 0 {
+        let (v, _) = world
+            .process_at_rank(out_rank)
+            .receive_vec_with_tag::<i64>(TAG_OUTPUTS);
+        outputs = Some(v);
+    }
+    let wall = t0.elapsed().as_secs_f64();
+    if let Some(p) = progress {
+        p.finish();
+    }
+    let samples = sampler.finish();
+    let finals = counters_of(&links.iter().map(|(c, _)| c.clone()).collect::<Vec<_>>());
+    let report = RankReport {
+        device: d.device.clone(),
+        clock_mhz: d.clock_mhz,
+        links: links
+            .iter()
+            .enumerate()
+            .flat_map(|(i, (_, roles))| {
+                let samples = &samples;
+                let finals = &finals;
+                roles.iter().map(move |(name, rx)| LinkSample {
+                    name: name.clone(),
+                    rx: *rx,
+                    samples: samples.iter().map(|(t, c)| (*t, c[i].into())).collect(),
+                    last: finals[i].into(),
+                })
+            })
+            .collect(),
+        converter_flushes: rank.device.converter_flushes(),
+    };
+    let reports: Vec<RankReport> = gather::to_root(world, serde_json::to_string(&report)?)
+        .iter()
+        .map(|t| serde_json::from_str(t))
+        .collect::<Result<_, _>>()?;
+    let Some(inputs) = inputs else {
+        return Ok(Outcome::Done);
+    };
+    let outputs = outputs.context("rank 0 received no outputs")?;
+
+    // The unpartitioned reference, image by image.
+    let whole = &inputs.whole;
+    let per = whole.frame_out_len();
+    let labels = infer_report::label_output(&inputs.whole_dir)?;
+    let progress = args
+        .progress
+        .then(|| progress::Counter::start("reference images (unpartitioned model)", n as u64));
+    let mut frames = Vec::with_capacity(n);
+    for (i, image) in inputs.images.iter().enumerate() {
+        let want = whole
+            .run_frame(image)
+            .with_context(|| format!("reference, image {i}"))?;
+        let got = &outputs[i * per..(i + 1) * per];
+        frames.push(Frame::new(i, got, &want, labels));
+        if let Some(p) = &progress {
+            p.inc();
+        }
+    }
+    if let Some(p) = progress {
+        p.finish();
+    }
+    let run = Run::new(
+        &d.deployment,
+        n,
+        &reports,
+        frames,
+        wall,
+        whole.outputs()[0].shape.clone(),
+    );
+    infer_report::finish(&run, &outputs, &args.out)
+}
