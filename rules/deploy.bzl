@@ -25,7 +25,8 @@ DeploymentInfo = provider(
           "`profile`: str, the job script's profile (noctua2 | local); for a FINN " +
           "network `finn_exec` (the plan's executor export: exec.json, <device>/, whole/), " +
           "`finn_partitions` (the partition ONNX models) and `finn_model` (the unpartitioned " +
-          "HW model), else None.",
+          "HW model), else None; `run_inputs`: list[Artifact], every file the run " +
+          "script reads (host, xclbins, and for FINN the exec export, plan and budgets).",
     fields = {
         "devices": provider_field(list),
         "finn_exec": provider_field(Artifact | None, default = None),
@@ -38,6 +39,7 @@ DeploymentInfo = provider(
         "name": provider_field(str),
         "profile": provider_field(str),
         "report": provider_field(Artifact),
+        "run_inputs": provider_field(list),
         "run_script": provider_field(Artifact),
         "sim_descriptions": provider_field(dict),
         "topology": provider_field(Artifact),
@@ -154,7 +156,7 @@ def _fpga_deployment_impl(ctx: AnalysisContext) -> list[Provider]:
         if plan != None:
             scripts.add("--plan", plan)
         if finn_exec != None:
-            scripts.add("--finn-exec", finn_exec)
+            scripts.add("--finn-exec", finn_exec, "--devices-json", desc.devices_json)
         scripts.add("--job-out", job.as_output(), "--run-out", this_run.as_output(), "--topology-out", this_topology.as_output())
         ctx.actions.run(scripts, category = "deploy_scripts", identifier = profile)
         job_scripts[profile] = job
@@ -193,11 +195,13 @@ def _fpga_deployment_impl(ctx: AnalysisContext) -> list[Provider]:
         sub_targets["link_config_" + d] = [DefaultInfo(default_output = links[d].link_config)]
         sub_targets["xclbin_" + d] = [DefaultInfo(default_output = links[d].xclbin)]
     xclbins = [links[d].xclbin for d in desc.devices]
-    run_inputs = [host] + xclbins + ([finn_exec] if finn_exec else [])
+    # A FINN run also reads the plan and the budgets (the run report of `infer`).
+    finn_run_inputs = [finn_exec, plan, desc.devices_json] if finn_exec else []
+    run_inputs = [host] + xclbins + finn_run_inputs
     return [
         DefaultInfo(
             default_outputs = [job, run, topology, report] + xclbins,
-            other_outputs = [host] + [links[d].link_config for d in desc.devices] + ([finn_exec] if finn_exec else []),
+            other_outputs = [host] + [links[d].link_config for d in desc.devices] + finn_run_inputs,
             sub_targets = sub_targets,
         ),
         RunInfo(args = cmd_args("bash", run, hidden = run_inputs)),
@@ -213,6 +217,7 @@ def _fpga_deployment_impl(ctx: AnalysisContext) -> list[Provider]:
             name = desc.name,
             profile = ctx.attrs.profile,
             report = report,
+            run_inputs = run_inputs,
             run_script = run,
             sim_descriptions = {d: links[d].sim_description for d in desc.devices},
             topology = topology,
@@ -312,7 +317,7 @@ def _deployment_test_impl(ctx: AnalysisContext) -> list[Provider]:
             d.report,
             d.job_scripts["local"],
             d.run_script,
-            hidden = list(d.xclbins.values()) + [d.host] + ([d.finn_exec] if d.finn_exec else []),
+            hidden = d.run_inputs,
         ))
     return [
         DefaultInfo(default_output = ctx.attrs.test),
@@ -376,7 +381,7 @@ def _deployment_infer_test_impl(ctx: AnalysisContext) -> list[Provider]:
         tc.python,
         ctx.attrs.checker,
         "bad-input" if ctx.attrs.bad_input else "no-bad-input",
-        hidden = list(d.xclbins.values()) + [d.host, d.finn_exec, tc.version],
+        hidden = d.run_inputs + [tc.version],
     )
     return [
         DefaultInfo(default_output = reference),

@@ -35,8 +35,32 @@ pub struct InferArgs {
     pub out: PathBuf,
     /// The plan's executor export (exec.json, whole/).
     pub reference: Option<PathBuf>,
+    /// What the run report needs besides run.json and the reference (None: no report).
+    pub report: Option<ReportInputs>,
     pub progress: bool,
     pub sample_ms: u64,
+}
+
+/// The deployment's files the run report reads: the plan, the topology and (optional) the
+/// partitioner's budgets; the executor export is `--reference`.
+pub struct ReportInputs {
+    pub plan: PathBuf,
+    pub topology: PathBuf,
+    pub devices: Option<PathBuf>,
+}
+
+impl ReportInputs {
+    pub fn given(
+        plan: Option<&Path>,
+        topology: Option<&Path>,
+        devices: Option<&Path>,
+    ) -> Option<ReportInputs> {
+        Some(ReportInputs {
+            plan: plan?.to_path_buf(),
+            topology: topology?.to_path_buf(),
+            devices: devices.map(Path::to_path_buf),
+        })
+    }
 }
 
 /// How `infer` ended when every rank got to the end: fine, or a failure rank 0 reports.
@@ -518,5 +542,9 @@ pub fn run(
         wall,
         whole.outputs()[0].shape.clone(),
     );
-    infer_report::finish(&run, &outputs, &args.out)
+    let report = match (&args.report, &args.reference) {
+        (Some(r), Some(exec)) => Some((r, exec.as_path())),
+        _ => None,
+    };
+    infer_report::finish(&run, &outputs, &args.out, report)
 }

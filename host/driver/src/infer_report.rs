@@ -10,7 +10,7 @@ use finn_exec::graph::Graph;
 use finn_exec::npy;
 use serde::{Deserialize, Serialize};
 
-use crate::infer::Outcome;
+use crate::infer::{Outcome, ReportInputs};
 
 /// The counters of one AuroraFlow CU at one moment.
 #[derive(Clone, Copy, Debug, Default, Serialize, Deserialize)]
@@ -357,7 +357,15 @@ pub fn summary(run: &Run, outputs_path: &Path, run_json: &Path) -> String {
 
 /// Writes `outputs.npy` and `run.json` (atomically), prints the summary, and says whether
 /// the run passed.
-pub fn finish(run: &Run, outputs: &[i64], out: &Path) -> Result<Outcome> {
+/// Writes outputs.npy and run.json, then (given the deployment's plan, topology and executor
+/// export) the run report beside them, and prints the summary with the modelled and
+/// simulated figures.
+pub fn finish(
+    run: &Run,
+    outputs: &[i64],
+    out: &Path,
+    report: Option<(&ReportInputs, &Path)>,
+) -> Result<Outcome> {
     std::fs::create_dir_all(out).with_context(|| format!("--out {}", out.display()))?;
     let outputs_path = out.join("outputs.npy");
     let run_json = out.join("run.json");
@@ -370,6 +378,23 @@ pub fn finish(run: &Run, outputs: &[i64], out: &Path) -> Result<Outcome> {
     npy::write_i64(&outputs_path, &shape, outputs)?;
     npy::write_atomic(&run_json, serde_json::to_string_pretty(run)?.as_bytes())?;
     print!("{}", summary(run, &outputs_path, &run_json));
+    match report {
+        Some((r, exec)) => {
+            let (html, figures) = run_report::report_beside_run(
+                &run_json,
+                &r.plan,
+                exec,
+                &r.topology,
+                r.devices.as_deref(),
+            )
+            .context("writing the run report")?;
+            print!("{}", figures.summary());
+            println!("run report: {}", html.display());
+        }
+        None => println!(
+            "no run report: it needs --plan, --topology and --reference (the deployment's run.sh passes them)"
+        ),
+    }
     let failures = run.failures();
     Ok(if failures.is_empty() {
         Outcome::Done

@@ -55,6 +55,13 @@ struct Cli {
     /// compares with its unpartitioned model `whole/`
     #[arg(long)]
     reference: Option<PathBuf>,
+    /// The partition plan (plan.json): with --reference and --topology, `infer` writes the
+    /// run report (pipelined model, simulated latency) beside run.json
+    #[arg(long)]
+    plan: Option<PathBuf>,
+    /// The partitioner's devices.json: the report's utilisation budgets
+    #[arg(long)]
+    devices: Option<PathBuf>,
     /// Show progress of long runs even when stderr is not a terminal (plain lines)
     #[arg(long)]
     progress: bool,
@@ -249,6 +256,11 @@ fn run(world: &SimpleCommunicator) -> Result<()> {
                 seed: *seed,
                 out: out.clone(),
                 reference: cli.reference.clone(),
+                report: infer::ReportInputs::given(
+                    cli.plan.as_deref(),
+                    cli.topology.as_deref(),
+                    cli.devices.as_deref(),
+                ),
                 progress: cli.progress_lines,
                 sample_ms: *sample_ms,
             };

@@ -122,6 +122,8 @@ pub struct ScriptArgs<'a> {
     pub plan: Option<&'a Path>,
     /// The partition plan's executor export (exec.json, whole/): `infer`'s reference.
     pub finn_exec: Option<&'a str>,
+    /// The partitioner's devices.json: the run report's utilisation budgets.
+    pub devices_json: Option<&'a str>,
     pub job_out: &'a Path,
     pub run_out: &'a Path,
     pub topology_out: &'a Path,
@@ -187,6 +189,7 @@ pub fn scripts_text(a: &ScriptArgs) -> Result<(String, String, Value)> {
     let xclbins = parse_xclbins(&d, a.xclbins)?;
     let (_, cuts) = cuts_of(&d, a.plan)?;
     let topo_path = a.topology_out.display().to_string();
+    let plan_path = a.plan.map(|p| p.display().to_string());
     let job_path = a.job_out.display().to_string();
     let launch = Launch {
         host: a.host,
@@ -194,6 +197,8 @@ pub fn scripts_text(a: &ScriptArgs) -> Result<(String, String, Value)> {
         topology: &topo_path,
         job: &job_path,
         reference: a.finn_exec,
+        plan: plan_path.as_deref(),
+        devices: a.devices_json,
     };
     Ok((
         scripts::job_script(&d, &p, &launch, a.profile),

@@ -102,6 +102,10 @@ enum Cmd {
         /// `--reference`, the unpartitioned model `infer` compares against.
         #[arg(long)]
         finn_exec: Option<String>,
+        /// The partitioner's devices.json (budgets): passed to the host as `--devices`,
+        /// for the utilisation bars of `infer`'s run report.
+        #[arg(long)]
+        devices_json: Option<String>,
         #[arg(long)]
         job_out: PathBuf,
         #[arg(long)]
@@ -208,6 +212,7 @@ fn run(cli: Cli) -> anyhow::Result<()> {
             host,
             plan,
             finn_exec,
+            devices_json,
             job_out,
             run_out,
             topology_out,
@@ -224,6 +229,7 @@ fn run(cli: Cli) -> anyhow::Result<()> {
                 host: &host,
                 plan: plan.as_deref(),
                 finn_exec: finn_exec.as_deref(),
+                devices_json: devices_json.as_deref(),
                 job_out: &job_out,
                 run_out: &run_out,
                 topology_out: &topology_out,

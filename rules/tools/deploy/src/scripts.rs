@@ -56,6 +56,10 @@ pub struct Launch<'a> {
     pub job: &'a str,
     /// The unpartitioned reference of a FINN network (the plan's exec dir), for `infer`.
     pub reference: Option<&'a str>,
+    /// The partition plan and the partitioner's devices.json: `infer`'s run report (the
+    /// pipelined model and the utilisation bars).
+    pub plan: Option<&'a str>,
+    pub devices: Option<&'a str>,
 }
 
 enum Kind {
@@ -130,8 +134,14 @@ fn render(dep: &Deployment, platform: &Platform, launch: &Launch, kind: Kind) ->
         quote(launch.host),
         quote(launch.topology)
     );
-    if let Some(r) = launch.reference {
-        let _ = write!(s, " \\\n    --reference {}", quote(r));
+    for (flag, path) in [
+        ("--reference", launch.reference),
+        ("--plan", launch.plan),
+        ("--devices", launch.devices),
+    ] {
+        if let Some(p) = path {
+            let _ = write!(s, " \\\n    {flag} {}", quote(p));
+        }
     }
     for (dev, x) in launch.xclbins {
         let _ = write!(s, " \\\n    --xclbin {}", quote(&format!("{dev}={x}")));
