@@ -11,7 +11,8 @@ Cases (each frame executed on its own, batch 1, as FINN's HW ops expect):
 - whole: the same inputs through the unpartitioned model, and the case "chain = whole"
   that compares the executor's chain against FINN's unpartitioned output.
 REF gets reference.json and one float32 .npy per case and tensor, frames stacked on
-axis 0. FINN's execution time per case is recorded in reference.json.
+axis 0. FINN's execution time per case goes to stderr (the action's log), not into REF:
+the reference is a cached output, and a wall-clock time would make it differ on every run.
 """
 
 import argparse
@@ -86,6 +87,10 @@ def build(model_path, parts_dir, frames, seed, cases, out):
     w = Writer(out)
     result = []
 
+    def timed(name, secs):
+        print(f"exec_reference: {name}: FINN executed {frames} frame(s) in {secs:.3f} s",
+              file=sys.stderr)
+
     def run(model, feeds):
         """feeds: {name: [frames, ...]} -> ({name: stacked outputs}, seconds)."""
         outs = {}
@@ -100,7 +105,8 @@ def build(model_path, parts_dir, frames, seed, cases, out):
         for device, part in parts:
             feeds = {i.name: _random(rng, part, i.name, frames) for i in part.graph.input}
             outs, secs = run(part, feeds)
-            result.append({"name": f"{device} on random inputs", "model": device, "finn_seconds": secs,
+            timed(f"{device} on random inputs", secs)
+            result.append({"name": f"{device} on random inputs", "model": device,
                            "inputs": {k: w.save(v) for k, v in feeds.items()},
                            "outputs": {k: w.save(v) for k, v in outs.items()}})
     if "chain" in cases or "whole" in cases:
@@ -115,14 +121,15 @@ def build(model_path, parts_dir, frames, seed, cases, out):
                 for _, p in parts:
                     for o in p.graph.output:
                         cut.setdefault(o.name, []).append(tensors[o.name])
-            secs = time.perf_counter() - t0
-            result.append({"name": "chain of partitions", "model": "@chain", "finn_seconds": secs,
+            timed("chain of partitions", time.perf_counter() - t0)
+            result.append({"name": "chain of partitions", "model": "@chain",
                            "inputs": in_files,
                            "outputs": {k: w.save(_stack(v)) for k, v in cut.items()}})
         if "whole" in cases:
             outs, secs = run(whole, feeds)
+            timed("unpartitioned model", secs)
             out_files = {k: w.save(v) for k, v in outs.items()}
-            result.append({"name": "unpartitioned model", "model": "whole", "finn_seconds": secs,
+            result.append({"name": "unpartitioned model", "model": "whole",
                            "inputs": in_files, "outputs": out_files})
             result.append({"name": "chain of partitions = unpartitioned model", "model": "@chain",
                            "inputs": in_files, "outputs": out_files})

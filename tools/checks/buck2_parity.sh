@@ -2,7 +2,7 @@
 # Runs upstream buck2 and forge on the same files and prints every difference:
 #   1. every conformance workspace under both engines, held to the same expected.json;
 #   2. the project: `targets`, `build --show-output` (labels, output paths modulo the isolation
-#      dir and configuration hash, output contents) and `test` verdicts.
+#      dir and configuration hash, output contents modulo the isolation dir) and `test` verdicts.
 #
 #   tools/checks/buck2_parity.sh BUCK2                     # everything
 #   PARITY_PATTERNS='//finn/tiny/... //hw/aurora_flow:lint' tools/checks/buck2_parity.sh BUCK2
@@ -67,11 +67,57 @@ normalise() {
     -e 's#(<BUCK_OUT>/(art|gen|tmp)/[A-Za-z0-9_]+/)[0-9a-f]{16}(-[0-9a-f]{16})?/#\1<CFG>/#g'
 }
 
+# Digest of an xclbin modulo the isolation dir: its UUID hashes its sections, and section and
+# archive-entry lengths count the bytes of the buck-out/<dir> paths it embeds (the simulated
+# device's JSON, a Verilator model's build.log), so it is digested section by section, each
+# flat archive (host/xclbin/src/archive.rs) entry by entry, with the paths normalised.
+xclbin_digest() {
+  python3 - "$1" "$iso" <<'PY'
+import hashlib, struct, sys
+
+path, iso = sys.argv[1], sys.argv[2]
+data = open(path, "rb").read()
+
+
+def norm(b):
+    for d in ("forge", iso):
+        b = b.replace(b"buck-out/%s/" % d.encode(), b"<BUCK_OUT>/")
+    return b
+
+
+def payload(b):
+    if not b.startswith(b"AFARCH1\0"):
+        return norm(b)
+    (count,), at, out = struct.unpack_from("<I", b, 8), 12, []
+    for _ in range(count):
+        (n,) = struct.unpack_from("<I", b, at)
+        name = b[at + 4:at + 4 + n]
+        mode, size = struct.unpack_from("<IQ", b, at + 4 + n)
+        at += 16 + n
+        out.append(b"%s %o %s" % (name, mode, hashlib.sha256(norm(b[at:at + size])).hexdigest().encode()))
+        at += size
+    return b"\n".join(out)
+
+
+header, section_headers = 8 + 4 + 28 + 256 + 8, 8 + 4 + 28 + 256 + 8 + 152
+digest = hashlib.sha256(data[header + 48:header + 112])  # the platform
+(count,) = struct.unpack_from("<I", data, header + 144)
+for i in range(count):
+    s = section_headers + 40 * i
+    (kind,), name = struct.unpack_from("<I", data, s), data[s + 4:s + 20]
+    offset, size = struct.unpack_from("<QQ", data, s + 24)
+    digest.update(b"%d %s %s\n" % (kind, name, hashlib.sha256(payload(data[offset:offset + size])).hexdigest().encode()))
+print(digest.hexdigest())
+PY
+}
+
 # Digest of an output (a file, or every file of a directory with its relative path), with
 # both isolation dirs written alike so that text outputs naming their own path compare equal.
 content_digest() {
   local p="$1"
-  if [ -d "$p" ]; then
+  if [ -f "$p" ] && [ "$(head -c 8 "$p" | tr '\0' '@')" = "xclbin2@" ]; then
+    xclbin_digest "$p"
+  elif [ -d "$p" ]; then
     (cd "$p" && find . -type f -o -type l | sort | while read -r f; do
       printf '%s ' "$f"
       if [ -L "$f" ]; then readlink "$f" | normalise; else normalise <"$f" | sha256sum; fi
@@ -121,6 +167,7 @@ if [ "$skip" != workspace ]; then
     differ "--show-output (< forge, > buck2):"; cat "$out/build.diff"
   fi
   # Contents, for each label both engines printed with a path.
+  echo "   (xclbins compared section by section, modulo the buck-out/<dir> paths they embed)"
   join <(sort "$out/build-forge.out") <(sort "$out/build-buck2.out") |
     while read -r label fpath bpath; do
       if [ -z "${fpath:-}" ] || [ -z "${bpath:-}" ]; then continue; fi

@@ -193,23 +193,27 @@ pub(crate) fn report(e: &anyhow::Error) {
     eprintln!("{}", render_error(e));
 }
 
-/// `msg`, then `Caused by:` and the numbered causes (anyhow's layout, never a backtrace).
+/// `msg`, then `Caused by:` and the causes, in anyhow's layout as buck2 prints it (never a
+/// backtrace): one cause is indented 4 spaces on every line; several are numbered `{:>5}: `
+/// with their further lines indented 7.
 pub(crate) fn render_error(e: &anyhow::Error) -> String {
     let mut out = e.to_string();
     let causes: Vec<String> = e.chain().skip(1).map(|c| c.to_string()).collect();
     if !causes.is_empty() {
         out.push_str("\n\nCaused by:");
         let numbered = causes.len() > 1;
+        let further = if numbered { "       " } else { "    " };
         for (i, c) in causes.iter().enumerate() {
-            let mut lines = c.lines();
+            // split, not lines: a message ending in a newline ends in an indented empty line.
+            let mut lines = c.split('\n');
             let first = lines.next().unwrap_or("");
             if numbered {
-                out.push_str(&format!("\n    {i}: {first}"));
+                out.push_str(&format!("\n{i:>5}: {first}"));
             } else {
                 out.push_str(&format!("\n    {first}"));
             }
             for l in lines {
-                out.push_str(&format!("\n       {l}"));
+                out.push_str(&format!("\n{further}{l}"));
             }
         }
     }
@@ -281,4 +285,35 @@ fn what_ran() -> Result<i32> {
     let root = crate::interpreter::find_root(&cwd)?;
     print!("{}", forge_exec::what_ran(&root)?);
     Ok(0)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::render_error;
+
+    /// anyhow's own `{:?}` layout (which buck2 prints) is the reference; a backtrace, if the
+    /// environment asks anyhow for one, is not part of it.
+    fn anyhow_layout(e: &anyhow::Error) -> String {
+        let debug = format!("{e:?}");
+        match debug.find("\n\nStack backtrace:") {
+            Some(pos) => debug[..pos].to_owned(),
+            None => debug,
+        }
+    }
+
+    #[test]
+    fn one_multi_line_cause_is_indented_four() {
+        let e = anyhow::anyhow!("cycle:\n  a ->\n  b ->\n  a\n").context("Error running analysis");
+        assert_eq!(render_error(&e), anyhow_layout(&e));
+        assert!(render_error(&e).contains("\n      a ->\n      b ->\n      a\n    "));
+    }
+
+    #[test]
+    fn several_causes_are_numbered_with_further_lines_indented_seven() {
+        let e = anyhow::anyhow!("root\nsecond line")
+            .context("middle")
+            .context("top");
+        assert_eq!(render_error(&e), anyhow_layout(&e));
+        assert!(render_error(&e).contains("\n    0: middle\n    1: root\n       second line"));
+    }
 }

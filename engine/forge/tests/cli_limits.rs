@@ -82,15 +82,29 @@ fn assert_timed_out(tag: &str, out: &Output, started: Instant, limit: Duration) 
     );
     assert!(stderr.contains("Timeout 1."), "{stderr}");
     let marker = format!("FORGE_TEST_MARKER=hang-{tag}-{}", std::process::id());
-    for e in fs::read_dir("/proc").unwrap().flatten() {
-        if let Ok(env) = fs::read(e.path().join("environ")) {
-            assert!(
-                !env.split(|b| *b == 0).any(|v| v == marker.as_bytes()),
-                "process {:?} of the timed-out test survived",
-                e.file_name()
-            );
-        }
+    let survivors = || -> Vec<String> {
+        fs::read_dir("/proc")
+            .unwrap()
+            .flatten()
+            .filter(|e| {
+                fs::read(e.path().join("environ"))
+                    .is_ok_and(|env| env.split(|b| *b == 0).any(|v| v == marker.as_bytes()))
+            })
+            .map(|e| e.file_name().to_string_lossy().into_owned())
+            .collect()
+    };
+    // SIGKILL is delivered asynchronously: on a loaded machine a killed `sleep 300` can still
+    // be listed for a moment after forge returns. Dead within 5 s, not the 300 s it sleeps.
+    let deadline = Instant::now() + Duration::from_secs(5);
+    let mut left = survivors();
+    while !left.is_empty() && Instant::now() < deadline {
+        std::thread::sleep(Duration::from_millis(50));
+        left = survivors();
     }
+    assert!(
+        left.is_empty(),
+        "processes {left:?} of the timed-out test survived"
+    );
 }
 
 #[test]

@@ -2,8 +2,9 @@
 //! directories): no tar, so the reader needs nothing but this file.
 //!
 //! Layout (little-endian): magic `AFARCH1\0`, u32 entry count, then per file in path order:
-//! u32 path length, path bytes (UTF-8, `/`-separated, relative), u32 mode (Unix permission
-//! bits), u64 size, data. Directories are implied by paths; symlinks are followed.
+//! u32 path length, path bytes (UTF-8, `/`-separated, relative), u32 mode (0o755 for an
+//! executable file, else 0o644), u64 size, data. Directories are implied by paths; symlinks
+//! are followed.
 
 use std::fs;
 use std::path::{Path, PathBuf};
@@ -52,7 +53,7 @@ pub fn pack_dir(dir: &Path) -> Result<Vec<u8>> {
     out.extend_from_slice(&(files.len() as u32).to_le_bytes());
     for (rel, path) in files {
         let data = fs::read(&path).with_context(|| format!("reading {}", path.display()))?;
-        let mode = fs::metadata(&path)?.permissions().mode() & 0o777;
+        let mode = archived_mode(fs::metadata(&path)?.permissions().mode());
         out.extend_from_slice(&(rel.len() as u32).to_le_bytes());
         out.extend_from_slice(rel.as_bytes());
         out.extend_from_slice(&mode.to_le_bytes());
@@ -91,6 +92,17 @@ pub fn unpack(bytes: &[u8]) -> Result<Vec<ArchiveEntry>> {
     Ok(out)
 }
 
+/// Only the executable bit is kept (as git does): whether an input is writable depends on
+/// the engine (forge's outputs are read-only, buck2's are not), and the archive, so the
+/// xclbin, must be the same bytes under either.
+fn archived_mode(mode: u32) -> u32 {
+    if mode & 0o111 != 0 {
+        0o755
+    } else {
+        0o644
+    }
+}
+
 /// Writes the archive's files under `dir` (created), keeping their permission bits.
 pub fn unpack_to(bytes: &[u8], dir: &Path) -> Result<()> {
     use std::os::unix::fs::PermissionsExt;
@@ -103,4 +115,39 @@ pub fn unpack_to(bytes: &[u8], dir: &Path) -> Result<()> {
         fs::set_permissions(&path, fs::Permissions::from_mode(e.mode))?;
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::os::unix::fs::PermissionsExt;
+
+    fn packed_with_modes(modes: [u32; 2]) -> Vec<u8> {
+        let dir = tempfile::tempdir().unwrap();
+        for (name, mode) in ["run.sh", "data.json"].into_iter().zip(modes) {
+            let path = dir.path().join(name);
+            fs::write(&path, name).unwrap();
+            fs::set_permissions(&path, fs::Permissions::from_mode(mode)).unwrap();
+        }
+        pack_dir(dir.path()).unwrap()
+    }
+
+    #[test]
+    fn read_only_and_writable_inputs_pack_to_the_same_bytes() {
+        let writable = packed_with_modes([0o755, 0o644]);
+        assert_eq!(packed_with_modes([0o555, 0o444]), writable);
+        assert_eq!(packed_with_modes([0o500, 0o400]), writable);
+        let modes: Vec<(String, u32)> = unpack(&writable)
+            .unwrap()
+            .into_iter()
+            .map(|e| (e.path, e.mode))
+            .collect();
+        assert_eq!(
+            modes,
+            [
+                ("data.json".to_owned(), 0o644),
+                ("run.sh".to_owned(), 0o755)
+            ]
+        );
+    }
 }

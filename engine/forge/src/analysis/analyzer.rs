@@ -166,8 +166,9 @@ impl Analyzer {
                 };
                 let mut lines: Vec<String> = st.stack[pos..].iter().map(shown).collect();
                 lines.push(shown(&key));
+                // buck2 ends the listing with a newline.
                 let msg = format!(
-                    "Configured target cycle detected (`->` means \"depends on\"):\n  {}",
+                    "Configured target cycle detected (`->` means \"depends on\"):\n  {}\n",
                     lines.join(" ->\n  ")
                 );
                 let first = lines.swap_remove(0);
