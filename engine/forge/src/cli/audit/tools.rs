@@ -14,9 +14,9 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use anyhow::Result;
 
-use crate::cli::{build, Session, EXIT_USER_ERROR};
 use crate::analysis::providers::ProviderCollection;
 use crate::analysis::Analyzer;
+use crate::cli::{build, Session, EXIT_USER_ERROR};
 use crate::model::{ActionKind, DepKind, ProvidersLabel, TargetLabel};
 
 /// The execution platform's shells: every action may run a script with them.
