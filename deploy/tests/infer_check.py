@@ -65,6 +65,20 @@ def compare(finn_out, out_dir, log):
     text = open(log).read()
     if f"top-1 agreement {n}/{n}, top-5 agreement {n}/{n}, bit-exact {n}/{n}" not in text:
         fail(f"the log has no agreement line for {n} of {n} images")
+    # The run report beside run.json: the page names the deployment and the paper's
+    # measured figures (its DOM is checked in Chromium by //host/run_report:report_renders).
+    report = os.path.join(out_dir, "report.html")
+    if not os.path.isfile(report):
+        fail(f"infer wrote no run report {report}")
+    page = open(report).read()
+    for want_text in (run["deployment"], "paper-measured", "4,460.92", "0.89"):
+        if want_text not in page:
+            fail(f"{report} does not show {want_text!r}")
+    if "run report: " not in text:
+        fail("the log does not name the run report")
+    for line in ("modelled: ", "simulated: "):
+        if line not in text:
+            fail(f"the log has no {line!r} line (the pipelined model's figures)")
     print(f"ok   {n} images bit-exact with FINN's execution; run.json: {len(run['links'])} link(s), "
           f"{sum(len(l['samples']) for l in run['links'])} samples")
 
