@@ -146,6 +146,10 @@ impl Worker {
         for p in &spec.writable {
             let real = spec.root.join(p);
             if real.exists() {
+                // A passthrough that is a symlink (a `.venv` shared by two checkouts) is
+                // mounted where it points: the link itself comes with the root's bind, and a
+                // mount onto it would land on its missing target.
+                let real = fs::canonicalize(&real).unwrap_or(real);
                 let real = real.to_string_lossy().into_owned();
                 args.extend(["--bind".into(), real.clone(), real]);
             }
