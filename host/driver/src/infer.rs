@@ -24,7 +24,7 @@ use xclbin::DeviceDescription;
 
 use crate::finn_cu::{stream_ports, FinnExecFactory, WordLayout};
 use crate::gather;
-use crate::infer_report::{self, Frame, LinkSample, RankReport, Run};
+use crate::infer_report::{self, LinkSample, RankReport, Run};
 use crate::progress;
 use crate::setup::Rank;
 
@@ -526,7 +526,7 @@ pub fn run(
             .run_frame(image)
             .with_context(|| format!("reference, image {i}"))?;
         let got = &outputs[i * per..(i + 1) * per];
-        frames.push(Frame::new(i, got, &want, labels));
+        frames.push(infer_report::frame(i, got, &want, labels));
         if let Some(p) = &progress {
             p.inc();
         }

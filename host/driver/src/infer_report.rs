@@ -55,51 +55,12 @@ pub struct RankReport {
     pub converter_flushes: Vec<(String, usize)>,
 }
 
-#[derive(Clone, Debug, Serialize)]
-pub struct Device {
-    pub name: String,
-    pub clock_mhz: f64,
-}
+// run.json's records, stated once: the run report reads what this writes.
+pub use run_report::run::{
+    LinkFinal as Final, LinkSample as Sample, RunDevice as Device, RunFrame as Frame,
+    RunLink as Link,
+};
 
-#[derive(Clone, Debug, Serialize)]
-pub struct Sample {
-    pub t_s: f64,
-    pub tx_beats: u64,
-    pub rx_beats: u64,
-    pub xoff: u64,
-    pub xon: u64,
-    pub max_in_flight: u64,
-}
-
-#[derive(Clone, Debug, Serialize)]
-pub struct Final {
-    pub tx_beats: u64,
-    pub rx_beats: u64,
-    pub xoff: u64,
-    pub xon: u64,
-    pub max_in_flight: u64,
-    pub overflow: u64,
-}
-
-#[derive(Clone, Debug, Serialize)]
-pub struct Link {
-    pub name: String,
-    pub samples: Vec<Sample>,
-    #[serde(rename = "final")]
-    pub last: Final,
-}
-
-#[derive(Clone, Debug, Serialize)]
-pub struct Frame {
-    pub index: usize,
-    pub top1: i64,
-    pub top5: Vec<i64>,
-    pub reference_top1: i64,
-    pub reference_top5: Vec<i64>,
-    pub bit_exact: bool,
-}
-
-/// How the network's output names its classes.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Labels {
     /// LabelSelect (ONNX TopK): the output already holds class indices, best first.
@@ -129,22 +90,17 @@ pub fn top5(output: &[i64], labels: Labels) -> Vec<i64> {
     }
 }
 
-impl Frame {
-    pub fn new(index: usize, got: &[i64], want: &[i64], labels: Labels) -> Frame {
-        let (top5, reference_top5) = (top5(got, labels), top5(want, labels));
-        Frame {
-            index,
-            top1: top5.first().copied().unwrap_or(-1),
-            reference_top1: reference_top5.first().copied().unwrap_or(-1),
-            top5,
-            reference_top5,
-            bit_exact: got == want,
-        }
-    }
-
-    /// Agrees with the reference: the same top-1, the same top-5 and the same tensor.
-    pub fn agrees(&self) -> bool {
-        self.top1 == self.reference_top1 && self.top5 == self.reference_top5 && self.bit_exact
+/// One image's record: its top-1 / top-5 against the reference's, and whether the tensors
+/// are identical.
+pub fn frame(index: usize, got: &[i64], want: &[i64], labels: Labels) -> Frame {
+    let (top5, reference_top5) = (top5(got, labels), top5(want, labels));
+    Frame {
+        index: index as i64,
+        top1: top5.first().copied().unwrap_or(-1),
+        reference_top1: reference_top5.first().copied().unwrap_or(-1),
+        top5,
+        reference_top5,
+        bit_exact: got == want,
     }
 }
 
@@ -219,7 +175,7 @@ fn merge_links(reports: &[RankReport]) -> Vec<Link> {
             Link {
                 name: name.to_string(),
                 samples,
-                last: Final {
+                final_counters: Final {
                     tx_beats: t.tx,
                     rx_beats: r.rx,
                     xoff: r.xoff,
@@ -279,10 +235,10 @@ impl Run {
             ));
         }
         for l in &self.links {
-            if l.last.overflow > 0 {
+            if l.final_counters.overflow > 0 {
                 v.push(format!(
                     "link {}: {} words lost at a full RX FIFO (overflow must be 0)",
-                    l.name, l.last.overflow
+                    l.name, l.final_counters.overflow
                 ));
             }
         }
@@ -340,7 +296,7 @@ pub fn summary(run: &Run, outputs_path: &Path, run_json: &Path) -> String {
         run.wall_s
     );
     for l in &run.links {
-        let f = &l.last;
+        let f = &l.final_counters;
         let _ = writeln!(
             s,
             "link {}: TX {} beats, RX {} beats, XOFF {}, XON {}, max in flight {}, overflow {}",
@@ -438,7 +394,7 @@ mod tests {
             }],
             converter_flushes: vec![],
         };
-        let f = Frame::new(0, &[1, 2, 3], &[1, 2, 3], Labels::Indices);
+        let f = frame(0, &[1, 2, 3], &[1, 2, 3], Labels::Indices);
         let run = Run::new("d", 1, &[r], vec![f], 1.5, vec![1, 3]);
         let v: serde_json::Value = serde_json::to_value(&run).unwrap();
         let mut keys: Vec<&str> = v.as_object().unwrap().keys().map(|k| k.as_str()).collect();

@@ -61,6 +61,13 @@ pub struct RunFrame {
     pub bit_exact: bool,
 }
 
+impl RunFrame {
+    /// Agrees with the reference: the same top-1, the same top-5 and the same tensor.
+    pub fn agrees(&self) -> bool {
+        self.top1 == self.reference_top1 && self.top5 == self.reference_top5 && self.bit_exact
+    }
+}
+
 impl RunRecord {
     pub fn read(path: &Path) -> Result<RunRecord> {
         let text = std::fs::read_to_string(path)
