@@ -354,16 +354,7 @@ impl SimDevice {
                     }
                 })
             })?;
-        let id = RunId(self.next);
-        self.next += 1;
-        self.runs.insert(
-            id,
-            Run {
-                cu: cu.to_string(),
-                thread: Some(thread),
-            },
-        );
-        Ok(id)
+        Ok(self.add_run(cu, thread))
     }
 
     /// Joins each AuroraFlow CU's `tx_axis` / `rx_axis` stream FIFOs (the link
@@ -472,16 +463,7 @@ impl SimDevice {
             tx.close();
             Ok(())
         });
-        let id = RunId(self.next);
-        self.next += 1;
-        self.runs.insert(
-            id,
-            Run {
-                cu: cu.to_string(),
-                thread: Some(thread),
-            },
-        );
-        Ok(id)
+        Ok(self.add_run(cu, thread))
     }
 }
 
