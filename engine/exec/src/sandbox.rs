@@ -63,6 +63,7 @@ use forge_core::OutputDecl;
 use crate::action_key::find_on_path;
 use crate::janitor::Janitor;
 use crate::layout::parent_of;
+use crate::pid_namespace::StatusPipe;
 use crate::worker_sandbox::{Bind, Program, Request};
 
 /// Env key an action sets to `"1"` to keep network access under bubblewrap.
@@ -613,8 +614,14 @@ impl<'a> Sandbox<'a> {
         }
     }
 
-    /// The command that runs `argv` inside the sandbox with `env` added to the inherited env.
-    pub fn command(&self, argv: &[String], env: &[(String, String)]) -> Command {
+    /// The command that runs `argv` inside the sandbox with `env` added to the inherited env,
+    /// and, for a fresh bubblewrap, the pipe that tells when its PID namespace is gone.
+    pub fn command(
+        &self,
+        argv: &[String],
+        env: &[(String, String)],
+    ) -> std::io::Result<(Command, Option<StatusPipe>)> {
+        let mut status = None;
         let mut cmd = match self.kind {
             SandboxKind::SymlinkForest => {
                 let program = &argv[0];
@@ -633,10 +640,17 @@ impl<'a> Sandbox<'a> {
                 unreachable!("the persistent sandbox runs requests, not commands")
             }
             SandboxKind::Bubblewrap(bwrap) => {
+                let mut pipe = StatusPipe::new()?;
                 let mut cmd = Command::new(bwrap);
-                cmd.args(self.bwrap_args()).arg("--").args(argv);
+                cmd.args(self.bwrap_args())
+                    .arg("--json-status-fd")
+                    .arg(pipe.child_fd().to_string())
+                    .arg("--")
+                    .args(argv);
                 cmd.current_dir(&self.dir);
                 cmd.env("PWD", self.root);
+                pipe.pass_to(&mut cmd);
+                status = Some(pipe);
                 cmd
             }
         };
@@ -656,7 +670,7 @@ impl<'a> Sandbox<'a> {
                 Ok(())
             });
         }
-        cmd
+        Ok((cmd, status))
     }
 
     fn bwrap_args(&self) -> Vec<String> {

@@ -29,6 +29,9 @@ const STDERR_TAIL_LINES: usize = 60;
 
 /// Bytes of the command line shown in an action failure (the full line is in the log).
 const COMMAND_LINE_BYTES: usize = 4096;
+/// How long a fresh bubblewrap's PID namespace may take to die after bubblewrap exits (the
+/// kernel kills its processes at once; this bounds a machine stalled under load).
+const NAMESPACE_TEARDOWN_LIMIT: std::time::Duration = std::time::Duration::from_secs(30);
 
 /// An anonymous file for one captured stream of an action: a memfd, so capturing costs no
 /// directory entry to create and delete per action; an unlinked file beside the sandbox
@@ -215,20 +218,29 @@ impl Build<'_> {
                 }
             }
             _ => {
-                let mut cmd = sandbox.command(argv, &request_env);
+                let (mut cmd, namespace) = sandbox.command(argv, &request_env)?;
                 cmd.stdout(out_file.try_clone()?);
                 cmd.stderr(err_file.try_clone()?);
-                let status = spawn_tracked(&mut cmd, &self.layout.procs_dir()).and_then(
-                    |(mut child, group)| {
-                        let status = child.wait();
-                        // Whatever the command left running in the background dies with it.
-                        group.finish();
-                        status
-                    },
-                );
-                // The spawned command's copies of the descriptors are closed once it has
-                // exited.
+                let spawned = spawn_tracked(&mut cmd, &self.layout.procs_dir());
+                // This process's copies of the descriptors the command was given (its streams,
+                // bubblewrap's status pipe) are closed now that it has them.
                 drop(cmd);
+                let status = spawned.and_then(|(mut child, group)| {
+                    let status = child.wait();
+                    // Whatever the command left running in the background dies with it.
+                    group.finish();
+                    status
+                });
+                // A fresh bubblewrap exits before its PID namespace is torn down; the outputs
+                // are read only once no process of the action can write them any more.
+                if let Some(namespace) = namespace {
+                    if !namespace.wait_namespace_gone(NAMESPACE_TEARDOWN_LIMIT) {
+                        sandbox_failure = Some(format!(
+                            "The action's PID namespace was still alive {} s after bubblewrap exited; its outputs are not trusted",
+                            NAMESPACE_TEARDOWN_LIMIT.as_secs()
+                        ));
+                    }
+                }
                 status
             }
         };
