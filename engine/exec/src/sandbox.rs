@@ -447,9 +447,22 @@ impl<'a> Sandbox<'a> {
             }
         }
         // Stale directories go outermost first (one rename each); new ones are created
-        // parents first (set order puts a parent before its children).
+        // parents first (set order puts a parent before its children). The persistent
+        // bubblewrap shows an action only its binds, so there an empty stale directory
+        // outside the writable ones is invisible and is kept for a later action.
+        // (At most KEPT_DIRS of them, so the walk in `release` stays short.)
+        let writable = self.writable_dirs();
+        let mut kept = BTreeSet::new();
         for stale in existing.difference(&dirs) {
-            if dirs.contains(parent_of(stale)) {
+            let parent = parent_of(stale);
+            if !dirs.contains(parent) && !kept.contains(parent) {
+                continue; // it went with its parent
+            }
+            let visible = writable.iter().any(|w| is_under(stale, w));
+            if matches!(self.kind, SandboxKind::Worker { .. }) && !visible && kept.len() < KEPT_DIRS
+            {
+                kept.insert(stale.clone());
+            } else {
                 janitor.discard(&self.dir.join(stale));
             }
         }
@@ -476,20 +489,25 @@ impl<'a> Sandbox<'a> {
             }
             .with_context(|| format!("mirroring `{rel}` into the sandbox"))?;
         }
+        dirs.extend(kept);
         Ok(dirs)
     }
 
     /// After a successful run whose outputs were moved out and which wrote nothing
-    /// undeclared: empties a forest sandbox back to bare directories (input links and the
-    /// scratch dir removed) so the next action of the same worker can reuse it instead of
-    /// creating and deleting a whole tree. `None` when that is not possible; the caller then
-    /// discards the sandbox.
+    /// undeclared: empties a forest sandbox (or the persistent bubblewrap's, which holds only
+    /// the writable directories) back to bare directories (input links and the scratch dir
+    /// removed) so the next action of the same worker can reuse it instead of creating and
+    /// deleting a whole tree. `None` when that is not possible; the caller then discards the
+    /// sandbox.
     pub fn release(
         &self,
         mut dirs: BTreeSet<String>,
         janitor: &Janitor,
     ) -> Option<BTreeSet<String>> {
-        if !matches!(self.kind, SandboxKind::SymlinkForest) {
+        if !matches!(
+            self.kind,
+            SandboxKind::SymlinkForest | SandboxKind::Worker { .. }
+        ) {
             return None;
         }
         let mut walk = walkdir::WalkDir::new(&self.dir).min_depth(1).into_iter();
@@ -705,7 +723,8 @@ impl<'a> Sandbox<'a> {
     }
 
     /// Paths the action created outside its declared outputs and scratch dir.
-    pub fn undeclared_writes(&self) -> Vec<String> {
+    /// (`prepared`: the directories [`Sandbox::prepare`] made or kept, which are forge's.)
+    pub fn undeclared_writes(&self, prepared: &BTreeSet<String>) -> Vec<String> {
         let mut allowed: Vec<String> = self.inputs.clone();
         allowed.extend(self.extra_mounts.iter().cloned());
         allowed.extend(self.relative_passthrough().map(str::to_string));
@@ -727,9 +746,10 @@ impl<'a> Sandbox<'a> {
                 continue;
             }
             let is_ancestor = entry.file_type().is_dir()
-                && allowed
-                    .iter()
-                    .any(|a| is_under(a, &rel) || is_under(parent_of(a), &rel));
+                && (prepared.contains(&rel)
+                    || allowed
+                        .iter()
+                        .any(|a| is_under(a, &rel) || is_under(parent_of(a), &rel)));
             if !is_ancestor {
                 found.push(rel);
                 if entry.file_type().is_dir() {
@@ -744,6 +764,9 @@ impl<'a> Sandbox<'a> {
         janitor.discard(&self.dir);
     }
 }
+
+/// How many empty directories of earlier actions a persistent bubblewrap's sandbox keeps.
+const KEPT_DIRS: usize = 16;
 
 /// bubblewrap's arguments for the system part of every sandbox: `/usr` (+ merged-usr
 /// links), `/etc`, `/opt`, a fresh `/proc`, `/dev` and `/tmp`, `$HOME` and the absolute

@@ -1,5 +1,6 @@
-//! The sandbox choice (`[forge] sandbox`) and the reuse of emptied forest sandboxes: an
-//! action in a reused sandbox must see exactly the tree a fresh sandbox would give it.
+//! The sandbox choice (`[forge] sandbox`) and the reuse of emptied sandbox directories (the
+//! forest's and the persistent bubblewrap's): an action in a reused sandbox must see exactly
+//! the tree a fresh sandbox would give it.
 
 mod common;
 
@@ -86,6 +87,59 @@ fn a_reused_sandbox_holds_nothing_of_the_previous_action() {
         let c_dir = c.rsplit_once('/').unwrap().0;
         let want = expected_listing(&[&b, c_dir, "buck-out/forge/tmp/root/0123456789abcdef/cc"]);
         assert_eq!(read(root, &c), want, "{mode:?}");
+    }
+}
+
+/// The persistent bubblewrap's sandbox keeps earlier actions' empty directories that no
+/// later action can see; one that would appear inside the next action's output directory
+/// is removed first.
+#[test]
+fn a_kept_directory_never_shows_in_an_output_directory() {
+    for mode in sandbox_modes() {
+        let ws = tempfile::tempdir().unwrap();
+        let root = ws.path();
+        let deep = out("pkg", "t", "d/x.txt");
+        let other = out("elsewhere", "u", "u.txt");
+        let top = out("pkg", "t", "y.txt");
+        let mut g = GraphBuilder::default();
+        g.run(
+            RunSpec::new(
+                label("pkg", "t"),
+                "deep",
+                &["/bin/sh", "-c", "echo x > $1", "--", &deep],
+            )
+            .output(&deep),
+        );
+        g.run(
+            RunSpec::new(
+                label("elsewhere", "u"),
+                "other",
+                &["/bin/sh", "-c", "cat $2 > $1", "--", &other, &deep],
+            )
+            .input(&deep)
+            .output(&other),
+        );
+        g.run(
+            RunSpec::new(
+                label("pkg", "t"),
+                "top",
+                &[
+                    "/bin/sh",
+                    "-c",
+                    "ls -A \"$(dirname $1)\" > $1.tmp; mv $1.tmp $1",
+                    "--",
+                    &top,
+                    &other,
+                ],
+            )
+            .input(&other)
+            .output(&top),
+        );
+        one_worker(root, mode)
+            .build(&g.graph, &[ArtifactRef::Build(top.clone())])
+            .unwrap();
+        // Only what the action itself wrote there; `d` (the first action's) is not there.
+        assert_eq!(read(root, &top), "y.txt.tmp\n", "{mode:?}");
     }
 }
 

@@ -90,15 +90,19 @@ fn read_stream(file: &mut fs::File) -> Vec<u8> {
 /// What one executor worker thread keeps between its actions.
 #[derive(Default)]
 pub(super) struct WorkerState {
-    /// The emptied forest sandbox for its next action.
-    pub(super) forest: Option<SandboxSlot>,
+    /// The emptied sandbox directory for its next action.
+    pub(super) reusable: Option<SandboxSlot>,
     /// Its persistent bubblewrap sandboxes.
     persistent: Workers,
 }
 
-/// The emptied forest sandbox a worker keeps for its next action.
+/// The emptied sandbox directory a worker keeps for its next action: creating and deleting
+/// a dozen nested directories per action is much of a trivial action's cost (ext4's inode
+/// allocator scans past every recently deleted inode).
 pub(super) struct SandboxSlot {
     pub(super) dir: PathBuf,
+    /// The sandbox kind it was made for (`SandboxKind::name`).
+    kind: &'static str,
     /// The directories it holds (see `Sandbox::prepare`).
     dirs: BTreeSet<String>,
 }
@@ -134,10 +138,14 @@ impl Build<'_> {
                 bail!("cannot remove the old output `{}`", o.path);
             }
         }
-        // A forest sandbox the same worker emptied after its previous action is reused.
-        let reused = match kind {
-            SandboxKind::SymlinkForest => state.forest.take(),
-            _ => None,
+        // A sandbox directory the same worker emptied after its previous action is reused.
+        let reused = match state.reusable.take() {
+            Some(slot) if slot.kind == kind.name() => Some(slot),
+            Some(slot) => {
+                self.janitor.discard(&slot.dir);
+                None
+            }
+            None => None,
         };
         let (dir, existing) = match reused {
             Some(s) => (s.dir, s.dirs),
@@ -311,7 +319,7 @@ impl Build<'_> {
                 changed.0
             )));
         }
-        let undeclared = sandbox.undeclared_writes();
+        let undeclared = sandbox.undeclared_writes(&dirs);
         if !undeclared.is_empty() {
             let list: Vec<String> = undeclared.iter().map(|p| format!("`{p}`")).collect();
             return Err(fail(format!(
@@ -324,7 +332,13 @@ impl Build<'_> {
                 .with_context(|| format!("moving output `{}` into place", o.path))?;
         }
         match sandbox.release(dirs, &self.janitor) {
-            Some(dirs) => state.forest = Some(SandboxSlot { dir, dirs }),
+            Some(dirs) => {
+                state.reusable = Some(SandboxSlot {
+                    dir,
+                    kind: sandbox.kind.name(),
+                    dirs,
+                })
+            }
             None => sandbox.remove(&self.janitor),
         }
         let records = self.capture_outputs(action)?;

@@ -223,7 +223,7 @@ impl Build<'_> {
             if st.finished() {
                 cvar.notify_all();
                 drop(st);
-                if let Some(s) = slot.forest.take() {
+                if let Some(s) = slot.reusable.take() {
                     self.janitor.discard(&s.dir);
                 }
                 // The thread's persistent sandboxes end here.
