@@ -44,14 +44,14 @@ fn figures_table(fig: &Figures, run: &RunRecord) -> Vec<Row> {
     rows.push(Row {
         quantity: "link-latency",
         what: "link latency".into(),
-        value: format!("{} µs", grouped(paper::LINK_LATENCY_US, 2)),
+        value: format!("{} µs", grouped(paper::figures().link.latency_us, 2)),
         source: "paper-measured",
         note: "minimum average, HLS send/recv benchmark through an optical switch".into(),
     });
     rows.push(Row {
         quantity: "link-throughput",
         what: "link throughput".into(),
-        value: format!("{} Gbit/s", grouped(paper::LINK_GBPS, 2)),
+        value: format!("{} Gbit/s", grouped(paper::figures().link.gbps, 2)),
         source: "paper-measured",
         note: "average at 1 MiB messages".into(),
     });
@@ -78,9 +78,13 @@ fn figures_table(fig: &Figures, run: &RunRecord) -> Vec<Row> {
     rows.push(Row {
         quantity: "fps",
         what: "throughput, MobileNet-V1 on 2 × U280".into(),
-        value: format!("{} FPS", grouped(paper::FPS, 2)),
+        value: format!("{} FPS", grouped(paper::figures().mobilenet_2fpga.fps, 2)),
         source: "paper-measured",
-        note: "trained weights, the paper's folding, 239/227 MHz".into(),
+        note: format!(
+            "trained weights, the paper's folding, {}/{} MHz",
+            paper::figures().mobilenet_2fpga.clk_mhz[0],
+            paper::figures().mobilenet_2fpga.clk_mhz[1]
+        ),
     });
     rows.push(Row {
         quantity: "latency",
@@ -103,7 +107,10 @@ fn figures_table(fig: &Figures, run: &RunRecord) -> Vec<Row> {
     rows.push(Row {
         quantity: "latency",
         what: "latency, MobileNet-V1 on 2 × U280".into(),
-        value: format!("{} ms", grouped(paper::LATENCY_MS, 2)),
+        value: format!(
+            "{} ms",
+            grouped(paper::figures().mobilenet_2fpga.latency_ms, 2)
+        ),
         source: "paper-measured",
         note: "the paper's folding differs from this plan's".into(),
     });
@@ -173,7 +180,7 @@ pub fn render(
     let _ = writeln!(
         h,
         "</table>\n<p>paper-measured: {}.</p>",
-        esc(paper::CITATION)
+        esc(&paper::figures().citation)
     );
 
     h.push_str(

@@ -1,14 +1,49 @@
-//! The AuroraFlow paper's measured figures: Pape, Wintermann, Jungemann, Lass, Meyer,
-//! Riebler, Plessl, "AuroraFlow, an Easy-to-Use, Low-Latency FPGA Communication Solution
-//! Demonstrated on Multi-FPGA Neural Network Inference", HEART '25,
-//! doi 10.1145/3728179.3728190. Measured on Alveo U280 hardware; MobileNet-V1 on two cards.
+//! The AuroraFlow paper's measured figures, read from `paper.toml` (their one copy; the
+//! FINN flow's report and the partitioner benchmark read the same file).
 
-pub const CITATION: &str =
-    "AuroraFlow paper (HEART '25, doi 10.1145/3728179.3728190), measured on U280 hardware";
-/// Minimum average link latency.
-pub const LINK_LATENCY_US: f64 = 0.51;
-/// Average link throughput at 1 MiB messages.
-pub const LINK_GBPS: f64 = 95.03;
-/// MobileNet-V1 over two U280s.
-pub const FPS: f64 = 4460.92;
-pub const LATENCY_MS: f64 = 0.89;
+use std::sync::OnceLock;
+
+use serde::Deserialize;
+
+#[derive(Debug, Deserialize)]
+pub struct Figures {
+    pub citation: String,
+    pub link: Link,
+    pub mobilenet_2fpga: Mobilenet,
+}
+
+#[derive(Debug, Deserialize)]
+pub struct Link {
+    /// Minimum average link latency.
+    pub latency_us: f64,
+    /// Average link throughput at 1 MiB messages.
+    pub gbps: f64,
+}
+
+#[derive(Debug, Deserialize)]
+pub struct Mobilenet {
+    pub fps: f64,
+    pub latency_ms: f64,
+    pub clk_mhz: [u32; 2],
+    pub lut: [f64; 2],
+    pub bram: [f64; 2],
+}
+
+const TOML: &str = include_str!("paper.toml");
+
+/// The figures (parsed once; the file is compiled in, so a malformed one fails the tests).
+pub fn figures() -> &'static Figures {
+    static FIGURES: OnceLock<Figures> = OnceLock::new();
+    FIGURES.get_or_init(|| {
+        toml::from_str(TOML).unwrap_or_else(|e| panic!("host/run_report/src/paper.toml: {e}"))
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn the_figures_parse() {
+        let f = super::figures();
+        assert!(f.mobilenet_2fpga.fps > 0.0 && f.link.gbps > 0.0);
+    }
+}

@@ -10,14 +10,6 @@ use crate::deployment::{Deployment, End};
 use crate::plan::{CutOnCable, Plan};
 use crate::platform::Platform;
 
-/// The AuroraFlow paper ("AuroraFlow, an Easy-to-Use, Low-Latency FPGA Communication
-/// Solution Demonstrated on Multi-FPGA Neural Network Inference"): MobileNet-V1 on two U280s,
-/// measured on hardware.
-pub const PAPER: &str = "the AuroraFlow paper";
-pub const PAPER_LUT: [f64; 2] = [0.39, 0.36];
-pub const PAPER_BRAM: [f64; 2] = [0.22, 0.40];
-pub const PAPER_FPS: f64 = 4460.92;
-
 pub fn esc(s: &str) -> String {
     s.replace('&', "&amp;")
         .replace('<', "&lt;")
@@ -242,17 +234,19 @@ pub fn render(
             }
         }
         html.push_str("</table>\n");
+        let paper = run_report::paper::figures();
+        let mobilenet = &paper.mobilenet_2fpga;
         html.push_str(&format!(
             "<h2>Next to the paper</h2>\n<table><tr><th></th><th>card 0 LUT</th><th>card 1 LUT</th>\
              <th>card 0 BRAM</th><th>card 1 BRAM</th><th>FPS</th></tr>\n\
-             <tr class=\"paper\"><td>MobileNet-V1, 2 × U280: paper, measured on hardware ({})</td>\
+             <tr class=\"paper\"><td>MobileNet-V1, 2 × U280: {}</td>\
              <td>{:.0} %</td><td>{:.0} %</td><td>{:.0} %</td><td>{:.0} %</td><td>{:.2}</td></tr>\n",
-            esc(PAPER),
-            PAPER_LUT[0] * 100.0,
-            PAPER_LUT[1] * 100.0,
-            PAPER_BRAM[0] * 100.0,
-            PAPER_BRAM[1] * 100.0,
-            PAPER_FPS
+            esc(&paper.citation),
+            mobilenet.lut[0] * 100.0,
+            mobilenet.lut[1] * 100.0,
+            mobilenet.bram[0] * 100.0,
+            mobilenet.bram[1] * 100.0,
+            mobilenet.fps
         ));
         let u = |i: usize, r: &str| {
             p.devices

@@ -69,7 +69,10 @@ fn mobilenet_report_shows_both_cards_the_cable_and_the_cut() {
         serde_json::from_str(&std::fs::read_to_string(&plan).unwrap()).unwrap();
     let gbps = format!("{:.2} Gb/s", plan_json["cuts"][0]["gbps"].as_f64().unwrap());
     assert!(html.contains(&gbps), "no {gbps}");
-    assert!(html.contains("paper, measured on hardware"));
+    assert!(
+        html.contains("doi 10.1145/3728179.3728190"),
+        "the paper is cited"
+    );
     assert!(html.contains("4460.92") && html.contains("39 %") && html.contains("40 %"));
     // a utilisation bar per device and resource inside each card
     let bars = doc
