@@ -6,9 +6,9 @@
 
 load("@toolchains//:fpga.bzl", "FpgaToolchainInfo")
 load("@toolchains//:python.bzl", "PythonToolchainInfo")
-load(":verilator.bzl", "HDL_TOOLCHAIN_ATTRS", "include_dirs", "verilator_model")
 load(":aurora_flow_desc.bzl", "AXILITE", "FLOW_CONTROL")
 load(":kernel.bzl", "KernelInfo", "kernel_description")
+load(":verilator.bzl", "HDL_TOOLCHAIN_ATTRS", "include_dirs", "verilator_model")
 
 _EQ_MODES = {"AUTO": 0, "DFE": 2, "LPM": 1}
 

@@ -10,8 +10,8 @@
 # `[run_script]`, `[report]`, and the helper targets `:<name>__desc`, `:<name>__partition`,
 # `:<name>__<dev>`.
 
-load("@toolchains//:fpga.bzl", "FpgaToolchainInfo")
 load("@toolchains//:finn.bzl", "FinnToolchainInfo")
+load("@toolchains//:fpga.bzl", "FpgaToolchainInfo")
 load("@toolchains//:system.bzl", "SystemToolInfo", "tool_test_env")
 load("//rules:finn.bzl", "FinnEstimatesInfo", "PartitionPlanInfo", "finn_partition", "finn_script")
 load("//rules:vitis_link.bzl", "BitstreamInfo", "DeploymentDescInfo", "vitis_link")
@@ -195,6 +195,7 @@ def _fpga_deployment_impl(ctx: AnalysisContext) -> list[Provider]:
         sub_targets["link_config_" + d] = [DefaultInfo(default_output = links[d].link_config)]
         sub_targets["xclbin_" + d] = [DefaultInfo(default_output = links[d].xclbin)]
     xclbins = [links[d].xclbin for d in desc.devices]
+
     # A FINN run also reads the plan and the budgets (the run report of `infer`).
     finn_run_inputs = [finn_exec, plan, desc.devices_json] if finn_exec else []
     run_inputs = [host] + xclbins + finn_run_inputs

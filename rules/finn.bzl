@@ -34,7 +34,6 @@ PartitionPlanInfo = provider(
 # step_hw_ipgen runs HLSSynthIP, step_set_fifo_depths regenerates IP, step_create_stitched_ip
 # and step_out_of_context_synthesis run Vivado): only run with `[fpga] toolchain = vitis`.
 
-
 def _finn_cmd(tc, script: str, args: list) -> cmd_args:
     # Scripts run from the sandbox's mirror of the project root.
     return cmd_args(tc.python, "finn/flow/" + script, args, hidden = tc.scripts + [tc.version])

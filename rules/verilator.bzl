@@ -165,7 +165,6 @@ def _hdl_tools_env(ctx: AnalysisContext) -> (dict, list):
     }
     return env, [vl.version, iv.version, ys.version, py.version]
 
-
 def _hdl_script_test_impl(ctx: AnalysisContext) -> list[Provider]:
     env, versions = _hdl_tools_env(ctx)
     command = cmd_args("bash", ctx.attrs.test, ctx.attrs.args, hidden = ctx.attrs.data + versions)

@@ -47,6 +47,7 @@ def _finn_kernel(ctx: AnalysisContext, fpga, plan_info, device: str):
     """The device's FINN partition as a kernel: (model, xo). The model is the partition's
     executor export (sim); the .xo is made by FINN's IP steps (vitis). Its ports come from
     the plan, which the link tool reads."""
+
     # Copies of this device's share of the partition step's directories: an action reading a
     # projection depends on the whole directory, so another device's change would re-run
     # it; the copy re-runs (in-process, cheap) and leaves the same bytes, and the link
