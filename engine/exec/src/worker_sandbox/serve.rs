@@ -69,8 +69,13 @@ pub fn main() -> ! {
 fn serve(mut sock: UnixStream, last_cap: i32) -> io::Result<()> {
     // Ready: bubblewrap has built the worker's view.
     write_frame(&mut sock, &Reply::Accepted.encode())?;
+    // Inits of answered actions: each is still tearing its namespaces down (unmounting its
+    // mount tree waits for an RCU grace period), which need not delay the next action.
+    let mut exiting: Vec<i32> = Vec::new();
     loop {
+        exiting.retain(|&pid| !reaped_if_done(pid));
         let Some((header, fds)) = recv_header(&sock)? else {
+            exiting.into_iter().for_each(|pid| drop(reap(pid)));
             return Ok(());
         };
         let body = read_body(&mut sock, header)?;
@@ -84,9 +89,7 @@ fn serve(mut sock: UnixStream, last_cap: i32) -> io::Result<()> {
                     libc::close(err);
                 }
                 write_frame(&mut sock, &reply.encode())?;
-                if let Some(pid) = init {
-                    reap(pid);
-                }
+                exiting.extend(init);
                 continue;
             }
             (Err(e), _) => Reply::SetupFailed(e.to_string()),
@@ -229,6 +232,12 @@ fn run(req: &Request, out: RawFd, err: RawFd, last_cap: i32) -> (Reply, Option<i
     }
     let reply = Reply::decode(&bytes).unwrap_or_else(|e| Reply::SetupFailed(e.to_string()));
     (reply, Some(pid as i32))
+}
+
+/// Reaps a child if it has exited; whether it had.
+fn reaped_if_done(pid: i32) -> bool {
+    // SAFETY: polling a child of this process.
+    unsafe { libc::waitpid(pid, std::ptr::null_mut(), libc::WNOHANG) == pid }
 }
 
 /// Waits for a child; its wait status.
