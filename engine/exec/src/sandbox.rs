@@ -371,6 +371,16 @@ impl<'a> Sandbox<'a> {
         relative_passthrough(self.passthrough)
     }
 
+    /// Where the scratch dir lives in the on-disk sandbox. The persistent bubblewrap binds one
+    /// directory of its sandbox, kept from action to action, at each action's scratch path,
+    /// instead of making and deleting that path's directories every time.
+    fn scratch_on_disk(&self) -> &str {
+        match self.kind {
+            SandboxKind::Worker { .. } => WORKER_SCRATCH,
+            _ => self.scratch,
+        }
+    }
+
     /// Writable directories: output parents and the scratch dir.
     fn writable_dirs(&self) -> Vec<String> {
         outermost(
@@ -410,7 +420,7 @@ impl<'a> Sandbox<'a> {
         for o in self.outputs {
             add_with_ancestors(&mut dirs, parent_of(&o.path));
         }
-        add_with_ancestors(&mut dirs, self.scratch);
+        add_with_ancestors(&mut dirs, self.scratch_on_disk());
         let passthrough: Vec<String> = self
             .relative_passthrough()
             .filter(|p| self.root.join(p).exists())
@@ -446,21 +456,27 @@ impl<'a> Sandbox<'a> {
                 dirs.insert(rel.to_string());
             }
         }
-        // Stale directories go outermost first (one rename each); new ones are created
-        // parents first (set order puts a parent before its children). The persistent
-        // bubblewrap shows an action only its binds, so there an empty stale directory
-        // outside the writable ones is invisible and is kept for a later action.
-        // (At most KEPT_DIRS of them, so the walk in `release` stays short.)
+        // Directories of earlier actions this one does not need: an empty one (a leaf) is
+        // renamed into a directory this action needs, so a worker's sandbox neither makes nor
+        // deletes directories from one action to the next; the others go outermost first (one
+        // rename each). New ones are made parents first (set order puts a parent before its
+        // children). The persistent bubblewrap shows an action only its binds, so there an
+        // empty stale directory outside the writable ones is invisible and is kept for a later
+        // action. (At most KEPT_DIRS of them, so the walk in `release` stays short.)
+        let worker = matches!(self.kind, SandboxKind::Worker { .. });
         let writable = self.writable_dirs();
+        let invisible = |d: &str| worker && !writable.iter().any(|w| is_under(d, w));
+        let parents: BTreeSet<&str> = existing.iter().map(|e| parent_of(e)).collect();
         let mut kept = BTreeSet::new();
+        let mut spare = Vec::new();
         for stale in existing.difference(&dirs) {
             let parent = parent_of(stale);
             if !dirs.contains(parent) && !kept.contains(parent) {
                 continue; // it went with its parent
             }
-            let visible = writable.iter().any(|w| is_under(stale, w));
-            if matches!(self.kind, SandboxKind::Worker { .. }) && !visible && kept.len() < KEPT_DIRS
-            {
+            if !parents.contains(stale.as_str()) {
+                spare.push(stale.clone());
+            } else if invisible(stale) && kept.len() < KEPT_DIRS {
                 kept.insert(stale.clone());
             } else {
                 janitor.discard(&self.dir.join(stale));
@@ -475,7 +491,22 @@ impl<'a> Sandbox<'a> {
                 continue;
             }
             let inside = self.dir.join(d);
+            if let Some(old) = spare.pop() {
+                // Never an ancestor of `d` (a needed directory's ancestors are needed) nor
+                // under it (a new directory has nothing under it yet).
+                if fs::rename(self.dir.join(&old), &inside).is_ok() {
+                    continue;
+                }
+                janitor.discard(&self.dir.join(&old));
+            }
             fs::create_dir(&inside).with_context(|| format!("creating `{}`", inside.display()))?;
+        }
+        for old in spare {
+            if invisible(&old) && kept.len() < KEPT_DIRS {
+                kept.insert(old);
+            } else {
+                janitor.discard(&self.dir.join(old));
+            }
         }
         for (rel, real, is_dir) in &entries {
             if *is_dir {
@@ -511,7 +542,7 @@ impl<'a> Sandbox<'a> {
             return None;
         }
         let mut walk = walkdir::WalkDir::new(&self.dir).min_depth(1).into_iter();
-        let scratch = self.dir.join(self.scratch);
+        let scratch = self.dir.join(self.scratch_on_disk());
         // Every known directory must still be there (the action may have removed one).
         let mut seen = 1;
         while let Some(entry) = walk.next() {
@@ -536,11 +567,16 @@ impl<'a> Sandbox<'a> {
         if seen != dirs.len() {
             return None;
         }
-        // Scratch paths are per target, so the next action needs another one anyway.
-        if fs::remove_dir(&scratch).is_err() {
-            janitor.discard(&scratch);
+        // A forest's scratch path is per target, so the next action needs another one anyway;
+        // the persistent bubblewrap's one scratch dir stays if the action left it empty.
+        let keep = matches!(self.kind, SandboxKind::Worker { .. })
+            && fs::read_dir(&scratch).is_ok_and(|mut d| d.next().is_none());
+        if !keep {
+            if fs::remove_dir(&scratch).is_err() {
+                janitor.discard(&scratch);
+            }
+            dirs.remove(self.scratch_on_disk());
         }
-        dirs.remove(self.scratch);
         Some(dirs)
     }
 
@@ -578,11 +614,18 @@ impl<'a> Sandbox<'a> {
         let mut binds: Vec<Bind> = self
             .writable_dirs()
             .into_iter()
-            .map(|w| Bind {
-                src: bytes(&format!("{dir_rel}/{w}")),
-                dst: bytes(&w),
-                dir: true,
-                writable: true,
+            .map(|w| {
+                let on_disk = if w == self.scratch {
+                    self.scratch_on_disk()
+                } else {
+                    &w
+                };
+                Bind {
+                    src: bytes(&format!("{dir_rel}/{on_disk}")),
+                    dst: bytes(&w),
+                    dir: true,
+                    writable: true,
+                }
             })
             .collect();
         for (paths, writable) in [
@@ -729,7 +772,7 @@ impl<'a> Sandbox<'a> {
         allowed.extend(self.extra_mounts.iter().cloned());
         allowed.extend(self.relative_passthrough().map(str::to_string));
         allowed.extend(self.outputs.iter().map(|o| o.path.clone()));
-        allowed.push(self.scratch.to_string());
+        allowed.push(self.scratch_on_disk().to_string());
         let mut found = Vec::new();
         let mut walk = walkdir::WalkDir::new(&self.dir).min_depth(1).into_iter();
         while let Some(Ok(entry)) = walk.next() {
@@ -764,6 +807,10 @@ impl<'a> Sandbox<'a> {
         janitor.discard(&self.dir);
     }
 }
+
+/// The persistent bubblewrap's scratch dir in its on-disk sandbox (no project path starts
+/// with it: only output directories, all under `buck-out/`, are made there besides).
+const WORKER_SCRATCH: &str = ".forge-scratch";
 
 /// How many empty directories of earlier actions a persistent bubblewrap's sandbox keeps.
 const KEPT_DIRS: usize = 16;

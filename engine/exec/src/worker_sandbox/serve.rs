@@ -75,7 +75,9 @@ fn serve(mut sock: UnixStream, last_cap: i32) -> io::Result<()> {
     loop {
         exiting.retain(|&pid| !reaped_if_done(pid));
         let Some((header, fds)) = recv_header(&sock)? else {
-            exiting.into_iter().for_each(|pid| drop(reap(pid)));
+            for pid in exiting {
+                reap(pid);
+            }
             return Ok(());
         };
         let body = read_body(&mut sock, header)?;
