@@ -62,6 +62,13 @@ def compare(finn_out, out_dir, log):
             fail(f"run.json link {link['name']}: {last}")
         if not link["samples"] or any(s["rx_beats"] > last["rx_beats"] for s in link["samples"]):
             fail(f"run.json link {link['name']}: samples {link['samples'][:3]} ...")
+        times = [s["t_s"] for s in link["samples"]]
+        if times != sorted(times):
+            fail(f"run.json link {link['name']}: sample times go back: {times}")
+        # The series ends with the run's final counters, so its chart reaches the totals.
+        end = {k: v for k, v in link["samples"][-1].items() if k != "t_s"}
+        if any(end[k] != last[k] for k in end):
+            fail(f"run.json link {link['name']}: the last sample {end} is not the final count {last}")
     text = open(log).read()
     if f"top-1 agreement {n}/{n}, top-5 agreement {n}/{n}, bit-exact {n}/{n}" not in text:
         fail(f"the log has no agreement line for {n} of {n} images")
