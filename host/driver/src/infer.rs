@@ -483,11 +483,8 @@ pub fn run(
     if let Some(p) = progress {
         p.finish();
     }
-    let mut samples = sampler.finish();
+    let samples = sampler.finish();
     let finals = counters_of(&links.iter().map(|(c, _)| c.clone()).collect::<Vec<_>>());
-    // The series ends with the counters the run ended with: the last periodic sample is
-    // taken up to one period before the end, and a chart of the series must reach the totals.
-    samples.push((t0.elapsed().as_secs_f64(), finals.clone()));
     let report = RankReport {
         device: d.device.clone(),
         clock_mhz: d.clock_mhz,

@@ -120,8 +120,10 @@ pub struct Run {
 }
 
 /// Both ends of each direction, merged sample by sample (the ranks sample on the same
-/// period from the same barrier).
-fn merge_links(reports: &[RankReport]) -> Vec<Link> {
+/// period from the same barrier), then one sample of the final counters at the end of the
+/// run (`wall_s`): the last periodic sample is taken up to one period before the end, and a
+/// chart of the series must reach the totals.
+fn merge_links(reports: &[RankReport], wall_s: f64) -> Vec<Link> {
     let mut names: Vec<&str> = Vec::new();
     for r in reports {
         for l in &r.links {
@@ -151,27 +153,29 @@ fn merge_links(reports: &[RankReport]) -> Vec<Link> {
                     .map(|s| s.1)
                     .unwrap_or_default()
             };
-            let samples = (0..count)
+            let sample = |t_s: f64, t: Counts, r: Counts| Sample {
+                t_s,
+                tx_beats: t.tx,
+                rx_beats: r.rx,
+                xoff: r.xoff,
+                xon: r.xon,
+                max_in_flight: r.max_in_flight,
+            };
+            let mut samples: Vec<Sample> = (0..count)
                 .map(|i| {
-                    let (t, r) = (at(tx, i), at(rx, i));
                     let t_s = rx
                         .or(tx)
                         .and_then(|l| l.samples.get(i))
                         .map_or(0.0, |s| s.0);
-                    Sample {
-                        t_s,
-                        tx_beats: t.tx,
-                        rx_beats: r.rx,
-                        xoff: r.xoff,
-                        xon: r.xon,
-                        max_in_flight: r.max_in_flight,
-                    }
+                    sample(t_s, at(tx, i), at(rx, i))
                 })
                 .collect();
             let (t, r) = (
                 tx.map(|l| l.last).unwrap_or_default(),
                 rx.map(|l| l.last).unwrap_or_default(),
             );
+            let end = samples.last().map_or(wall_s, |s| s.t_s.max(wall_s));
+            samples.push(sample(end, t, r));
             Link {
                 name: name.to_string(),
                 samples,
@@ -217,7 +221,7 @@ impl Run {
                     clock_mhz: r.clock_mhz,
                 })
                 .collect(),
-            links: merge_links(reports),
+            links: merge_links(reports, wall_s),
             frames,
             wall_s,
             output_shape,
@@ -414,6 +418,12 @@ mod tests {
         assert_eq!(v["links"][0]["final"]["rx_beats"], serde_json::json!(4));
         assert!(v["links"][0]["final"]["overflow"].is_u64());
         assert!(v["links"][0]["samples"][0]["t_s"].is_f64());
+        // the periodic sample, then the final counters at the end of the run
+        let samples = v["links"][0]["samples"].as_array().unwrap();
+        assert_eq!(samples.len(), 2);
+        assert_eq!(samples[0]["rx_beats"], serde_json::json!(3));
+        assert_eq!(samples[1]["rx_beats"], serde_json::json!(4));
+        assert_eq!(samples[1]["t_s"], serde_json::json!(1.5));
         assert_eq!(v["frames"][0]["top5"], serde_json::json!([1, 2, 3]));
         assert_eq!(v["frames"][0]["bit_exact"], serde_json::json!(true));
     }
