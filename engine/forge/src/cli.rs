@@ -2,6 +2,7 @@
 
 mod audit;
 mod build;
+mod docs;
 mod query;
 mod test_timeout;
 
@@ -138,6 +139,11 @@ enum Command {
         #[command(subcommand)]
         what: audit::AuditCommand,
     },
+    /// Print the documentation of `.bzl` symbols (as buck2's `docs starlark`).
+    Docs {
+        #[command(subcommand)]
+        what: docs::DocsCommand,
+    },
     /// Inspect the last build.
     Log {
         #[command(subcommand)]
@@ -259,6 +265,7 @@ pub fn main() -> i32 {
         Command::Audit { what } => {
             Session::open(what.common()).and_then(|s| audit::audit(&s, &what))
         }
+        Command::Docs { what } => Session::open(what.common()).and_then(|s| docs::docs(&s, &what)),
         Command::Log {
             what: LogCommand::WhatRan,
         } => what_ran(),

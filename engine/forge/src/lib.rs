@@ -3,6 +3,7 @@
 
 pub mod analysis;
 pub mod cli;
+pub mod docs;
 pub mod interpreter;
 pub mod model;
 

@@ -565,21 +565,21 @@ fn result_referencing_a_missing_blob_is_a_miss() {
     assert!(blob.exists(), "the rebuilt output was uploaded again");
 }
 
-/// The README's "Remote cache" section: its `.buckconfig.local` block and its command block,
-/// exactly as printed there (only the server address is this test's).
+/// The guide's "Remote cache" section (docs/guide.md): its `.buckconfig.local` block and its
+/// command block, exactly as printed there (only the server address is this test's).
 fn readme_remote_cache_instructions() -> (String, Vec<Vec<String>>) {
     let readme =
-        std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("../../README.md"))
+        std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("../../docs/guide.md"))
             .unwrap();
     let section = readme
         .split("\n## Remote cache\n")
         .nth(1)
-        .expect("README has a `## Remote cache` section");
+        .expect("docs/guide.md has a `## Remote cache` section");
     let section = section.split("\n## ").next().unwrap();
     let block = |fence: &str| -> String {
         let start = section
             .find(fence)
-            .unwrap_or_else(|| panic!("README's remote cache section lacks a {fence} block"));
+            .unwrap_or_else(|| panic!("the guide's remote cache section lacks a {fence} block"));
         let body = &section[start + fence.len()..];
         body[..body.find("\n```").unwrap()]
             .trim_start_matches('\n')
@@ -588,7 +588,7 @@ fn readme_remote_cache_instructions() -> (String, Vec<Vec<String>>) {
     let ini = block("```ini\n");
     assert!(
         ini.contains("address = grpc://127.0.0.1:50051"),
-        "the README's block names the server it tells users to start:\n{ini}"
+        "the guide's block names the server it tells users to start:\n{ini}"
     );
     let commands = block("```sh\n")
         .lines()
@@ -598,7 +598,7 @@ fn readme_remote_cache_instructions() -> (String, Vec<Vec<String>>) {
             let words: Vec<String> = l.split_whitespace().map(str::to_owned).collect();
             assert_eq!(
                 words[0], "./forge",
-                "README command `{l}` is not a forge command"
+                "guide command `{l}` is not a forge command"
             );
             words[1..].to_vec()
         })
@@ -606,7 +606,7 @@ fn readme_remote_cache_instructions() -> (String, Vec<Vec<String>>) {
     (ini, commands)
 }
 
-/// A project with the README's `.buckconfig.local` for `server` and `[ci] remote_cache =
+/// A project with the guide's `.buckconfig.local` for `server` and `[ci] remote_cache =
 /// false` in `.buckconfig`, as the project ships it.
 fn readme_workspace(server: &BuildGrid) -> Workspace {
     let (ini, _) = readme_remote_cache_instructions();
@@ -631,7 +631,7 @@ fn readme_remote_cache_instructions_upload_then_serve_a_clean_build() {
     assert!(
         commands.iter().filter(|c| c[0] == "build").count() >= 2
             && commands.iter().any(|c| c[0] == "clean"),
-        "the README's commands build, clean, and build again: {commands:?}"
+        "the guide's commands build, clean, and build again: {commands:?}"
     );
     let mut builds = Vec::new();
     for c in &commands {

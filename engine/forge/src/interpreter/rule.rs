@@ -162,6 +162,11 @@ impl std::fmt::Display for FrozenRuleCallable {
 }
 
 impl FrozenRuleCallable {
+    /// The rule's declaration, once its module is frozen and the rule exported.
+    pub fn spec(&self) -> Option<Arc<RuleSpec>> {
+        self.spec.get().cloned()
+    }
+
     /// Builds the [`RuleSpec`] once the defining module is frozen; `me` is this rule as an
     /// owned value of that module (it keeps the module's heap alive).
     pub fn finalize(&self, me: &OwnedFrozenValue) -> anyhow::Result<()> {

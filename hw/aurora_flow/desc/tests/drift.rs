@@ -124,7 +124,7 @@ fn block<'a>(text: &'a str, name: &str, file: &str) -> &'a str {
 #[test]
 fn readme_tables_match() {
     let d = desc();
-    for file in ["../README.md", "../../../README.md"] {
+    for file in ["../README.md", "../../../docs/auroraflow.md"] {
         let text = read(file);
         assert_eq!(
             block(&text, "parameters", file),

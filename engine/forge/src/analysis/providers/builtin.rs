@@ -36,6 +36,7 @@ pub(crate) fn builtin(
         instance_meta,
         defaults: vec![None; n],
         types: vec![None; n],
+        doc: String::new(),
     }
 }
 

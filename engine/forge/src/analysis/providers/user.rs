@@ -68,6 +68,9 @@ pub struct ProviderCallable<'v> {
     #[allocative(skip)]
     #[trace(static)]
     pub(crate) meta: OnceCell<Arc<ProviderMeta>>,
+    /// `provider(doc = ...)`, for `forge docs`.
+    #[trace(static)]
+    pub(crate) doc: String,
 }
 
 impl fmt::Display for ProviderCallable<'_> {
@@ -113,6 +116,7 @@ impl<'v> Freeze for ProviderCallable<'v> {
             meta,
             defaults,
             types,
+            doc: self.doc,
         })
     }
 }
@@ -170,6 +174,20 @@ pub struct FrozenProviderCallable {
     pub(crate) instance_meta: Arc<ProviderMeta>,
     pub(crate) defaults: Vec<Option<FrozenValue>>,
     pub(crate) types: Vec<Option<FrozenValue>>,
+    /// `provider(doc = ...)`; empty for builtins.
+    pub doc: String,
+}
+
+impl FrozenProviderCallable {
+    /// The declared type of field `i` as written (`provider_field(int)` → `int`), if any.
+    pub fn field_type(&self, i: usize) -> Option<String> {
+        self.types.get(i)?.map(|t| t.to_value().to_repr())
+    }
+
+    /// The default of field `i` as a Starlark literal, if it has one.
+    pub fn field_default(&self, i: usize) -> Option<String> {
+        self.defaults.get(i)?.map(|d| d.to_value().to_repr())
+    }
 }
 
 impl fmt::Display for FrozenProviderCallable {
@@ -318,7 +336,6 @@ pub(crate) fn register_provider_functions(builder: &mut GlobalsBuilder) {
         #[starlark(require = named, default = "")] doc: &str,
         #[starlark(require = named)] fields: Value<'v>,
     ) -> anyhow::Result<ProviderCallable<'v>> {
-        let _ = doc;
         let mut names = Vec::new();
         let mut required = Vec::new();
         let mut defaults = Vec::new();
@@ -364,6 +381,7 @@ pub(crate) fn register_provider_functions(builder: &mut GlobalsBuilder) {
             defaults,
             types,
             meta: OnceCell::new(),
+            doc: doc.to_owned(),
         })
     }
 
