@@ -18,7 +18,7 @@ pub(super) enum DocsFormat {
 
 #[derive(Subcommand, Debug)]
 pub(super) enum DocsCommand {
-    /// The rules, providers and macros of `.bzl` files: `//pkg:file.bzl[:symbol]`.
+    /// The rules, providers and macros of `.bzl` files: `//pkg:file.bzl`.
     Starlark {
         #[arg(required = true)]
         patterns: Vec<String>,

@@ -44,54 +44,36 @@ pub enum SymbolKind {
     Function { params: Vec<Param> },
 }
 
-/// `//pkg:file.bzl` (every public symbol) or `//pkg:file.bzl:name` (one), as buck2's
-/// `docs starlark` patterns; `cell//...` and `@cell//...` name another cell.
-fn parse_pattern(pattern: &str, loader: &Loader) -> Result<(ImportPath, Option<String>)> {
-    let (file, symbol) = match pattern.find(".bzl") {
-        Some(i) => {
-            let (f, rest) = pattern.split_at(i + 4);
-            match rest.strip_prefix(':') {
-                Some(s) if !s.is_empty() => (f, Some(s.to_owned())),
-                None if rest.is_empty() => (f, None),
-                _ => {
-                    bail!("Invalid symbol pattern `{pattern}`: expected `//pkg:file.bzl[:symbol]`")
-                }
-            }
-        }
-        None => bail!("Invalid symbol pattern `{pattern}`: expected `//pkg:file.bzl[:symbol]`"),
-    };
-    let load = if file.starts_with("//") || file.starts_with('@') {
-        file.to_owned()
+/// `//pkg:file.bzl`, `cell//pkg:file.bzl` or `@cell//pkg:file.bzl`: every public symbol of
+/// the file, as buck2's `docs starlark` patterns. (buck2's help also names a
+/// `//pkg:file.bzl:symbol` form, which upstream 0676d75903 rejects; forge rejects it too.)
+fn parse_pattern(pattern: &str, loader: &Loader) -> Result<ImportPath> {
+    if !pattern.ends_with(".bzl") {
+        bail!("Invalid symbol pattern `{pattern}`: expected `//pkg:file.bzl`");
+    }
+    let load = if pattern.starts_with("//") || pattern.starts_with('@') {
+        pattern.to_owned()
     } else {
-        format!("@{file}")
+        format!("@{pattern}")
     };
-    let ip = resolve_load(&load, "root", "", loader)
-        .with_context(|| format!("Resolving symbol pattern `{pattern}`"))?;
-    Ok((ip, symbol))
+    resolve_load(&load, "root", "", loader)
+        .with_context(|| format!("Resolving symbol pattern `{pattern}`"))
 }
 
-/// The documentation of every symbol the patterns name, one entry per file in pattern order.
+/// The documentation of the public symbols of each file, one entry per pattern, in order.
 pub fn collect(loader: &Loader, patterns: &[String]) -> Result<Vec<FileDocs>> {
     let mut files = Vec::new();
     for pattern in patterns {
-        let (ip, only) = parse_pattern(pattern, loader)?;
+        let ip = parse_pattern(pattern, loader)?;
         let module = loader
             .load_bzl(&ip, &mut Vec::new())
             .with_context(|| format!("Loading `{ip}`"))?;
         let mut symbols = Vec::new();
         for name in module.names() {
             let name = name.as_str().to_owned();
-            if only.as_ref().is_some_and(|o| *o != name) {
-                continue;
-            }
             let value = module.get(&name)?;
             if let Some(s) = symbol(&name, value.value().to_value()) {
                 symbols.push(s);
-            }
-        }
-        if let Some(o) = &only {
-            if symbols.is_empty() {
-                bail!("`{ip}` has no public documented symbol `{o}`");
             }
         }
         let doc = module

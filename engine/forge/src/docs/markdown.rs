@@ -63,7 +63,10 @@ fn table(out: &mut String, first: &str, params: &[Param]) {
 /// The page body (no title): the caller adds its own heading and preamble.
 pub fn render_markdown(files: &[FileDocs]) -> String {
     let mut out = String::new();
-    for f in files.iter().filter(|f| !f.symbols.is_empty() || !f.doc.is_empty()) {
+    for f in files
+        .iter()
+        .filter(|f| !f.symbols.is_empty() || !f.doc.is_empty())
+    {
         let _ = writeln!(out, "## `{}`\n", load_path(f));
         if !f.doc.is_empty() {
             let _ = writeln!(out, "{}\n", f.doc.trim());

@@ -1,0 +1,1 @@
+# Intentionally empty: nothing is implicit in this workspace.
