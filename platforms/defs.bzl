@@ -1,6 +1,7 @@
-# The execution platform: every action runs on the local machine. With `remote_cache = True`
-# the same platform also reads from and uploads to the remote cache configured in
-# `[buck2_re_client]` (local execution + remote cache, buck2 >= 2025-04).
+"""The execution platform: every action runs on the local machine. With `remote_cache = True`
+the same platform also reads from and uploads to the remote cache configured in
+`[buck2_re_client]` (local execution + remote cache, buck2 >= 2025-04).
+"""
 
 def _platforms_impl(ctx: AnalysisContext) -> list[Provider]:
     configuration = ConfigurationInfo(constraints = {}, values = {})

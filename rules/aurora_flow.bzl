@@ -1,8 +1,16 @@
-# The AuroraFlow link kernel as a build target: parameters checked at analysis, then either
-# the Vivado flow (toolchains//:fpga kind `vitis`: Aurora IP generation + package_xo, one
-# local-only, cache-uploadable action) or the open-source flow (`sim`: a Verilator model of
-# the kernel with the behavioural Aurora core). Both give the same KernelInfo and kernel.json,
-# which the link and deployment steps read (kernel name, ports with widths, parameters).
+"""The AuroraFlow link kernel as a build target: parameters checked at analysis, then either
+the Vivado flow (toolchains//:fpga kind `vitis`: Aurora IP generation + package_xo, one
+local-only, cache-uploadable action) or the open-source flow (`sim`: a Verilator model of
+the kernel with the behavioural Aurora core). Both give the same KernelInfo and kernel.json,
+which the link and deployment steps read (kernel name, ports with widths, parameters).
+
+Actions: `aurora_flow_render` (`params.json`), then `verilator_kernel_model` (`model/`, sim)
+or `vivado_package_xo` (`<name>.xo`, vitis), and `kernel.json` (params include `cable_m`,
+`rx_headroom_words`, `rx_headroom_beats`, `inflight_need_beats`). Sub-targets
+`[description]`, `[package]`, `[params]`. The FPGA tools come from `toolchains//:fpga`
+(`FpgaToolchainInfo.kind` picks sim or vitis), python from `toolchains//:python`. Parameters:
+[docs/auroraflow.md](auroraflow.md).
+"""
 
 load("@toolchains//:fpga.bzl", "FpgaToolchainInfo")
 load("@toolchains//:python.bzl", "PythonToolchainInfo")

@@ -1,11 +1,28 @@
-# Rust through the build graph: the Cargo workspace as a set of declared inputs, binaries of
-# workspace crates, and each crate's tests.
-#
-# cargo compiles inside the action with a target directory shared by all cargo actions
-# (`CargoToolchainInfo.target_dir`), so a rebuild after an edit is as incremental as plain
-# cargo. That directory is state outside the action graph: the graph decides WHEN cargo runs
-# (any workspace source, Cargo.lock or the toolchain version changed), cargo decides WHAT to
-# recompile. The declared outputs are copies taken out of it, so they are cacheable.
+"""Rust through the build graph: the Cargo workspace as a set of declared inputs, binaries of
+workspace crates, and each crate's tests.
+
+cargo compiles inside the action with a target directory shared by all cargo actions
+(`CargoToolchainInfo.target_dir`), so a rebuild after an edit is as incremental as plain
+cargo. That directory is state outside the action graph: the graph decides WHEN cargo runs
+(any workspace source, Cargo.lock or the toolchain version changed), cargo decides WHAT to
+recompile. The declared outputs are copies taken out of it, so they are cacheable.
+
+`cargo_workspace` has no actions. `cargo_binary` runs one action `cargo_build`
+(`cargo build --locked --profile <profile> -p <package> --bin <bin>`; every workspace file and
+the toolchain version are its inputs) and outputs a copy of the binary, with `RunInfo` (so
+`./forge run //engine/forge:forge -- --help` works). `cargo_test` runs one action
+`cargo_test_build` (`cargo test --locked --no-run --message-format=json`) that collects the
+test executables (unit tests of lib and bins, integration tests) into `tests/`; its
+`ExternalRunnerTestInfo(type = "cargo")` runs each from the crate's directory with
+`CARGO_MANIFEST_DIR` set, as `cargo test` does. Doc-tests are not run.
+
+The target directory is shared by all cargo actions and by `./forge`'s own engine build
+(`target/`, a `[forge] sandbox_passthrough`), with the same profile (`release`) and cargo unit,
+so a fresh clone compiles each crate once and the graph's `//engine/forge:forge` finds it
+fresh. Actions run without network: `./forge` runs `cargo fetch` whenever `Cargo.lock`
+changes. `//:bootstrap_test` fails if the wrapper and `toolchains//:cargo` stop agreeing on
+the target dir or profile.
+"""
 
 load("@toolchains//:cargo.bzl", "CargoToolchainInfo")
 

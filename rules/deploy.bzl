@@ -1,14 +1,35 @@
-# A whole multi-FPGA deployment from ONE description (`deploy/<name>.toml`): the checked
-# description and the partitioner's inputs, the FINN partition plan (whose topology comes
-# from the same file, so cuts and cables agree by construction), one `vitis_link` per
-# device, the Slurm job script, the run script, the topology and an HTML report.
-#
-#   fpga_deployment(name = "mobilenet_2fpga", description = "mobilenet_2fpga.toml", ...)
-#
-# makes `:mobilenet_2fpga` (DeploymentInfo + RunInfo; `forge run` / `buck2 run` starts it)
-# with sub-targets `[link_config_<dev>]`, `[xclbin_<dev>]`, `[topology]`, `[job_script]`,
-# `[run_script]`, `[report]`, and the helper targets `:<name>__desc`, `:<name>__partition`,
-# `:<name>__<dev>`.
+"""A whole multi-FPGA deployment from ONE description (`deploy/<name>.toml`): the checked
+description and the partitioner's inputs, the FINN partition plan (whose topology comes
+from the same file, so cuts and cables agree by construction), one `vitis_link` per
+device, the Slurm job script, the run script, the topology and an HTML report.
+
+```text
+  fpga_deployment(name = "mobilenet_2fpga", description = "mobilenet_2fpga.toml", ...)
+```
+
+makes `:mobilenet_2fpga` (DeploymentInfo + RunInfo; `forge run` / `buck2 run` starts it)
+with sub-targets `[link_config_<dev>]`, `[xclbin_<dev>]`, `[topology]`, `[job_script]`,
+`[run_script]`, `[report]`, and the helper targets `:<name>__desc`, `:<name>__partition`,
+`:<name>__<dev>`.
+
+`fpga_deployment` makes `:<name>__desc` (`deployment_description`: `deploy_check`,
+`deploy_partitioner_inputs` → `[devices]`, `[topology]`), `:<name>__partition`
+(`finn_partition` on those inputs, so the partitioner only cuts where there is a cable), one
+`vitis_link` `:<name>__<device>` per device, and `:<name>` (`fpga_deployment_rule`: actions
+`deploy_scripts` → `job.sh`, `run.sh`, `topology.json`; `deploy_report` → `report.html`). A
+FINN deployment's scripts pass the executor export to the host as `--reference`.
+
+Every action runs `deploy-tool` (`//rules/tools/deploy`, an `exec_dep`): it reads
+`deploy/<name>.toml` (devices with node/card/clock, cables as `device:port` pairs or a
+generated `chain`/`ring`/`pair`/`loopback` topology, `app = "finn" | "aurora_bench"`) against
+the platform TOML of `toolchains//:fpga`; subcommands `check`, `partitioner-inputs`,
+`plan-slice`, `link-config`, `scripts` (Slurm `job.sh` for `--profile noctua2|local` and
+`run.sh`), `report` (HTML + inline SVG). Errors name the file and line (`error:
+deploy/x.toml:12: ...`), exit 1 and write nothing. A FINN cable carries its cut in one
+direction; the link kernel's other direction gets a tie-off (`//hw/hls:tie_off_source`,
+`//hw/hls:tie_off_sink`), as FINN+ 1.6.1 parks its `tx_dummy_kernel` / `rx_dummy_kernel`
+there. Format, checks and outputs: [`rules/tools/deploy/README.md`](../rules/tools/deploy/README.md).
+"""
 
 load("@toolchains//:finn.bzl", "FinnToolchainInfo")
 load("@toolchains//:fpga.bzl", "FpgaToolchainInfo")

@@ -1,5 +1,17 @@
-# FINN in the build graph: a model, every FINN build step as its own cached action,
-# the per-layer estimates, and the multi-FPGA partition with its per-device models.
+"""FINN in the build graph: a model, every FINN build step as its own cached action,
+the per-layer estimates, and the multi-FPGA partition with its per-device models.
+
+The FINN step lists are stated once, in `finn/flow/steps.bzl`: `FRONT_END_STEPS` (the
+estimate-only front end) and `AMD_ONLY_STEPS` (steps that need vitis_hls / Vivado / v++;
+refused under `sim` at analysis, and `finn/flow/run_step.py` names the missing tool). Actions:
+`finn_model` (`<name>.onnx`); `finn_steps`: one `finn_step` per step (`<step>.onnx`, a
+sub-target per step) and `reports/`; `finn_estimates` (`estimates.json`); `finn_partition`:
+`finn_partition` (`plan.json`, `folding/`), `finn_split` (`partitions/`) and
+`finn_export_exec` (`exec/`, every partition and the unpartitioned model in the FINN
+executor's format, sub-target `[exec]`); `finn_exec_test`: `finn_exec_reference` (FINN's
+Python execution on seeded random frames), then `finn-exec check` against it; `finn_report`
+(`report.txt`, `report.png`). FINN and the partitioner: [docs/finn.md](finn.md).
+"""
 
 load("@toolchains//:finn.bzl", "FinnToolchainInfo")
 load("//finn/flow:steps.bzl", "AMD_ONLY_STEPS")

@@ -1,16 +1,31 @@
-# HLS kernels in the build graph. One C++ source in the Vitis HLS style (INTERFACE pragmas in
-# place) becomes a kernel of the link step:
-#
-#   vitis  `v++ -c -t hw --platform P -k TOP -o NAME.xo SRC` (HLS inside v++), one local-only,
-#          cache-uploadable action; Vitis's own ap_int.h / hls_stream.h are used.
-#   sim    the SAME source compiled by the toolchain's C++ compiler against hw/hls/include
-#          (this project's ap_int.h, hls_stream.h, ap_axi_sdata.h) together with a generated
-#          shim that exports the C ABI of hw/hls/include/af_sim_abi.h, into lib<NAME>.so
-#          for the simulated device runtime.
-#
-# Both give the same KernelInfo. Its ports are derived here from the target's `ports` (one
-# entry per argument of the top function); the sim library derives its own port list from
-# the compiled C++ types, and //hw/hls:ports_match checks the two agree.
+"""HLS kernels in the build graph. One C++ source in the Vitis HLS style (INTERFACE pragmas in
+place) becomes a kernel of the link step:
+
+```text
+  vitis  `v++ -c -t hw --platform P -k TOP -o NAME.xo SRC` (HLS inside v++), one local-only,
+         cache-uploadable action; Vitis's own ap_int.h / hls_stream.h are used.
+  sim    the SAME source compiled by the toolchain's C++ compiler against hw/hls/include
+         (this project's ap_int.h, hls_stream.h, ap_axi_sdata.h) together with a generated
+         shim that exports the C ABI of hw/hls/include/af_sim_abi.h, into lib<NAME>.so
+         for the simulated device runtime.
+```
+
+Both give the same KernelInfo. Its ports are derived here from the target's `ports` (one
+entry per argument of the top function); the sim library derives its own port list from
+the compiled C++ types, and //hw/hls:ports_match checks the two agree.
+
+`hls_kernel` under `sim` runs `hls_csim_library`: `tools["cxx"] -std=c++17 -O2 -fPIC -shared`
+of the same source (`-include src`) plus a generated shim (`[shim]` sub-target) against
+`hw/hls/include`, into `lib<name>.so` exporting the C ABI of `hw/hls/include/af_sim_abi.h`;
+under `vitis` it runs `vpp_compile` (`v++ -c -t hw --platform <platform> -k <top> -o
+<name>.xo <src>`, local-only, cache-uploadable). The toolchain's `version` is an input of
+both. Bad `ports` fail analysis naming the target, the entry and the fix; a kind that does
+not match the C++ parameter type, or a missing argument, fails the sim compile. The
+kernel's `KernelInfo` has `kind = "hls"`, `params = {top, defines, args}` and
+`description` (the `kernel.json` of `kernel_description`). `hls_cxx_test` builds its program
+with action `hls_test_binary` and runs it as `prog [VECTORS] args... NAME=<lib.so>=<kernel.json>...`;
+a `generator` writes VECTORS in action `hls_test_vectors` (sim toolchain only).
+"""
 
 load("@toolchains//:fpga.bzl", "FpgaToolchainInfo")
 load("@toolchains//:python.bzl", "PythonToolchainInfo")

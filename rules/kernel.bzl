@@ -1,5 +1,6 @@
-# The provider every kernel rule returns (AuroraFlow RTL, HLS, FINN partitions), and the one
-# the link step reads. Neutral: no rule family owns it.
+"""The provider every kernel rule returns (AuroraFlow RTL, HLS, FINN partitions), and the one
+the link step reads. Neutral: no rule family owns it.
+"""
 
 KernelInfo = provider(
     doc = "A kernel for the v++ link step. `name`: kernel (and default CU) name; `kind`: " +

@@ -1,5 +1,10 @@
-# The HTML page of an inference run (host/run_report's aurora-report) as a build action, and
-# a test that opens such a page in a browser toolchain.
+"""The HTML page of an inference run (host/run_report's aurora-report) as a build action, and
+a test that opens such a page in a browser toolchain.
+
+`run_report` runs `//host/run_report:aurora-report` in one action `run_report`
+(`report.html`). `page_test` runs `bash test args...` from the project root, each tool
+toolchain's command in the env as `TOOL_<NAME>`.
+"""
 
 load("@toolchains//:system.bzl", "SystemToolInfo", "tool_test_env")
 load("//rules:finn.bzl", "PartitionPlanInfo")

@@ -1,6 +1,10 @@
-# Generic rules around shell scripts and plain files: a file group, a runnable script and a
-# script test. Every file a script reads must be declared (`resources`/`data`): forge runs
-# actions in a sandbox that holds only declared inputs.
+"""Generic rules around shell scripts and plain files: a file group, a runnable script and a
+script test. Every file a script reads must be declared (`resources`/`data`): forge runs
+actions in a sandbox that holds only declared inputs.
+
+`filegroup` is how each crate's BUCK exports its files (`glob()` stops at package
+boundaries). `sh_test` runs from the project root; exit 0 is a pass.
+"""
 
 def _filegroup_impl(ctx: AnalysisContext) -> list[Provider]:
     return [DefaultInfo(default_outputs = ctx.attrs.srcs)]

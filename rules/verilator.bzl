@@ -1,5 +1,12 @@
-# Verilator in the build graph: lint checks as cached build actions, and testbenches built
-# into simulation binaries by one action (every source an input) and run as tests.
+"""Verilator in the build graph: lint checks as cached build actions, and testbenches built
+into simulation binaries by one action (every source an input) and run as tests.
+
+`verilator_lint` runs one `verilator_lint` action per configuration (`lint_<i>.log`) and is a
+test that fails when any configuration warns. `verilator_test` builds the testbench with one
+`verilator_model` action (`model/`, `verilator --binary --timing`). `hdl_script_test` and
+`hdl_script_binary` give their script the HDL tools of their toolchains in `VERILATOR`,
+`IVERILOG`, `VVP`, `YOSYS`, `PYTHON` (no other copy runs), every tool's version an input.
+"""
 
 load("@toolchains//:iverilog.bzl", "IverilogToolchainInfo")
 load("@toolchains//:python.bzl", "PythonToolchainInfo")

@@ -1,12 +1,24 @@
-# The link step of ONE FPGA: its kernels and the deployment's connectivity become a
-# generated, validated v++ `--config`, then a bitstream. `vitis`: `v++ -l -t hw` (hours of
-# place & route: local-only, shared through the remote cache). `sim`: a real xclbin
-# container (XRT's axlf layout) whose sections carry the device's simulation description,
-# which the host's simulation backend loads.
-#
-# Which kernels sit on the device, how its streams connect and which cable carries each
-# cut is decided by `deploy-tool link-config` from the deployment's TOML and the partition
-# plan, and validated there before any vendor tool runs.
+"""The link step of ONE FPGA: its kernels and the deployment's connectivity become a
+generated, validated v++ `--config`, then a bitstream. `vitis`: `v++ -l -t hw` (hours of
+place & route: local-only, shared through the remote cache). `sim`: a real xclbin
+container (XRT's axlf layout) whose sections carry the device's simulation description,
+which the host's simulation backend loads.
+
+Which kernels sit on the device, how its streams connect and which cable carries each
+cut is decided by `deploy-tool link-config` from the deployment's TOML and the partition
+plan, and validated there before any vendor tool runs.
+
+Actions of `vitis_link`: with a partition, `plan_slice` (`deploy-tool plan-slice`: the
+device's share of the plan, `<dev>.plan.json`, sub-target `[plan_slice]`) and `copy
+finn_<dev>_exec` (the device's executor model out of `exec/`); then `link_config`
+(`deploy-tool link-config` on the slice: the CUs, the validated v++ `--config` `<dev>.cfg` and
+the simulated device description `<dev>.sim.json`); then under `sim` `xclbin_pack`
+(`xclbin-pack`, a real axlf container), under `vitis` `vpp_link` (`deploy-tool vpp-link` runs
+the toolchain's `v++ -l -t hw --platform … --config …` with the `.xo` of exactly the kernels
+the config uses; local-only, cache-uploadable) and, for a FINN partition, `finn_partition_xo`
+(the plan's folding applied with FINN's `ApplyConfig`, then FINN's IP steps and
+`CreateVitisXO`).
+"""
 
 load("@toolchains//:finn.bzl", "FinnToolchainInfo")
 load("@toolchains//:fpga.bzl", "FpgaToolchainInfo")

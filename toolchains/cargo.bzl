@@ -1,10 +1,11 @@
-# The Rust toolchain: `cargo` and `rustc` from PATH (rustup or the distribution's packages),
-# the cargo profile, and the shared cargo target directory that makes rebuilds incremental.
-#
-# The defaults are the `./forge` wrapper's engine build (tools/bootstrap/bootstrap.sh:
-# `cargo build --release` into `target/`), so the graph's cargo actions find every crate the
-# engine build compiled and a fresh clone compiles each crate once.
-# tools/bootstrap/test_bootstrap.sh checks the two agree.
+"""The Rust toolchain: `cargo` and `rustc` from PATH (rustup or the distribution's packages),
+the cargo profile, and the shared cargo target directory that makes rebuilds incremental.
+
+The defaults are the `./forge` wrapper's engine build (tools/bootstrap/bootstrap.sh:
+`cargo build --release` into `target/`), so the graph's cargo actions find every crate the
+engine build compiled and a fresh clone compiles each crate once.
+tools/bootstrap/test_bootstrap.sh checks the two agree.
+"""
 
 load(":system.bzl", "probe_tool_version")
 

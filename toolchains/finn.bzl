@@ -1,5 +1,6 @@
-# The FINN toolchain: the light finn-plus 1.6.1 environment that `./forge` builds at
-# .venv/finn from tools/bootstrap/python/finn/, and the flow scripts under finn/flow/.
+"""The FINN toolchain: the light finn-plus 1.6.1 environment that `./forge` builds at
+.venv/finn from tools/bootstrap/python/finn/, and the flow scripts under finn/flow/.
+"""
 
 load(":system.bzl", "probe_tool_version")
 

@@ -1,12 +1,15 @@
-# The one FPGA toolchain: which tools stand behind every FPGA step. `kind` comes from
-# `[fpga] toolchain` (read once, in toolchains/BUCK); every FPGA rule asks this provider and
-# never reads the config itself. The graph has the same shape for both kinds.
-#
-#   sim    open-source tools that run anywhere: g++ (HLS C simulation libraries); the
-#          Verilator, FINN and Rust helper toolchains have their own providers.
-#   vitis  AMD's v++, vivado, vitis_hls and xclbinutil from a local install, named by
-#          `[vitis] root` (the XILINX_VITIS directory) and `[vivado] root`. With no install
-#          configured, analysis fails naming the missing tool, before any action runs.
+"""The one FPGA toolchain: which tools stand behind every FPGA step. `kind` comes from
+`[fpga] toolchain` (read once, in toolchains/BUCK); every FPGA rule asks this provider and
+never reads the config itself. The graph has the same shape for both kinds.
+
+```text
+  sim    open-source tools that run anywhere: g++ (HLS C simulation libraries); the
+         Verilator, FINN and Rust helper toolchains have their own providers.
+  vitis  AMD's v++, vivado, vitis_hls and xclbinutil from a local install, named by
+         `[vitis] root` (the XILINX_VITIS directory) and `[vivado] root`. With no install
+         configured, analysis fails naming the missing tool, before any action runs.
+```
+"""
 
 load(":system.bzl", "probe_tool_version")
 

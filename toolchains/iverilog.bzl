@@ -1,5 +1,6 @@
-# Icarus Verilog, the second simulator of the open-source flow: the compiler `iverilog` and
-# its runtime `vvp` (Debian's iverilog 11 here), identified by both tools' versions.
+"""Icarus Verilog, the second simulator of the open-source flow: the compiler `iverilog` and
+its runtime `vvp` (Debian's iverilog 11 here), identified by both tools' versions.
+"""
 
 load(":system.bzl", "probe_tool_version")
 

@@ -1,5 +1,6 @@
-# Python toolchains: the system interpreter, or one of the virtual environments that
-# `./forge` creates under `.venv/<name>` from `tools/bootstrap/python/<name>/`.
+"""Python toolchains: the system interpreter, or one of the virtual environments that
+`./forge` creates under `.venv/<name>` from `tools/bootstrap/python/<name>/`.
+"""
 
 load(":system.bzl", "probe_tool_version")
 

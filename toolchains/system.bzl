@@ -1,6 +1,7 @@
-# A generic toolchain for one command found on PATH (iverilog, yosys, xclbinutil, ...): the
-# command's name and an artifact holding its version output, which rules put into the inputs
-# of every action that runs the tool, so a tool upgrade re-runs those actions.
+"""A generic toolchain for one command found on PATH (iverilog, yosys, xclbinutil, ...): the
+command's name and an artifact holding its version output, which rules put into the inputs
+of every action that runs the tool, so a tool upgrade re-runs those actions.
+"""
 
 SystemToolInfo = provider(
     doc = "A command on PATH. `tool`: str, the command; `version`: Artifact, its version " +

@@ -1,5 +1,6 @@
-# The HDL toolchain of the open-source flow: Verilator from PATH (Debian's 5.006 here), with
-# the helper scripts rules/verilator.bzl runs inside its actions.
+"""The HDL toolchain of the open-source flow: Verilator from PATH (Debian's 5.006 here), with
+the helper scripts rules/verilator.bzl runs inside its actions.
+"""
 
 load(":system.bzl", "probe_tool_version")
 

@@ -1,4 +1,5 @@
-# Yosys, the synthesis front end of the open-source flow (area estimates, elaboration checks).
+"""Yosys, the synthesis front end of the open-source flow (area estimates, elaboration checks).
+"""
 
 load(":system.bzl", "probe_tool_version")
 
