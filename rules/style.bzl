@@ -17,7 +17,7 @@ load("@toolchains//:python.bzl", "PythonToolchainInfo")
 load("@toolchains//:system.bzl", "SystemToolInfo")
 load(":cargo.bzl", "CargoWorkspaceInfo")
 
-def _style_test(ctx: AnalysisContext, check: str, fix: str, tool: list, inputs: list, env: dict = {}) -> list[Provider]:
+def _style_test(ctx: AnalysisContext, check: str, fix: str, tool: list, inputs: list) -> list[Provider]:
     command = cmd_args(
         ctx.attrs._style_check[RunInfo],
         "--check",
@@ -36,7 +36,6 @@ def _style_test(ctx: AnalysisContext, check: str, fix: str, tool: list, inputs: 
         ExternalRunnerTestInfo(
             type = "style",
             command = [cmd_args(command, hidden = inputs)],
-            env = env,
             labels = ctx.attrs.labels + ["style"],
         ),
     ]
@@ -210,12 +209,13 @@ ruff_test = rule(
     doc = "`ruff check --select <select>` over the Python files `srcs`." + _EXPECT_DOC,
 )
 
-def style_checks(cargo_package = None, dirs = None, exclude = [], shell_scripts = []):
+def style_checks(cargo_package = None, dirs = None, exclude = [], shell_scripts = [], rust_edition = "2021"):
     """The style tests of the calling package, over the files it owns: `:style_rustfmt`
     (*.rs), `:style_clippy` (when `cargo_package` names the package's crate),
     `:style_buildifier` (BUCK, *.bzl), `:style_shellcheck` (*.sh and `shell_scripts`),
     `:style_ruff` (*.py). A test is declared only when it has files. `dirs` limits the search to those subdirectories (plus the package's own top
-    level), for a package whose tree also holds tool output; `exclude` drops glob patterns."""
+    level), for a package whose tree also holds tool output; `exclude` drops glob patterns;
+    `rust_edition` is the edition rustfmt parses the package's Rust with."""
 
     def owned(patterns):
         if dirs == None:
@@ -226,7 +226,7 @@ def style_checks(cargo_package = None, dirs = None, exclude = [], shell_scripts 
 
     rust = owned(["*.rs"])
     if rust:
-        rustfmt_test(name = "style_rustfmt", srcs = rust)
+        rustfmt_test(name = "style_rustfmt", edition = rust_edition, srcs = rust)
     if cargo_package:
         clippy_test(name = "style_clippy", package = cargo_package)
     starlark = owned(["BUCK", "*.bzl"])
