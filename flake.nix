@@ -33,6 +33,10 @@
             # FINN and the rule helpers; FINN itself is installed into .venv/finn (see below).
             python311
             jq
+            # The style checks (rules/style.bzl): shellcheck, and node for npm, which installs
+            # the pinned buildifier into .node (see below); ruff comes into .venv/ruff.
+            shellcheck
+            nodejs
           ];
 
           # Wheels from PyPI (numpy, onnxruntime) expect the usual shared libraries.
@@ -48,10 +52,12 @@
             if [ -n "''${XILINX_XRT:-}" ] && [ -f "$XILINX_XRT/setup.sh" ]; then
               source "$XILINX_XRT/setup.sh"
             fi
-            # The Python environments the rules use (.venv/<name>), as ./forge makes them.
+            # The Python environments the rules use (.venv/<name>) and the npm packages
+            # (.node), as ./forge makes them.
             if [ -f tools/bootstrap/bootstrap.sh ]; then
               source tools/bootstrap/bootstrap.sh
               FORGE_PYTHON=python3 forge_bootstrap_python "$PWD" || echo "forge: Python environments not ready (see above)" >&2
+              forge_bootstrap_npm "$PWD" || echo "forge: npm packages (buildifier) not ready (see above)" >&2
             fi
             echo "AuroraForge shell: buck2 build //... and buck2 test //... (sim toolchain);" >&2
             echo "  with XILINX_VITIS set: buck2 build -c fpga.toolchain=vitis //deploy:mobilenet_2fpga" >&2

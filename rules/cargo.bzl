@@ -27,10 +27,10 @@ the target dir or profile.
 load("@toolchains//:cargo.bzl", "CargoToolchainInfo")
 
 CargoWorkspaceInfo = provider(
-    doc = "A Cargo workspace as action inputs. `srcs`: list[Artifact], the root manifest, " +
-          "Cargo.lock and every member's manifest and sources (cargo loads all members " +
-          "even to build one).",
-    fields = ["srcs"],
+    doc = "A Cargo workspace as action inputs. `manifest`: Artifact, the root Cargo.toml; " +
+          "`srcs`: list[Artifact], the root manifest, Cargo.lock and every member's manifest " +
+          "and sources (cargo loads all members even to build one).",
+    fields = ["manifest", "srcs"],
 )
 
 def _cargo_workspace_impl(ctx: AnalysisContext) -> list[Provider]:
@@ -39,7 +39,7 @@ def _cargo_workspace_impl(ctx: AnalysisContext) -> list[Provider]:
         srcs.extend(member[DefaultInfo].default_outputs)
     return [
         DefaultInfo(other_outputs = srcs),
-        CargoWorkspaceInfo(srcs = srcs),
+        CargoWorkspaceInfo(manifest = ctx.attrs.manifest, srcs = srcs),
     ]
 
 cargo_workspace = rule(

@@ -87,7 +87,7 @@ def compare(finn_out, out_dir, log):
         if line not in text:
             fail(f"the log has no {line!r} line (the pipelined model's figures)")
     print(f"ok   {n} images bit-exact with FINN's execution; run.json: {len(run['links'])} link(s), "
-          f"{sum(len(l['samples']) for l in run['links'])} samples")
+          f"{sum(len(link['samples']) for link in run['links'])} samples")
 
 
 def wrong_shape(images, out):

@@ -22,6 +22,7 @@ if forge audit providers --quiet -c fpga.toolchain=vitis //deploy:aurora_loopbac
     echo "FAIL: analysis with fpga.toolchain=vitis succeeded on a machine without AMD's tools"
     fail=1
 else
+    # shellcheck disable=SC2016 # the backticks are literal: the error message quotes the tools so
     for want in '`v++`' '`vivado`' '`vitis_hls`' '[vitis] root' '[vivado] root'; do
         grep -qF -- "$want" "$err" || { echo "FAIL: the vitis error does not name $want:"; cat "$err"; fail=1; }
     done

@@ -65,7 +65,7 @@ def ours(binary, est, devs, topology, objective, work, tag, time_limit=60):
     # the solver's time is not part of the (deterministic) plan: it has its own file
     seconds = json.load(open(timing))["solver_seconds"]
     return {"plan": plan, "seconds": seconds, "wall": wall,
-            "mapping": {l["name"]: int(l["device"][4:]) for l in plan["layers"]}}
+            "mapping": {layer["name"]: int(layer["device"][4:]) for layer in plan["layers"]}}
 
 
 def finnplus(model, n, topology, work):
@@ -83,20 +83,20 @@ def score(est, mapping, n):
     """Same evaluator for both: utilisation against FINN+'s U280 totals, cuts, FPS."""
     layers = est["layers"]
     use = [{r: 0.0 for r in SCORED} for _ in range(n)]
-    for l in layers:
+    for layer in layers:
         for r in SCORED:
-            use[mapping[l["name"]]][r] += l["res"][r]
+            use[mapping[layer["name"]]][r] += layer["res"][r]
     util = [max(u[r] / FINNPLUS_U280[r] for r in SCORED) for u in use]
-    fps = 1e9 / est["clk_ns"] / max(l["cycles"] for l in layers)
-    cut_bits, cuts, changes = 0, 0, 0
-    for l in layers:
-        for p in l["preds"]:
-            if mapping[p] != mapping[l["name"]]:
+    fps = 1e9 / est["clk_ns"] / max(layer["cycles"] for layer in layers)
+    cut_bits, cuts = 0, 0
+    for layer in layers:
+        for p in layer["preds"]:
+            if mapping[p] != mapping[layer["name"]]:
                 cuts += 1
                 cut_bits += next(x for x in layers if x["name"] == p)["out_bits_per_frame"]
     ports = [0] * n
-    pairs = {tuple(sorted((mapping[p], mapping[l["name"]]))) for l in layers for p in l["preds"]
-             if mapping[p] != mapping[l["name"]]}
+    pairs = {tuple(sorted((mapping[p], mapping[layer["name"]]))) for layer in layers for p in layer["preds"]
+             if mapping[p] != mapping[layer["name"]]}
     for a, b in pairs:
         ports[a] += 1
         ports[b] += 1
@@ -168,7 +168,7 @@ def main():
                                               "bottleneck": p["bottleneck"]})
             else:
                 lines.append(fmt_row([n, cap, "infeasible", "", "", f"{o['seconds']:.2f}", o["error"][:90]]))
-    base_fps = 1e9 / est["clk_ns"] / max(l["cycles"] for l in est["layers"])
+    base_fps = 1e9 / est["clk_ns"] / max(layer["cycles"] for layer in est["layers"])
     lines += ["", f"FINN's own estimate for the exported folding: {base_fps:.1f} FPS at {1000 / est['clk_ns']:.0f} MHz. "
               f"Paper (2x U280, {PAPER_CLOCKS} MHz, measured): {PAPER_FPS} FPS, {PAPER_LATENCY_MS} ms."]
 

@@ -21,7 +21,7 @@ import sys
 import tempfile
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-import finn_env  # noqa: E402  (must precede every finn import)
+import finn_env  # noqa: E402, F401  (used for its side effects; precedes every finn import)
 
 USER_ERROR = 3
 STEPS = ["step_hw_codegen", "step_hw_ipgen", "step_set_fifo_depths", "step_create_stitched_ip"]

@@ -63,9 +63,9 @@ def picture(plan, path):
     ax.set_title(f"{plan['model']}: {plan['fps']:.0f} FPS ({plan['objective']}, {plan['topology']['kind']})")
     # The pipeline as a strip of layers coloured by device, with the cuts marked.
     names = {d["name"]: k for k, d in enumerate(devs)}
-    colors = [names[l["device"]] for l in plan["layers"]]
+    colors = [names[layer["device"]] for layer in plan["layers"]]
     ax2.imshow([colors], aspect="auto", cmap="tab10", vmin=0, vmax=9)
-    order = {l["name"]: k for k, l in enumerate(plan["layers"])}
+    order = {layer["name"]: k for k, layer in enumerate(plan["layers"])}
     for c in plan["cuts"]:
         x = order[c["to_layer"]] - 0.5
         ax2.axvline(x, color="black")

@@ -101,7 +101,7 @@ def main(argv=None):
         try:
             with open(a.plan) as f:
                 plan = json.load(f)
-            device_of = {l["name"]: l["device"] for l in plan["layers"]}
+            device_of = {layer["name"]: layer["device"] for layer in plan["layers"]}
         except (OSError, ValueError, KeyError, TypeError) as e:
             raise UserError(f"{a.plan}: not a partition plan ({e})") from None
         try:

@@ -130,7 +130,7 @@ def test_chosen_folding_matches_finn_estimate_report(flow):
                   "--folding", str(merged_folding(folds, d / "fold_check.json")))
     rep = d / "check_est.json"
     export_estimates.main(["--in", str(folded), "--out", str(rep)])
-    finn = {l["name"]: l for l in json.loads(rep.read_text())["layers"]}
+    finn = {layer["name"]: layer for layer in json.loads(rep.read_text())["layers"]}
     changed = 0
     for layer in plan["layers"]:
         ref = finn[layer["name"]]

@@ -4,13 +4,15 @@
 #   apt     Debian packages named in tools/bootstrap/apt.txt (`name  # what needs it`).
 #   python  one venv .venv/<name> per tools/bootstrap/python/<name>/ (requirements.txt, and an
 #           optional install.sh that then does the installing itself, run with $VENV set).
+#   npm     the packages of tools/bootstrap/npm/package-lock.json in .node/node_modules
+#           (`npm ci`: exactly the locked versions; buildifier for the style checks).
 #   engine  target/release/forge, rebuilt with cargo when an engine source is newer. The
 #           target dir and profile are those of the graph's cargo actions (toolchains/cargo.bzl),
 #           so the graph reuses every crate this build compiled.
 #
 # Each step is silent when there is nothing to do, says what it does otherwise, and on
 # failure names itself and returns non-zero.
-# Knobs: FORGE_SKIP_BOOTSTRAP=1 skips apt and python; FORGE_PYTHON picks the interpreter
+# Knobs: FORGE_SKIP_BOOTSTRAP=1 skips apt, python and npm; FORGE_PYTHON picks the interpreter
 # venvs are made from (default python3).
 
 forge_say() {
@@ -77,13 +79,13 @@ forge_bootstrap_apt() {
 }
 
 # The stamp of one Python spec: the interpreter it is built with, then the sha256 of every
-# file of the spec directory (name and content).
+# file of the spec directory (name and content, forge_spec_hash).
 forge_python_identity() {
     local python=$1
     "$python" -c 'import sys; print(sys.executable, sys.version.split()[0])'
 }
 
-forge_python_spec_hash() {
+forge_spec_hash() {
     local dir=$1 f
     (
         cd "$dir" || exit 3
@@ -102,7 +104,7 @@ forge_bootstrap_python_one() {
     stamp="$venv/.forge-stamp"
     identity=$(forge_python_identity "$python") ||
         { forge_fail python "\`$python\` does not run (set FORGE_PYTHON)"; return 3; }
-    hash=$(forge_python_spec_hash "$spec") || { forge_fail python "cannot hash $spec"; return 3; }
+    hash=$(forge_spec_hash "$spec") || { forge_fail python "cannot hash $spec"; return 3; }
 
     local want
     want=$(printf '%s\n%s' "$identity" "$hash")
@@ -143,6 +145,33 @@ forge_bootstrap_python() {
         [ -d "$spec" ] || continue
         forge_bootstrap_python_one "$root" "${spec%/}" "$python" || return 3
     done
+}
+
+# The npm spec's packages, installed by `npm ci` into .node (a copy of package.json and
+# package-lock.json there, since npm installs next to its manifest). Redone only when a
+# file of tools/bootstrap/npm changed, so an up-to-date checkout needs no network; npm
+# prefers its download cache when it does run.
+forge_bootstrap_npm() {
+    local root=$1 spec="$1/tools/bootstrap/npm" dir="$1/.node"
+    [ -f "$spec/package-lock.json" ] || return 0
+    local stamp="$dir/.forge-stamp" hash
+    hash=$(forge_spec_hash "$spec") || { forge_fail npm "cannot hash tools/bootstrap/npm"; return 3; }
+    if [ -f "$stamp" ] && [ "$(cat "$stamp")" = "$hash" ]; then
+        return 0
+    fi
+    command -v npm >/dev/null 2>&1 ||
+        { forge_fail npm "npm is not on PATH: install Node.js with npm (Debian: nodejs, in tools/bootstrap/apt.txt)"; return 3; }
+    forge_say "installing the npm packages of tools/bootstrap/npm into .node (npm ci)"
+    mkdir -p "$dir"
+    rm -f "$stamp"
+    cp "$spec/package.json" "$spec/package-lock.json" "$dir/" ||
+        { forge_fail npm "cannot copy the spec into .node"; return 3; }
+    local status=0
+    # --ignore-scripts: the packages ship ready binaries; nothing of theirs runs at install.
+    (cd "$dir" && npm ci --prefer-offline --ignore-scripts --no-audit --no-fund >&2) || status=$?
+    [ "$status" -eq 0 ] ||
+        { forge_fail npm "\`npm ci\` in .node exited $status (.node has no stamp and is redone next time)"; return 3; }
+    printf '%s' "$hash" >"$stamp.tmp" && mv "$stamp.tmp" "$stamp"
 }
 
 # The engine is stale when its binary is missing or older than any engine source, manifest
@@ -217,6 +246,7 @@ forge_bootstrap() {
     if [ "${FORGE_SKIP_BOOTSTRAP:-}" != 1 ]; then
         forge_bootstrap_apt "$root" || return 3
         forge_bootstrap_python "$root" || return 3
+        forge_bootstrap_npm "$root" || return 3
     fi
     forge_bootstrap_engine "$root" || return 3
     forge_bootstrap_crates "$root" || return 3

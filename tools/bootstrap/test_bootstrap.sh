@@ -72,6 +72,16 @@ case "$1" in
         ;;
 esac
 EOF
+# An npm whose `ci` records its cwd and installs what package-lock.json names, as a file.
+cat >"$fakes/npm" <<'EOF'
+#!/usr/bin/env bash
+echo "npm $* cwd=$PWD" >>"$FAKE_LOG"
+[ "$1" = ci ] || exit 2
+[ -z "${FAKE_NPM_FAIL:-}" ] || exit 9
+[ -f package-lock.json ] || exit 4
+mkdir -p node_modules/@bazel/buildifier
+cp package-lock.json node_modules/@bazel/buildifier/installed-from
+EOF
 chmod +x "$fakes"/*
 export PATH="$fakes:$PATH"
 export FORGE_PYTHON=fakepython
@@ -150,6 +160,32 @@ check "python: a failed venv keeps no stamp" test ! -e "$proj/.venv/demo/.forge-
 rm -rf "$spec" "$proj/.venv"
 : >"$log"
 
+# --- npm -------------------------------------------------------------------------------
+npm_spec="$proj/tools/bootstrap/npm"
+mkdir -p "$npm_spec"
+echo '{"dependencies": {"@bazel/buildifier": "8.2.1"}}' >"$npm_spec/package.json"
+echo '{"lockfileVersion": 3}' >"$npm_spec/package-lock.json"
+forge_bootstrap_npm "$proj" 2>"$out"
+check "npm: announces the install" contains "$out" "forge: installing the npm packages of tools/bootstrap/npm into .node (npm ci)"
+check "npm: npm ci with the locked versions, in .node" \
+    contains "$log" "npm ci --prefer-offline --ignore-scripts --no-audit --no-fund cwd=$proj/.node"
+check "npm: installs from the spec's lock file" \
+    cmp -s "$npm_spec/package-lock.json" "$proj/.node/node_modules/@bazel/buildifier/installed-from"
+: >"$log"
+forge_bootstrap_npm "$proj" 2>"$out"
+check "npm: silent when the spec is unchanged" empty "$out"
+check "npm: no npm call (no network) when the spec is unchanged" empty "$log"
+echo '{"lockfileVersion": 3, "changed": true}' >"$npm_spec/package-lock.json"
+status=0
+FAKE_NPM_FAIL=1 forge_bootstrap_npm "$proj" 2>"$out" || status=$?
+check "npm: a failing npm ci fails the step" test "$status" -ne 0
+check "npm: the failure names the step" contains "$out" "bootstrap step 'npm' failed: \`npm ci\` in .node exited 9"
+check "npm: a failed install keeps no stamp" test ! -e "$proj/.node/.forge-stamp"
+forge_bootstrap_npm "$proj" 2>"$out"
+check "npm: a changed lock file is installed" contains "$proj/.node/node_modules/@bazel/buildifier/installed-from" '"changed": true'
+rm -rf "$npm_spec" "$proj/.node"
+: >"$log"
+
 # --- engine and the wrapper ------------------------------------------------------------
 "$proj/forge" build //some:target >"$out" 2>"$work/err"
 check "engine: built when missing, into the shared target dir" \
@@ -202,9 +238,14 @@ check "one build: the cargo action builds --profile --package --bin as the wrapp
 # --- the project's own package list ---------------------------------------------------------
 # Tests fail without these tools (they never skip), so ./forge must install them.
 wanted_by_forge() { forge_apt_wanted "$repo/tools/bootstrap/apt.txt" | grep -qx "$1"; }
-for pkg in nix-bin bubblewrap openssl make python3-venv; do
+for pkg in nix-bin bubblewrap openssl make python3-venv nodejs shellcheck; do
     check "apt.txt: $pkg is installed by ./forge" wanted_by_forge "$pkg"
 done
+
+# The style checks' tools are pinned: buildifier in the npm lock file, ruff in its venv spec.
+check "npm spec: buildifier 8.2.1 is locked" \
+    bash -c "grep -A1 '\"node_modules/@bazel/buildifier\"' '$repo/tools/bootstrap/npm/package-lock.json' | grep -q '\"version\": \"8.2.1\"'"
+check "python spec: ruff is pinned" grep -qx 'ruff==[0-9.]*' "$repo/tools/bootstrap/python/ruff/requirements.txt"
 
 echo "bootstrap: $passed passed, $failed failed" >&2
 [ "$failed" -eq 0 ]

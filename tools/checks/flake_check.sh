@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # flake.nix must parse, pass `nix flake check`, and its `nix develop` shell must provide what
-# the project needs (buck2, Rust, Verilator, Icarus, Yosys, OpenMPI, Python).
+# the project needs (buck2, Rust with rustfmt and clippy, Verilator, Icarus, Yosys, OpenMPI,
+# Python, and shellcheck and node for the style checks).
 #
 # No Nix binary cache is reachable from the build machines, so nixpkgs is replaced by a
 # stand-in flake (tools/checks/nixpkgs-stub) through `--override-input`, the store is a
@@ -65,7 +66,7 @@ for system in x86_64-linux aarch64-linux; do
     fi
     echo "nix develop ($system) provides: $packages"
     missing=()
-    for want in buck2 cargo rustc verilator iverilog yosys openmpi python311; do
+    for want in buck2 cargo rustc rustfmt clippy verilator iverilog yosys openmpi python311 shellcheck nodejs; do
         case "$packages" in
             *"\"$want\""*) ;;
             *) missing+=("$want") ;;

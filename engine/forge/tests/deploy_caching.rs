@@ -48,7 +48,7 @@ struct Scratch {
 }
 
 /// Top-level entries of the project that a copy does not get: build state, or linked in.
-const NOT_COPIED: [&str; 4] = ["buck-out", "target", ".venv", ".git"];
+const NOT_COPIED: [&str; 5] = ["buck-out", "target", ".venv", ".node", ".git"];
 
 fn copy_tree(from: &Path, to: &Path) {
     std::fs::create_dir_all(to).unwrap();
@@ -101,7 +101,7 @@ impl Scratch {
                 std::fs::copy(e.path(), &dst).unwrap();
             }
         }
-        for shared in [".venv", "target"] {
+        for shared in [".venv", ".node", "target"] {
             std::os::unix::fs::symlink(project.join(shared), root.join(shared)).unwrap();
         }
         let cache = project.join("buck-out/forge/cache");

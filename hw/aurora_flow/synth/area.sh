@@ -29,6 +29,7 @@ count() {  # stat-file cell-regex -> sum of matching cell counts
 
 printf '| configuration | LUT | FF | BRAM (36 Kb equiv.) | RAMB36E2 | RAMB18E2 | LUTRAM cells | INV |\n|---|---|---|---|---|---|---|---|\n'
 for cfg in "streaming 0 64" "framing 1 64" "streaming_w32 0 32"; do
+  # shellcheck disable=SC2086 # split the configuration into its three words
   set -- $cfg
   run "$1" "$2" "$3"
   st="$out/$1.stat"

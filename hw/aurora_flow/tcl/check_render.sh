@@ -9,6 +9,7 @@ here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 work="$(mktemp -d)"; trap 'rm -rf "$work"' EXIT
 status=0
 for cfg in "0 0 64" "1 0 64" "0 1 64" "1 1 32"; do
+  # shellcheck disable=SC2086 # split the configuration into its three words
   set -- $cfg
   inst=$1 framing=$2 width=$3
   name="aurora_flow_$inst"

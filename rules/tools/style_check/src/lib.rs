@@ -1,0 +1,8 @@
+//! The test command of rules/style.bzl: runs one style tool over a package's files and turns
+//! its exit status into a verdict that names the target and what to do.
+//!
+//! - [`args`]: the command line the rules write.
+//! - [`verdict`]: what the tool's exit status and output mean for the test.
+
+pub mod args;
+pub mod verdict;
