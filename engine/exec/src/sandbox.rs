@@ -243,8 +243,9 @@ pub struct Sandbox<'a> {
     outputs: &'a [OutputDecl],
     scratch: &'a str,
     passthrough: &'a [String],
-    /// The project-relative passthrough paths that exist, resolved through their symlinks.
-    resolved: Vec<Passthrough>,
+    /// The project-relative passthrough paths that exist, resolved through their symlinks
+    /// (once [`Sandbox::prepare`] made the missing ones under `buck-out/`).
+    resolved: OnceLock<Vec<Passthrough>>,
     network: bool,
 }
 
@@ -357,7 +358,6 @@ impl<'a> Sandbox<'a> {
         } else {
             Vec::new()
         };
-        let resolved = passthrough::resolve(root, passthrough);
         Sandbox {
             kind,
             root,
@@ -367,15 +367,20 @@ impl<'a> Sandbox<'a> {
             outputs,
             scratch,
             passthrough,
-            resolved,
+            resolved: OnceLock::new(),
             network,
         }
+    }
+
+    fn resolved(&self) -> &[Passthrough] {
+        self.resolved
+            .get_or_init(|| passthrough::resolve(self.root, self.passthrough))
     }
 
     /// Project paths a passthrough is shown at: each path itself and, when it resolves to
     /// another directory of the project, that directory's path too.
     fn passthrough_mount_points(&self) -> impl Iterator<Item = &str> {
-        self.resolved
+        self.resolved()
             .iter()
             .flat_map(|p| std::iter::once(p.rel.as_str()).chain(p.real_in_project.as_deref()))
     }
@@ -642,7 +647,7 @@ impl<'a> Sandbox<'a> {
             .collect();
         // A passthrough's source is the absolute path its symlinks resolve to (the worker
         // opens it before the action's fresh /tmp and project root could hide a link's target).
-        for p in &self.resolved {
+        for p in self.resolved() {
             let dir = p.real.is_dir();
             for dst in std::iter::once(&p.rel).chain(&p.real_in_project) {
                 binds.push(Bind {
@@ -668,7 +673,7 @@ impl<'a> Sandbox<'a> {
         keep_under_tmp.extend(self.passthrough.iter().filter_map(|p| expand_home(p)));
         // A passthrough's real directory stays visible at its own path (a venv's `#!` lines).
         keep_under_tmp.extend(
-            self.resolved
+            self.resolved()
                 .iter()
                 .filter_map(|p| p.real_outside(self.root))
                 .map(Path::to_path_buf),
@@ -762,7 +767,7 @@ impl<'a> Sandbox<'a> {
             let dst = format!("{root}/{w}");
             push(&["--bind", &src, &dst]);
         }
-        for p in &self.resolved {
+        for p in self.resolved() {
             let real = p.real.to_string_lossy().into_owned();
             for at in std::iter::once(&p.rel).chain(&p.real_in_project) {
                 push(&["--bind", &real, &format!("{root}/{at}")]);

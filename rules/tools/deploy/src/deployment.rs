@@ -542,7 +542,13 @@ impl Deployment {
     /// the numbering would allocate nodes no device uses.
     fn check_nodes(&self) -> Result<()> {
         let used: std::collections::BTreeSet<u32> = self.devices.iter().map(|d| d.node).collect();
-        if let Some(missing) = (0..self.nodes()).find(|n| !used.contains(n)) {
+        // The set is ordered: the first number that is not its own position is missing.
+        let missing = used
+            .iter()
+            .zip(0u32..)
+            .find(|(node, i)| *node != i)
+            .map(|(_, i)| i);
+        if let Some(missing) = missing {
             let highest = self.devices.iter().max_by_key(|d| d.node).unwrap();
             return Err(self.src.at(
                 &highest.span,
@@ -551,7 +557,7 @@ impl Deployment {
                      would allocate {} nodes; number the nodes 0..{} without gaps",
                     highest.name,
                     highest.node,
-                    self.nodes(),
+                    u64::from(highest.node) + 1,
                     used.len() - 1
                 ),
             ));

@@ -196,6 +196,12 @@ fn cases() -> Vec<Bad> {
             "\"fpga1\"",
             &["no device is on node 1", "without gaps"],
         ),
+        with_devices(
+            "node number at the end of the range",
+            &DEVICES.replace("node = 0\ncard = 1", "node = 4294967295\ncard = 1"),
+            "\"fpga1\"",
+            &["no device is on node 1", "4294967296 nodes"],
+        ),
         // A key with a control character.
         with_devices(
             "memory key with a newline",
