@@ -79,7 +79,17 @@ def _deployment_description_impl(ctx: AnalysisContext) -> list[Provider]:
     ]
     checked = ctx.actions.declare_output("checked.txt")
     ctx.actions.run(
-        cmd_args(tool, "check", base, "--devices", ",".join(ctx.attrs.devices), "--stamp", checked.as_output()),
+        cmd_args(
+            tool,
+            "check",
+            base,
+            "--devices",
+            ",".join(ctx.attrs.devices),
+            "--name",
+            ctx.attrs.deployment_name,
+            "--stamp",
+            checked.as_output(),
+        ),
         category = "deploy_check",
     )
     devices_json = ctx.actions.declare_output("devices.json")

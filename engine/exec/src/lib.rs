@@ -19,6 +19,7 @@ mod janitor;
 mod layout;
 mod lock;
 mod outputs;
+mod passthrough;
 mod pid_namespace;
 mod procs;
 mod progress;

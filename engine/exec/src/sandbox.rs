@@ -63,6 +63,7 @@ use forge_core::OutputDecl;
 use crate::action_key::find_on_path;
 use crate::janitor::Janitor;
 use crate::layout::parent_of;
+use crate::passthrough::{self, Passthrough};
 use crate::pid_namespace::StatusPipe;
 use crate::worker_sandbox::{Bind, Program, Request};
 
@@ -242,6 +243,9 @@ pub struct Sandbox<'a> {
     outputs: &'a [OutputDecl],
     scratch: &'a str,
     passthrough: &'a [String],
+    /// The project-relative passthrough paths that exist, resolved through their symlinks
+    /// (once [`Sandbox::prepare`] made the missing ones under `buck-out/`).
+    resolved: OnceLock<Vec<Passthrough>>,
     network: bool,
 }
 
@@ -363,8 +367,22 @@ impl<'a> Sandbox<'a> {
             outputs,
             scratch,
             passthrough,
+            resolved: OnceLock::new(),
             network,
         }
+    }
+
+    fn resolved(&self) -> &[Passthrough] {
+        self.resolved
+            .get_or_init(|| passthrough::resolve(self.root, self.passthrough))
+    }
+
+    /// Project paths a passthrough is shown at: each path itself and, when it resolves to
+    /// another directory of the project, that directory's path too.
+    fn passthrough_mount_points(&self) -> impl Iterator<Item = &str> {
+        self.resolved()
+            .iter()
+            .flat_map(|p| std::iter::once(p.rel.as_str()).chain(p.real_in_project.as_deref()))
     }
 
     fn relative_passthrough(&self) -> impl Iterator<Item = &str> {
@@ -422,8 +440,7 @@ impl<'a> Sandbox<'a> {
         }
         add_with_ancestors(&mut dirs, self.scratch_on_disk());
         let passthrough: Vec<String> = self
-            .relative_passthrough()
-            .filter(|p| self.root.join(p).exists())
+            .passthrough_mount_points()
             .map(str::to_string)
             .collect();
         let mounted = outermost(
@@ -628,40 +645,39 @@ impl<'a> Sandbox<'a> {
                 }
             })
             .collect();
-        for (paths, writable) in [
-            (
-                self.relative_passthrough()
-                    .map(str::to_string)
-                    .collect::<Vec<_>>(),
-                true,
-            ),
-            (
-                self.inputs
-                    .iter()
-                    .chain(&self.extra_mounts)
-                    .cloned()
-                    .collect(),
-                false,
-            ),
-        ] {
-            for p in paths {
-                let real = self.root.join(&p);
-                if writable && !real.exists() {
-                    continue;
-                }
+        // A passthrough's source is the absolute path its symlinks resolve to (the worker
+        // opens it before the action's fresh /tmp and project root could hide a link's target).
+        for p in self.resolved() {
+            let dir = p.real.is_dir();
+            for dst in std::iter::once(&p.rel).chain(&p.real_in_project) {
                 binds.push(Bind {
-                    src: bytes(&p),
-                    dst: bytes(&p),
-                    dir: real.is_dir(),
-                    writable,
+                    src: p.real.as_os_str().as_bytes().to_vec(),
+                    dst: bytes(dst),
+                    dir,
+                    writable: true,
                 });
             }
+        }
+        for p in self.inputs.iter().chain(&self.extra_mounts) {
+            binds.push(Bind {
+                src: bytes(p),
+                dst: bytes(p),
+                dir: self.root.join(p).is_dir(),
+                writable: false,
+            });
         }
         let mut keep_under_tmp: Vec<PathBuf> = std::env::var_os("HOME")
             .map(PathBuf::from)
             .into_iter()
             .collect();
         keep_under_tmp.extend(self.passthrough.iter().filter_map(|p| expand_home(p)));
+        // A passthrough's real directory stays visible at its own path (a venv's `#!` lines).
+        keep_under_tmp.extend(
+            self.resolved()
+                .iter()
+                .filter_map(|p| p.real_outside(self.root))
+                .map(Path::to_path_buf),
+        );
         Request {
             root: self.root.as_os_str().as_bytes().to_vec(),
             keep_under_tmp: keep_under_tmp
@@ -751,10 +767,16 @@ impl<'a> Sandbox<'a> {
             let dst = format!("{root}/{w}");
             push(&["--bind", &src, &dst]);
         }
-        for p in self.relative_passthrough() {
-            let real = format!("{root}/{p}");
-            if Path::new(&real).exists() {
-                push(&["--bind", &real, &real]);
+        for p in self.resolved() {
+            let real = p.real.to_string_lossy().into_owned();
+            for at in std::iter::once(&p.rel).chain(&p.real_in_project) {
+                push(&["--bind", &real, &format!("{root}/{at}")]);
+            }
+            // Also at its own path (a venv's `#!` lines name it), which lies outside the
+            // sandbox's read-only root, so bubblewrap can make the mount point.
+            if let Some(outside) = p.real_outside(self.root) {
+                let outside = outside.to_string_lossy().into_owned();
+                push(&["--bind", &outside, &outside]);
             }
         }
         for i in self.inputs.iter().chain(&self.extra_mounts) {
@@ -771,6 +793,7 @@ impl<'a> Sandbox<'a> {
         let mut allowed: Vec<String> = self.inputs.clone();
         allowed.extend(self.extra_mounts.iter().cloned());
         allowed.extend(self.relative_passthrough().map(str::to_string));
+        allowed.extend(self.passthrough_mount_points().map(str::to_string));
         allowed.extend(self.outputs.iter().map(|o| o.path.clone()));
         allowed.push(self.scratch_on_disk().to_string());
         let mut found = Vec::new();

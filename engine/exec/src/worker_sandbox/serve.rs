@@ -572,6 +572,16 @@ fn setup_mounts(req: &Request) -> Result<(), String> {
             kept.push((k, fd));
         }
     }
+    // Binds from absolute paths (passthrough directories, resolved through their symlinks by
+    // forge) may lie under /tmp or the project root, which the fresh mounts cover: each is
+    // opened now and mounted from its descriptor.
+    let mut absolute = Vec::new();
+    for b in &req.binds {
+        if b.src.first() == Some(&b'/') {
+            let fd = open_path(&b.src).map_err(|e| format!("{e} (binding `{}`)", lossy(&b.src)))?;
+            absolute.push(fd);
+        }
+    }
     let nosuid_nodev = libc::MS_NOSUID | libc::MS_NODEV;
     mount(tmpfs, &path_c(b"/tmp")?, tmpfs, nosuid_nodev, sticky)?;
     let shm = path_c(b"/dev/shm")?;
@@ -585,21 +595,30 @@ fn setup_mounts(req: &Request) -> Result<(), String> {
             mkdir_p(parent(path))?;
             touch(path)?;
         }
-        fchdir(fd)?;
         mount(
-            Some(c"."),
+            Some(fd_path(fd)?.as_c_str()),
             &path_c(path)?,
             None,
             libc::MS_BIND | libc::MS_REC,
             None,
         )?;
+        // SAFETY: closing the handle just mounted from.
+        unsafe { libc::close(fd) };
     }
     mkdir_p(&req.root)?;
     let root = path_c(&req.root)?;
     mount(tmpfs, &root, tmpfs, nosuid_nodev, Some(c"mode=755"))?;
     fchdir(root_fd)?;
+    let mut absolute = absolute.into_iter();
     for b in &req.binds {
-        bind(req, b)?;
+        if b.src.first() == Some(&b'/') {
+            let fd = absolute.next().expect("one descriptor per absolute source");
+            bind(req, b, &fd_path(fd)?)?;
+            // SAFETY: closing the handle just mounted from.
+            unsafe { libc::close(fd) };
+        } else {
+            bind(req, b, &path_c(&b.src)?)?;
+        }
     }
     // SAFETY: closing the handle on the real tree before anything of the action runs.
     unsafe { libc::close(root_fd) };
@@ -640,9 +659,18 @@ fn setup_mounts(req: &Request) -> Result<(), String> {
     Ok(())
 }
 
-/// One bind: `src` relative to the real project root (the working directory), `dst` below
-/// the fresh root.
-fn bind(req: &Request, b: &Bind) -> Result<(), String> {
+/// `/proc/self/fd/N`: what mounting from an `O_PATH` descriptor takes as its source.
+fn fd_path(fd: RawFd) -> Result<CString, String> {
+    path_c(format!("/proc/self/fd/{fd}").as_bytes())
+}
+
+fn lossy(bytes: &[u8]) -> std::borrow::Cow<'_, str> {
+    OsStr::from_bytes(bytes).to_string_lossy()
+}
+
+/// One bind of `b.src` (`from`: relative to the real project root, the working directory, or
+/// a descriptor's path) at `dst` below the fresh root.
+fn bind(req: &Request, b: &Bind, from: &CString) -> Result<(), String> {
     let dst = join(&req.root, &b.dst);
     mkdir_p(parent(&dst))?;
     if b.dir {
@@ -651,13 +679,8 @@ fn bind(req: &Request, b: &Bind) -> Result<(), String> {
         touch(&dst)?;
     }
     let dst = path_c(&dst)?;
-    let src = path_c(&b.src)?;
-    mount(Some(src.as_c_str()), &dst, None, libc::MS_BIND, None).map_err(|e| {
-        format!(
-            "{e} (binding `{}`)",
-            OsStr::from_bytes(&b.src).to_string_lossy()
-        )
-    })?;
+    mount(Some(from.as_c_str()), &dst, None, libc::MS_BIND, None)
+        .map_err(|e| format!("{e} (binding `{}`)", lossy(&b.src)))?;
     if !b.writable {
         make_read_only(&dst)?;
     }

@@ -7,7 +7,9 @@
 use std::io::{self, Read, Write};
 
 /// One mount of an action's view, below the project root. `src` is resolved from the real
-/// project root (relative), `dst` inside the action's fresh root (relative).
+/// project root (relative) or absolute (a passthrough's resolved path, which the worker
+/// opens before the action's fresh mounts can hide it), `dst` inside the action's fresh root
+/// (relative).
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Bind {
     pub src: Vec<u8>,

@@ -27,12 +27,15 @@ fn json(v: &Value) -> String {
 pub fn check(
     deployment: &Path,
     platform: &Path,
-    devices: &[String],
+    target: &Target,
     plan: Option<&Path>,
     stamp: Option<&Path>,
 ) -> Result<()> {
     let (d, _) = load(deployment, platform)?;
-    d.check_device_list(devices)?;
+    if let Some(name) = target.name {
+        d.check_name(name)?;
+    }
+    d.check_device_list(target.devices)?;
     // with a plan: its devices are these and every cut has a cable
     cuts_of(&d, plan)?;
     let summary = format!(
@@ -46,6 +49,13 @@ pub fn check(
         Some(path) => write_all(&[(path, summary + "\n")]),
         None => Ok(()),
     }
+}
+
+/// What the BUCK target says the description must be: its name (the `fpga_deployment`'s)
+/// and its device list.
+pub struct Target<'a> {
+    pub name: Option<&'a str>,
+    pub devices: &'a [String],
 }
 
 pub fn partitioner_inputs(

@@ -11,6 +11,7 @@ use serde::Deserialize;
 use toml::Spanned;
 
 use crate::diag::Source;
+use crate::fields;
 use crate::platform::Platform;
 
 /// An integer or a float in TOML (`clock_mhz = 250` and `= 322.265625` both read).
@@ -90,10 +91,10 @@ struct RawLink {
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
 struct RawSlurm {
-    time: Option<String>,
-    account: Option<String>,
-    constraint: Option<String>,
-    modules: Option<Vec<String>>,
+    time: Option<Spanned<String>>,
+    account: Option<Spanned<String>>,
+    constraint: Option<Spanned<String>>,
+    modules: Option<Vec<Spanned<String>>>,
 }
 
 /// Noctua 2's U280 nodes carry three cards.
@@ -265,6 +266,13 @@ impl Deployment {
 
     pub fn parse(src: Source, platform: &Platform) -> Result<Deployment> {
         let raw: RawDeployment = toml::from_str(&src.text).map_err(|e| src.toml_error(e))?;
+        fields::check_printable(&src)?;
+        if let Some(why) = fields::deployment_name(raw.name.get_ref()) {
+            return Err(src.at(
+                &raw.name.span(),
+                format!("name {:?} {why}; rename the deployment", raw.name.get_ref()),
+            ));
+        }
         if raw.platform.get_ref() != &platform.name {
             return Err(src.at(
                 &raw.platform.span(),
@@ -303,11 +311,8 @@ impl Deployment {
             .as_ref()
             .map(|c| c.get_ref().get())
             .unwrap_or(platform.default_kernel_clock_mhz);
-        if clock_mhz <= 0.0 {
-            return Err(src.at(
-                &raw.clock_mhz.as_ref().unwrap().span(),
-                "clock_mhz must be positive",
-            ));
+        if let Some(c) = &raw.clock_mhz {
+            check_clock(&src, c, platform)?;
         }
         let default_budget: BTreeMap<String, f64> = RESOURCES
             .iter()
@@ -373,14 +378,15 @@ impl Deployment {
                             ),
                         ));
                     }
+                    if let Some(why) = fields::device_name(r.name.get_ref()) {
+                        return Err(src.at(
+                            &r.name.span(),
+                            format!("device name {:?} {why}; rename it", r.name.get_ref()),
+                        ));
+                    }
                     let clk = r.clock_mhz.as_ref().map(|c| c.get_ref().get());
-                    if let Some(c) = clk {
-                        if c <= 0.0 {
-                            return Err(src.at(
-                                &r.clock_mhz.as_ref().unwrap().span(),
-                                "clock_mhz must be positive",
-                            ));
-                        }
+                    if let Some(c) = &r.clock_mhz {
+                        check_clock(&src, c, platform)?;
                     }
                     let role = match &r.role {
                         Some(role) => parse_role(&src, role)?,
@@ -462,8 +468,11 @@ impl Deployment {
             (Some(t), None) => {
                 let t = t.get_ref();
                 let cable_m = match &t.cable_m {
-                    Some(c) if c.get_ref().get() < 0.0 => {
-                        return Err(src.at(&c.span(), "cable_m must not be negative"))
+                    Some(c) if !(c.get_ref().get() >= 0.0 && c.get_ref().get().is_finite()) => {
+                        return Err(src.at(
+                            &c.span(),
+                            "cable_m must be a finite length in metres, 0 or more",
+                        ))
                     }
                     Some(c) => c.get_ref().get(),
                     None => DEFAULT_CABLE_M,
@@ -477,8 +486,11 @@ impl Deployment {
                 for l in &raw.link {
                     let r = l.get_ref();
                     let cable_m = match &r.cable_m {
-                        Some(c) if c.get_ref().get() < 0.0 => {
-                            return Err(src.at(&c.span(), "cable_m must not be negative"))
+                        Some(c) if !(c.get_ref().get() >= 0.0 && c.get_ref().get().is_finite()) => {
+                            return Err(src.at(
+                                &c.span(),
+                                "cable_m must be a finite length in metres, 0 or more",
+                            ))
                         }
                         Some(c) => c.get_ref().get(),
                         None => DEFAULT_CABLE_M,
@@ -495,14 +507,9 @@ impl Deployment {
             (None, None) => (Vec::new(), None, raw.name.span()),
         };
         let slurm = match raw.slurm {
-            Some(s) => Slurm {
-                time: s.time.unwrap_or_else(|| "00:30:00".into()),
-                account: s.account,
-                constraint: s.constraint,
-                modules: s.modules.unwrap_or_else(default_modules),
-            },
+            Some(s) => parse_slurm(&src, s)?,
             None => Slurm {
-                time: "00:30:00".into(),
+                time: DEFAULT_TIME.into(),
                 modules: default_modules(),
                 ..Slurm::default()
             },
@@ -526,8 +533,36 @@ impl Deployment {
             cabling_span,
             src,
         };
+        dep.check_nodes()?;
         dep.check_links(platform)?;
         Ok(dep)
+    }
+
+    /// The job asks Slurm for as many nodes as the highest node number needs, so a gap in
+    /// the numbering would allocate nodes no device uses.
+    fn check_nodes(&self) -> Result<()> {
+        let used: std::collections::BTreeSet<u32> = self.devices.iter().map(|d| d.node).collect();
+        // The set is ordered: the first number that is not its own position is missing.
+        let missing = used
+            .iter()
+            .zip(0u32..)
+            .find(|(node, i)| *node != i)
+            .map(|(_, i)| i);
+        if let Some(missing) = missing {
+            let highest = self.devices.iter().max_by_key(|d| d.node).unwrap();
+            return Err(self.src.at(
+                &highest.span,
+                format!(
+                    "device {} is on node {} but no device is on node {missing}: the job \
+                     would allocate {} nodes; number the nodes 0..{} without gaps",
+                    highest.name,
+                    highest.node,
+                    u64::from(highest.node) + 1,
+                    used.len() - 1
+                ),
+            ));
+        }
+        Ok(())
     }
 
     fn check_links(&self, platform: &Platform) -> Result<()> {
@@ -561,13 +596,19 @@ impl Deployment {
                     ));
                 }
             }
-            // A port looped onto itself (through the switch) uses the port once.
-            let ends: Vec<&End> = if l.a == l.b {
-                vec![&l.a]
-            } else {
-                vec![&l.a, &l.b]
-            };
-            for end in ends {
+            // Each channel endpoint appears at most once in a job's links (PC2 wiki
+            // "FPGA-to-FPGA Networking"): a cable from a port to itself does not exist.
+            if l.a == l.b {
+                return Err(self.src.at(
+                    &l.span,
+                    format!(
+                        "link {} - {} runs from a port to itself; a cable joins two different \
+                         QSFP ports (a loopback on one card is {}:0 - {}:1)",
+                        l.a, l.b, l.a.device, l.a.device
+                    ),
+                ));
+            }
+            for end in [&l.a, &l.b] {
                 if let Some(prev) = used.insert(end.clone(), l) {
                     return Err(self.src.at(
                         &l.span,
@@ -609,6 +650,22 @@ impl Deployment {
         out
     }
 
+    /// The description names the `fpga_deployment` target it belongs to: the job, the
+    /// scripts and the report all carry `name`, which must not tell another deployment's.
+    pub fn check_name(&self, target: &str) -> Result<()> {
+        if self.name != target {
+            return Err(self.src.at(
+                &self.top_span,
+                format!(
+                    "name = {:?} but the description belongs to target {target:?}; set name = \
+                     {target:?} (or rename the target)",
+                    self.name
+                ),
+            ));
+        }
+        Ok(())
+    }
+
     /// The `--devices` list of the BUCK target must be the file's devices, in order.
     pub fn check_device_list(&self, given: &[String]) -> Result<()> {
         let mine = self.device_names();
@@ -637,6 +694,66 @@ impl Deployment {
         }
         per.values().copied().max().unwrap_or(1)
     }
+}
+
+/// The job's time limit when the description gives none.
+pub const DEFAULT_TIME: &str = "00:30:00";
+
+/// A kernel clock the platform can run: positive, finite, at most the platform's maximum.
+fn check_clock(src: &Source, c: &Spanned<Number>, platform: &Platform) -> Result<()> {
+    let mhz = c.get_ref().get();
+    if !(mhz > 0.0 && mhz.is_finite()) {
+        return Err(src.at(&c.span(), "clock_mhz must be a positive number of MHz"));
+    }
+    if mhz > platform.max_kernel_clock_mhz {
+        return Err(src.at(
+            &c.span(),
+            format!(
+                "clock_mhz = {mhz} is above {} MHz, the fastest kernel clock of platform {} \
+                 ({}); choose at most {} MHz",
+                platform.max_kernel_clock_mhz,
+                platform.name,
+                platform.source,
+                platform.max_kernel_clock_mhz
+            ),
+        ));
+    }
+    Ok(())
+}
+
+/// The [slurm] table, every field held to what sbatch and `ml` accept (`fields`).
+fn parse_slurm(src: &Source, s: RawSlurm) -> Result<Slurm> {
+    let checked = |f: &Spanned<String>, what: &str, why: Option<String>| match why {
+        Some(why) => Err(src.at(&f.span(), format!("slurm {what} {:?} {why}", f.get_ref()))),
+        None => Ok(f.get_ref().clone()),
+    };
+    let time = match &s.time {
+        Some(t) => checked(t, "time", fields::slurm_time(t.get_ref()))?,
+        None => DEFAULT_TIME.into(),
+    };
+    let account = s
+        .account
+        .as_ref()
+        .map(|a| checked(a, "account", fields::slurm_account(a.get_ref())))
+        .transpose()?;
+    let constraint = s
+        .constraint
+        .as_ref()
+        .map(|c| checked(c, "constraint", fields::slurm_constraint(c.get_ref())))
+        .transpose()?;
+    let modules = match &s.modules {
+        Some(ms) => ms
+            .iter()
+            .map(|m| checked(m, "module", fields::module_name(m.get_ref())))
+            .collect::<Result<Vec<_>>>()?,
+        None => default_modules(),
+    };
+    Ok(Slurm {
+        time,
+        account,
+        constraint,
+        modules,
+    })
 }
 
 /// Noctua 2's FPGA environment (pc2/AuroraFlow env.sh: `ml fpga; ml xilinx/xrt/2.16;

@@ -15,6 +15,13 @@ pub struct Source {
 
 impl Source {
     pub fn read(path: &Path) -> Result<Source> {
+        // The path is quoted into error messages and generated files' comments: one line.
+        if path.to_string_lossy().chars().any(char::is_control) {
+            anyhow::bail!(
+                "{:?}: the file name holds a control character; rename the file",
+                path
+            );
+        }
         let text = std::fs::read_to_string(path)
             .with_context(|| format!("{}: cannot read", path.display()))?;
         Ok(Source {

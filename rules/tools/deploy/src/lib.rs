@@ -5,6 +5,7 @@
 pub mod commands;
 pub mod deployment;
 pub mod diag;
+pub mod fields;
 pub mod flow_control;
 pub mod instances;
 pub mod kernel;

@@ -28,6 +28,9 @@ enum Cmd {
         /// The BUCK target's device names, in order (comma separated).
         #[arg(long, value_delimiter = ',')]
         devices: Vec<String>,
+        /// The `fpga_deployment` target's name, which the description's `name` must be.
+        #[arg(long)]
+        name: Option<String>,
         /// The partition plan: its devices must be these, each cut must have a cable.
         #[arg(long)]
         plan: Option<PathBuf>,
@@ -167,12 +170,16 @@ fn run(cli: Cli) -> anyhow::Result<()> {
             deployment,
             platform,
             devices,
+            name,
             plan,
             stamp,
         } => commands::check(
             &deployment,
             &platform,
-            &devices,
+            &commands::Target {
+                name: name.as_deref(),
+                devices: &devices,
+            },
             plan.as_deref(),
             stamp.as_deref(),
         ),

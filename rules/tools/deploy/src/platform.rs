@@ -20,6 +20,8 @@ pub struct Platform {
     pub xrt_constraint: String,
     #[serde(default)]
     pub default_kernel_clock_mhz: f64,
+    /// The fastest kernel clock the platform runs (a description asking for more is refused).
+    pub max_kernel_clock_mhz: f64,
     pub slrs: Vec<String>,
     /// Memory kind (HBM, DDR, PLRAM) -> number of banks.
     pub memory: BTreeMap<String, u32>,
@@ -48,6 +50,16 @@ impl Platform {
     pub fn load(path: &Path) -> Result<Platform> {
         let src = Source::read(path)?;
         let mut p: Platform = toml::from_str(&src.text).map_err(|e| src.toml_error(e))?;
+        let constraint = Some(&p.xrt_constraint).filter(|c| !c.is_empty());
+        if let Some(why) = constraint.and_then(|c| crate::fields::slurm_constraint(c)) {
+            anyhow::bail!("{}: xrt_constraint {:?} {why}", src.path, p.xrt_constraint);
+        }
+        if !(p.max_kernel_clock_mhz > 0.0 && p.default_kernel_clock_mhz <= p.max_kernel_clock_mhz) {
+            anyhow::bail!(
+                "{}: max_kernel_clock_mhz must be positive and at least default_kernel_clock_mhz",
+                src.path
+            );
+        }
         p.source = src.path;
         Ok(p)
     }
@@ -71,6 +83,9 @@ impl Platform {
         };
         let (kind, rest) = bank.split_once('[').ok_or_else(bad)?;
         let idx = rest.strip_suffix(']').ok_or_else(bad)?;
+        if !idx.bytes().all(|b| b.is_ascii_digit() || b == b':') {
+            return Err(bad());
+        }
         let count = *self.memory.get(kind).ok_or_else(|| {
             format!(
                 "platform {} has no {kind} memory (it has {})",
@@ -78,9 +93,10 @@ impl Platform {
                 self.memory_summary()
             )
         })?;
+        // No spaces: the bank is written into the v++ config as given.
         let (lo, hi) = match idx.split_once(':') {
-            Some((a, b)) => (a.trim().parse::<u32>(), b.trim().parse::<u32>()),
-            None => (idx.trim().parse::<u32>(), idx.trim().parse::<u32>()),
+            Some((a, b)) => (a.parse::<u32>(), b.parse::<u32>()),
+            None => (idx.parse::<u32>(), idx.parse::<u32>()),
         };
         let (lo, hi) = (lo.map_err(|_| bad())?, hi.map_err(|_| bad())?);
         if lo > hi || hi >= count {

@@ -96,7 +96,9 @@ fn render(dep: &Deployment, platform: &Platform, launch: &Launch, kind: Kind) ->
                 .clone()
                 .unwrap_or_else(|| platform.xrt_constraint.clone());
             let _ = writeln!(s, "#SBATCH -p fpga");
-            let _ = writeln!(s, "#SBATCH --constraint={}", quote(&constraint));
+            // Not shell-quoted: sbatch reads a directive itself, and a constraint holds only
+            // feature names and `&|*[]()` (checked when the description and platform are read).
+            let _ = writeln!(s, "#SBATCH --constraint={constraint}");
         }
     }
     s.push_str("set -euo pipefail\n\n");

@@ -178,7 +178,10 @@ fn devices_differ_from_the_target() {
     let err = commands::check(
         &c.path,
         &common::platform(),
-        &["fpga0".into(), "fpga2".into()],
+        &commands::Target {
+            name: None,
+            devices: &["fpga0".into(), "fpga2".into()],
+        },
         None,
         None,
     )
@@ -217,7 +220,10 @@ fn cut_without_a_cable() {
     let err = commands::check(
         &c.path,
         &common::platform(),
-        &devices,
+        &commands::Target {
+            name: None,
+            devices: &devices,
+        },
         Some(&common::plan()),
         None,
     )
