@@ -7,6 +7,7 @@ pub mod deployment;
 pub mod diag;
 pub mod flow_control;
 pub mod instances;
+pub mod iodma;
 pub mod kernel;
 pub mod linkcfg;
 pub mod partitioner;
