@@ -3,7 +3,7 @@
     finn_widths.py --model HW.onnx --plan plan.json --folding DIR --sim DEV=fpgaN.sim.json...
 
 The reference is the installed finn-plus (1.6.1) run on the deployment's own HW model with
-the plan's folding applied (qonnx ApplyConfig of the plan's per-device folding configs):
+the plan's folding applied (finn-plus ApplyConfig of the plan's per-device folding configs):
 
 - every cut: the producer's output width (`get_outstream_width`, padded as the stitched IP's
   m_axis), the consumer's input width, and the StreamingDataWidthConverter FINN's
@@ -41,7 +41,7 @@ def check(what, ours, finns):
 
 def folded_model(model_path, folding_dir):
     from qonnx.core.modelwrapper import ModelWrapper
-    from qonnx.transformation.general import ApplyConfig
+    from finn.transformation.general import ApplyConfig
 
     merged = {"Defaults": {}}
     for name in sorted(os.listdir(folding_dir)):
