@@ -442,6 +442,8 @@ def _finn_widths_test_impl(ctx: AnalysisContext) -> list[Provider]:
         plan.plan,
         "--folding",
         plan.folding,
+        "--partitions",
+        plan.partitions,
         hidden = tc.scripts + [tc.version],
     )
     for dev in d.devices:

@@ -7,12 +7,14 @@ the plan's folding applied (finn-plus ApplyConfig of the plan's per-device foldi
 
 - every cut: the producer's output width (`get_outstream_width`, padded as the stitched IP's
   m_axis), the consumer's input width, and the StreamingDataWidthConverter FINN's
-  `InsertDWC` puts between them (none when the widths agree). The plan's cut width, the
-  FINN CUs' ports in both link configurations (which the host packs its words by:
-  `stream_bits`) and the link configuration's width converters in front of and behind
-  the link kernel (v++ joins the partition's padded port to the link's stream, as FINN+'s
-  `AddAuroraToLinkConfig` does with `sc=<sdp>.m_axis_0:aurora_flow_<n>.tx_axis`) must say
-  the same;
+  `InsertDWC` puts between them (none when the widths agree). The cut crosses at the
+  producer's width: the plan's cut width, the FINN CUs' ports in both link configurations
+  (which the host packs and unpacks its words by: `stream_bits`) and the link
+  configuration's width converters in front of and behind the link kernel (v++ joins the
+  partition's padded port to the link's stream, as FINN+'s `AddAuroraToLinkConfig` does
+  with `sc=<sdp>.m_axis_0:aurora_flow_<n>.tx_axis`) must say so, and the receiving
+  partition (its ONNX model with its folding) must start with InsertDWC's converter, as
+  finn/flow/input_dwc.py puts it there for the `vitis` build;
 - the network's input and output: `InsertIODMA(512)` (the Vitis flow's
   `vitis_iodma_intf_max_width`) gives each DMA an interface width; the deployment's
   `dma_in` / `dma_out` stream must be that wide, fed at FINN's own stream width.
@@ -27,6 +29,7 @@ import sys
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "finn", "flow"))
 import finn_env  # noqa: E402
+import input_dwc  # noqa: E402
 
 problems = []
 
@@ -76,7 +79,18 @@ def converter(stream):
     return None if c is None else (c["from_width"], c["to_width"])
 
 
-def check_cut(model, cut, sims):
+def folded_partition(partitions, device, folding):
+    from qonnx.core.modelwrapper import ModelWrapper
+
+    from finn.transformation.general import ApplyConfig
+
+    with open(os.path.join(folding, f"{device}.json")) as f:
+        cfg = json.load(f)
+    cfg.setdefault("Defaults", {})
+    return ModelWrapper(os.path.join(partitions, f"{device}.onnx")).transform(ApplyConfig(cfg))
+
+
+def check_cut(model, cut, sims, partitions, folding):
     from qonnx.custom_op.registry import getCustomOp
 
     from finn.transformation.fpgadataflow.insert_dwc import InsertDWC
@@ -84,7 +98,6 @@ def check_cut(model, cut, sims):
     prod = getCustomOp(node(model, cut["from_layer"]))
     cons = getCustomOp(node(model, cut["to_layer"]))
     out_w, out_wp = prod.get_outstream_width(), prod.get_outstream_width_padded()
-    in_w, in_wp = cons.get_instream_width(), cons.get_instream_width_padded()
     # What InsertDWC puts on that edge of the unpartitioned model.
     dwc_model = model.transform(InsertDWC())
     tensor = node(model, cut["from_layer"]).output[0]
@@ -95,9 +108,20 @@ def check_cut(model, cut, sims):
         d = getCustomOp(dwcs[0])
         finn_dwc = (d.get_nodeattr("inWidth"), d.get_nodeattr("outWidth"))
     edge = f"cut {cut['from_layer']} ({cut['from_device']}) -> {cut['to_layer']} ({cut['to_device']})"
-    check(f"{edge}: FINN's DWC between producer and consumer", None, finn_dwc)
     check(f"{edge}: plan stream_bits = producer's output width", cut["stream_bits"], out_w)
-    check(f"{edge}: plan stream_bits = consumer's input width", cut["stream_bits"], in_w)
+    check(f"{edge}: the converter in front of the consumer (input_dwc) = InsertDWC's",
+          input_dwc.consumer_widths(cons, cut["stream_bits"]), finn_dwc)
+    # The receiving partition as the vitis build makes it: its folding, the converter first.
+    part = folded_partition(partitions, cut["to_device"], folding)
+    part = input_dwc.insert(part, cut["stream_bits"])
+    head = getCustomOp(part.find_consumer(part.graph.input[0].name))
+    check(f"{edge}: {cut['to_device']}'s partition takes the cut's width (its s_axis)",
+          int(head.get_instream_width()), out_w)
+    if finn_dwc is not None:
+        check(f"{edge}: {cut['to_device']}'s partition's converter feeds {cut['to_layer']}",
+              (head.get_nodeattr("inWidth"), head.get_nodeattr("outWidth"),
+               part.find_consumer(head.onnx_node.output[0]).name),
+              (finn_dwc[0], finn_dwc[1], cut["to_layer"]))
     import numpy as np
 
     frame_bits = int(out_w) * int(np.prod(prod.get_folded_output_shape()[:-1]))
@@ -112,12 +136,12 @@ def check_cut(model, cut, sims):
     sp = port(rx, *recv["to"].split("."))
     check(f"{edge}: {send['from']} stream_bits (the host's word packing)", mp["stream_bits"], out_w)
     check(f"{edge}: {send['from']} TDATA", mp["width"], out_wp)
-    check(f"{edge}: {recv['to']} stream_bits (the host's word unpacking)", sp["stream_bits"], in_w)
-    check(f"{edge}: {recv['to']} TDATA", sp["width"], in_wp)
+    check(f"{edge}: {recv['to']} stream_bits (the host's word unpacking)", sp["stream_bits"], out_w)
+    check(f"{edge}: {recv['to']} TDATA", sp["width"], out_wp)
     link_tx = port(tx, *send["to"].split("."))["width"]
     link_rx = port(rx, *recv["from"].split("."))["width"]
     want_tx = None if out_wp == link_tx else (out_wp, link_tx)
-    want_rx = None if in_wp == link_rx else (link_rx, in_wp)
+    want_rx = None if out_wp == link_rx else (link_rx, out_wp)
     check(f"{edge}: converter {send['from']} -> {send['to']}", converter(send), want_tx)
     check(f"{edge}: converter {recv['from']} -> {recv['to']}", converter(recv), want_rx)
 
@@ -150,6 +174,7 @@ def main(argv=None):
     ap.add_argument("--model", required=True)
     ap.add_argument("--plan", required=True)
     ap.add_argument("--folding", required=True)
+    ap.add_argument("--partitions", required=True, help="the plan's partition models (<device>.onnx)")
     ap.add_argument("--sim", action="append", required=True, metavar="DEV=PATH")
     a = ap.parse_args(argv)
     finn_env.setup()
@@ -164,7 +189,7 @@ def main(argv=None):
     if not plan["cuts"]:
         problems.append("the plan has no cut")
     for cut in plan["cuts"]:
-        check_cut(model, cut, sims)
+        check_cut(model, cut, sims, a.partitions, a.folding)
     check_iodma(model, plan, sims)
     if problems:
         print(f"{len(problems)} width(s) differ from finn-plus's")
