@@ -378,11 +378,21 @@ deployment_test = rule(
           "toolchain's command is in the env as TOOL_<NAME>.",
 )
 
+def image_counts(spec: str) -> list[int]:
+    """Image counts for `deployment_infer_test` from a config string: "1,2,5" or "1-40"."""
+    if "-" in spec:
+        lo, hi = spec.split("-")
+        return list(range(int(lo), int(hi) + 1))
+    return [int(n) for n in spec.split(",")]
+
 def _deployment_infer_test_impl(ctx: AnalysisContext) -> list[Provider]:
     d = ctx.attrs.deployment[DeploymentInfo]
     if d.finn_exec == None or d.finn_model == None:
         fail("{}: deployment {} runs no FINN network; infer tests need one".format(ctx.label, d.name))
     tc = ctx.attrs._finn[FinnToolchainInfo]
+    for n in ctx.attrs.image_counts:
+        if n < 1 or n > ctx.attrs.frames:
+            fail("{}: image_counts has {}; each count must be 1..frames ({})".format(ctx.label, n, ctx.attrs.frames))
     reference = ctx.actions.declare_output("reference", dir = True)
 
     # FINN's own Python execution of the unpartitioned model on seeded random images (an
@@ -413,6 +423,7 @@ def _deployment_infer_test_impl(ctx: AnalysisContext) -> list[Provider]:
         tc.python,
         ctx.attrs.checker,
         "bad-input" if ctx.attrs.bad_input else "no-bad-input",
+        ",".join([str(n) for n in ctx.attrs.image_counts]) or "all",
         hidden = d.run_inputs + [tc.version],
     )
     return [
@@ -427,6 +438,12 @@ deployment_infer_test = rule(
         "checker": attrs.source(doc = "the Python check of the outputs and run.json"),
         "deployment": attrs.dep(providers = [DeploymentInfo]),
         "frames": attrs.int(default = 8),
+        "image_counts": attrs.list(
+            attrs.int(),
+            default = [],
+            doc = "run `infer --images N` for each N (the first N images), each bit-exact; " +
+                  "empty: one run of all `frames`",
+        ),
         "interpreter": attrs.string(default = "bash"),
         "labels": attrs.list(attrs.string(), default = []),
         "seed": attrs.int(default = 0),
@@ -439,4 +456,47 @@ deployment_infer_test = rule(
     doc = "Runs `infer` on a FINN deployment (its run script, all ranks) with `frames` seeded " +
           "random images and checks the outputs bit for bit against FINN's own Python " +
           "execution (finn/flow/exec_reference.py, `execute_onnx`) of the unpartitioned model.",
+)
+
+def _finn_widths_test_impl(ctx: AnalysisContext) -> list[Provider]:
+    d = ctx.attrs.deployment[DeploymentInfo]
+    plan = ctx.attrs.partition[PartitionPlanInfo]
+    if d.finn_model == None:
+        fail("{}: deployment {} runs no FINN network".format(ctx.label, d.name))
+    tc = ctx.attrs._finn[FinnToolchainInfo]
+    args = cmd_args(
+        tc.python,
+        ctx.attrs.test,
+        "--model",
+        d.finn_model,
+        "--plan",
+        plan.plan,
+        "--folding",
+        plan.folding,
+        "--partitions",
+        plan.partitions,
+        hidden = tc.scripts + [tc.version],
+    )
+    for dev in d.devices:
+        args.add("--sim", cmd_args(dev, "=", d.sim_descriptions[dev], delimiter = ""))
+    return [
+        DefaultInfo(default_output = ctx.attrs.test),
+        ExternalRunnerTestInfo(type = "python", command = [args], labels = ctx.attrs.labels),
+    ]
+
+finn_widths_test = rule(
+    impl = _finn_widths_test_impl,
+    attrs = {
+        "deployment": attrs.dep(providers = [DeploymentInfo]),
+        "labels": attrs.list(attrs.string(), default = []),
+        "partition": attrs.dep(providers = [PartitionPlanInfo], doc = "the deployment's partition plan target"),
+        "test": attrs.source(),
+        "_finn": attrs.default_only(attrs.toolchain_dep(
+            default = "toolchains//:finn",
+            providers = [FinnToolchainInfo],
+        )),
+    },
+    doc = "Checks the stream widths of a FINN deployment's cuts and DMAs (plan, link " +
+          "configurations, the host's word layout) against what the installed finn-plus " +
+          "inserts there (InsertDWC, InsertIODMA) on the HW model with the plan's folding.",
 )

@@ -55,10 +55,12 @@ BitstreamInfo = provider(
     },
 )
 
-def _finn_kernel(ctx: AnalysisContext, fpga, plan_info, device: str):
+def _finn_kernel(ctx: AnalysisContext, fpga, plan_info, plan_slice, device: str):
     """The device's FINN partition as a kernel: (model, xo). The model is the partition's
-    executor export (sim); the .xo is made by FINN's IP steps (vitis). Its ports come from
-    the plan, which the link tool reads."""
+    executor export (sim); the .xo is made by FINN's IP steps (vitis), with FINN's width
+    converter first where the cut it receives is narrower or wider than its first layer
+    (read from the device's plan slice). Its ports come from the plan, which the link tool
+    reads."""
 
     # Copies of this device's share of the partition step's directories: an action reading a
     # projection depends on the whole directory, so another device's change would re-run
@@ -81,6 +83,10 @@ def _finn_kernel(ctx: AnalysisContext, fpga, plan_info, device: str):
                 folding,
                 "--kernel",
                 "finn_" + device,
+                "--plan",
+                plan_slice,
+                "--device",
+                device,
                 "--part",
                 fpga.part,
                 "--clk-mhz",
@@ -134,7 +140,7 @@ def _vitis_link_impl(ctx: AnalysisContext) -> list[Provider]:
             category = "plan_slice",
             identifier = device,
         )
-        finn_model, finn_xo = _finn_kernel(ctx, fpga, plan_info, device)
+        finn_model, finn_xo = _finn_kernel(ctx, fpga, plan_info, plan, device)
         if finn_xo != None:
             xos.append(finn_xo)
 

@@ -2,7 +2,9 @@
 
     infer_check.py files REF                      prints the image and output .npy of REF's
                                                   "unpartitioned model" case
-    infer_check.py compare FINN_OUT.npy DIR LOG   DIR/outputs.npy == FINN's, run.json agrees
+    infer_check.py compare FINN_OUT.npy DIR LOG [N|all]
+                                                  DIR/outputs.npy == FINN's (its first N
+                                                  images), run.json agrees, no note in LOG
     infer_check.py wrong-shape IMAGES.npy OUT.npy writes the images with one row cut off
     infer_check.py wrong-shape-error IMAGES.npy WRONG.npy LOG
                                                   the error names the file and both shapes
@@ -29,8 +31,10 @@ def files(ref):
     print(images, outputs)
 
 
-def compare(finn_out, out_dir, log):
+def compare(finn_out, out_dir, log, count="all"):
     want = np.load(finn_out)
+    if count != "all":
+        want = want[: int(count)]
     got = np.load(os.path.join(out_dir, "outputs.npy"))
     if got.dtype != np.int64:
         fail(f"outputs.npy has dtype {got.dtype}, expected int64")
@@ -72,6 +76,11 @@ def compare(finn_out, out_dir, log):
     text = open(log).read()
     if f"top-1 agreement {n}/{n}, top-5 agreement {n}/{n}, bit-exact {n}/{n}" not in text:
         fail(f"the log has no agreement line for {n} of {n} images")
+    # A run that fills every stream's words has nothing to note (a partial word in a width
+    # converter would have failed the run).
+    notes = [l for l in text.splitlines() if l.startswith("note:") or "partial word" in l]
+    if notes:
+        fail(f"the log of {n} images has notes: {notes}")
     # The run report beside run.json: the page names the deployment and the paper's
     # measured figures (its DOM is checked in Chromium by //host/run_report:report_renders).
     report = os.path.join(out_dir, "report.html")

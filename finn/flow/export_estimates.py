@@ -62,6 +62,7 @@ def export(model_path, clk_ns, fpga_part):
         res = inst.node_res_estimation(fpga_part)
         out_dt = inst.get_output_datatype()
         out_values = int(np.prod(inst.get_normal_output_shape()))
+        in_values = int(np.prod(inst.get_normal_input_shape()))
         layers.append({
             "name": node.name,
             "op_type": node.op_type,
@@ -69,6 +70,7 @@ def export(model_path, clk_ns, fpga_part):
             "attrs": attrs,
             "in_stream_bits": int(inst.get_instream_width()),
             "out_stream_bits": int(inst.get_outstream_width()),
+            "in_bits_per_frame": in_values * int(inst.get_input_datatype().bitwidth()),
             "out_bits_per_frame": out_values * int(out_dt.bitwidth()),
             "cycles": int(inst.get_exp_cycles()),
             "res": {

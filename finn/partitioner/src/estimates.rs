@@ -29,6 +29,9 @@ pub struct Layer {
     pub in_stream_bits: u64,
     #[serde(default)]
     pub out_stream_bits: u64,
+    /// One frame's input / output tensor in bits (FINN's normal shape x datatype bits).
+    #[serde(default)]
+    pub in_bits_per_frame: u64,
     #[serde(default)]
     pub out_bits_per_frame: u64,
     pub cycles: u64,

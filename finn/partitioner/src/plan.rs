@@ -86,6 +86,11 @@ pub struct LayerPlan {
     /// the partition kernels (network input/output, cut streams).
     pub in_stream_bits: u64,
     pub out_stream_bits: u64,
+    /// One frame in bits on the layer's input / output (folding-independent): with the
+    /// stream widths, the words per frame, from which the deployment sizes the DMAs at the
+    /// network's ends (finn-plus 1.6.1 InsertIODMA: gcd(stream bits x words, 512)).
+    pub in_bits_per_frame: u64,
+    pub out_bits_per_frame: u64,
     /// "finn_report": FINN's figures for this folding; "formula": FINN's formulas
     /// evaluated here; "finn_report_fixed": FINN has no formula for this op, so its
     /// reported resources for the exported folding are kept.
@@ -349,6 +354,8 @@ pub fn build(inp: &Inputs, pl: &Placement) -> Plan {
                 res: layer_res[i],
                 in_stream_bits: in_width(i),
                 out_stream_bits: layer_width[i],
+                in_bits_per_frame: inp.est.layers[i].in_bits_per_frame,
+                out_bits_per_frame: inp.est.layers[i].out_bits_per_frame,
                 res_from: layer_src[i],
             })
             .collect(),

@@ -91,7 +91,7 @@ fn finn_cu_runs_the_plugged_in_partition() {
                 .push(Beat::new(vec![i; 8]), Duration::from_secs(5))
                 .unwrap();
         }
-        input.close();
+        input.close().unwrap();
     });
     // 20 beats of 8 B = 10 frames of 16 B -> 10 output beats.
     for f in 0..10u8 {

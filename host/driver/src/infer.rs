@@ -502,7 +502,6 @@ pub fn run(
                 })
             })
             .collect(),
-        converter_flushes: rank.device.converter_flushes(),
     };
     let reports: Vec<RankReport> = gather::to_root(world, serde_json::to_string(&report)?)
         .iter()

@@ -52,7 +52,6 @@ pub struct RankReport {
     pub device: String,
     pub clock_mhz: f64,
     pub links: Vec<LinkSample>,
-    pub converter_flushes: Vec<(String, usize)>,
 }
 
 // run.json's records, stated once: the run report reads what this writes.
@@ -115,8 +114,6 @@ pub struct Run {
     pub wall_s: f64,
     #[serde(skip)]
     pub output_shape: Vec<usize>,
-    #[serde(skip)]
-    pub notes: Vec<String>,
 }
 
 /// Both ends of each direction, merged sample by sample (the ranks sample on the same
@@ -201,15 +198,6 @@ impl Run {
         wall_s: f64,
         output_shape: Vec<usize>,
     ) -> Run {
-        let notes = reports
-            .iter()
-            .flat_map(|r| &r.converter_flushes)
-            .map(|(s, b)| {
-                format!(
-                    "stream {s}: its width converter pushed out a partial word of {b} B when the producer finished; on a card those bytes wait for more data (the stream has no TLAST)"
-                )
-            })
-            .collect();
         Run {
             deployment: deployment.to_string(),
             command: "infer".into(),
@@ -225,7 +213,6 @@ impl Run {
             frames,
             wall_s,
             output_shape,
-            notes,
         }
     }
 
@@ -306,9 +293,6 @@ pub fn summary(run: &Run, outputs_path: &Path, run_json: &Path) -> String {
             "link {}: TX {} beats, RX {} beats, XOFF {}, XON {}, max in flight {}, overflow {}",
             l.name, f.tx_beats, f.rx_beats, f.xoff, f.xon, f.max_in_flight, f.overflow
         );
-    }
-    for note in &run.notes {
-        let _ = writeln!(s, "note: {note}");
     }
     let _ = writeln!(s, "outputs: {}", outputs_path.display());
     let _ = writeln!(s, "run: {}", run_json.display());
@@ -396,7 +380,6 @@ mod tests {
                     ..Counts::default()
                 },
             }],
-            converter_flushes: vec![],
         };
         let f = frame(0, &[1, 2, 3], &[1, 2, 3], Labels::Indices);
         let run = Run::new("d", 1, &[r], vec![f], 1.5, vec![1, 3]);

@@ -127,19 +127,6 @@ impl SimDevice {
             .collect()
     }
 
-    /// Streams whose width converter pushed out a partial word when its producer finished:
-    /// (stream name, bytes). On a card those bytes would wait for more data.
-    pub fn converter_flushes(&self) -> Vec<(String, usize)> {
-        let mut v: Vec<(String, usize)> = self
-            .streams
-            .values()
-            .filter(|f| f.flushed_at_close() > 0)
-            .map(|f| (f.name.clone(), f.flushed_at_close()))
-            .collect();
-        v.dedup();
-        v
-    }
-
     pub fn stream(&self, endpoint: &str) -> Option<Arc<StreamFifo>> {
         self.streams.get(endpoint).cloned()
     }
@@ -339,9 +326,9 @@ impl SimDevice {
             .spawn(move || {
                 let b = bundle;
                 let r = lib.run(&b.0);
-                for o in &outputs {
-                    o.close();
-                }
+                // every output ends, even after an error, so no consumer waits for it
+                let closed: Vec<Result<()>> = outputs.iter().map(|o| o.close()).collect();
+                let r = r.and_then(|()| closed.into_iter().collect::<Result<()>>());
                 r.map_err(|e| {
                     let stream_errors: Vec<String> =
                         b.2.iter()
@@ -387,8 +374,7 @@ impl SimDevice {
                     while let Some(b) = cu2.receive()? {
                         rx.push(b, timeout)?;
                     }
-                    rx.close();
-                    Ok(())
+                    rx.close()
                 });
                 ids.push(self.add_run(&cu.name, t));
             }
@@ -460,8 +446,7 @@ impl SimDevice {
                     frame = rest;
                 }
             }
-            tx.close();
-            Ok(())
+            tx.close()
         });
         Ok(self.add_run(cu, thread))
     }

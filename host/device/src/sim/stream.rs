@@ -43,11 +43,10 @@ struct State {
 /// order kept. Null bytes (TKEEP low) are not passed on, as AXI4-Stream allows (ARM IHI 0051A
 /// "null bytes"); TLAST ends the output beat early, with TKEEP marking its valid bytes.
 struct Converter {
+    from_bits: u32,
     to_bytes: usize,
     /// Bytes received that do not fill an output beat yet.
     residual: Vec<u8>,
-    /// Bytes of a partial beat pushed out by `close` (on a card they would wait for more).
-    flushed_at_close: usize,
 }
 
 pub struct StreamFifo {
@@ -112,19 +111,11 @@ impl StreamFifo {
         }
         let mut f = StreamFifo::new(name, depth);
         f.converter = Some(Mutex::new(Converter {
+            from_bits,
             to_bytes: to_bits as usize / 8,
             residual: Vec::new(),
-            flushed_at_close: 0,
         }));
         Ok(f)
-    }
-
-    /// Bytes of a partial output word the converter pushed out when the producer finished
-    /// (0 without a converter). On a card such bytes wait in the converter for more data.
-    pub fn flushed_at_close(&self) -> usize {
-        self.converter
-            .as_ref()
-            .map_or(0, |c| c.lock().unwrap().flushed_at_close)
     }
 
     pub fn push(&self, beat: Beat, timeout: Duration) -> Result<()> {
@@ -208,24 +199,38 @@ impl StreamFifo {
         }
     }
 
-    /// The producer finished. A converter's partial output word goes out with it (the
-    /// simulation ends there; the beat may exceed the depth by one).
-    pub fn close(&self) {
+    /// The producer finished. A width converter still holding part of an output word is an
+    /// error: a card's converter emits a word only when it is whole, and without TLAST
+    /// nothing ends it, so the consumer would wait there for ever. The simulation does not
+    /// push the bytes out; the stream fails (its consumer sees the same error) and so does
+    /// the producer's run.
+    pub fn close(&self) -> Result<()> {
         let partial = self.converter.as_ref().and_then(|conv| {
-            let mut c = conv.lock().unwrap();
-            if c.residual.is_empty() {
-                return None;
-            }
-            let rest = std::mem::take(&mut c.residual);
-            c.flushed_at_close += rest.len();
-            Some(beat_of(&rest, c.to_bytes, false))
+            let c = conv.lock().unwrap();
+            (!c.residual.is_empty()).then(|| {
+                format!(
+                    "its producer finished with {} B of a {} B output word in the width \
+                     converter ({} -> {} bits); on a card the consumer would wait for the rest \
+                     for ever (no TLAST ends the word), so the run is refused: each run must \
+                     fill whole output words (the deploy tool gives the DMAs finn-plus \
+                     InsertIODMA's width and refuses cuts that do not)",
+                    c.residual.len(),
+                    c.to_bytes,
+                    c.from_bits,
+                    c.to_bytes * 8
+                )
+            })
         });
         let mut s = self.state.lock().unwrap();
-        if let Some(b) = partial {
-            s.queue.push_back(b);
-        }
         s.closed = true;
+        if let Some(why) = &partial {
+            s.failed = Some(why.clone());
+        }
         self.changed.notify_all();
+        match partial {
+            Some(why) => bail!("stream {}: {why}", self.name),
+            None => Ok(()),
+        }
     }
 
     pub fn fail(&self, why: &str) {
@@ -268,7 +273,7 @@ mod tests {
         b.keep = (1 << 36) - 1;
         b.last = true;
         f.push(b, T).unwrap();
-        f.close();
+        f.close().unwrap();
         let out = drain(&f);
         assert_eq!(out.len(), 34); // 100 bytes = 33 beats of 3 + one of 1
         let joined: Vec<u8> = out.iter().flat_map(|b| b.data.clone()).collect();
@@ -276,24 +281,41 @@ mod tests {
         assert!(out.iter().all(|b| b.data.len() == 3));
         assert_eq!(out[33].keep, 0b1);
         assert!(out[33].last && !out[32].last);
-        assert_eq!(f.flushed_at_close(), 0);
     }
 
     #[test]
-    fn upsizer_fills_words_and_flushes_a_partial_one_at_close() {
+    fn upsizer_fills_words() {
         // 1 B beats into 64 B words (a FINN output into the AuroraFlow tx_axis).
         let f = StreamFifo::with_converter("t", 1000, 8, 512).unwrap();
+        for i in 0..128u32 {
+            f.push(Beat::new(vec![i as u8]), T).unwrap();
+        }
+        f.close().unwrap();
+        let out = drain(&f);
+        assert_eq!(out.len(), 2);
+        assert_eq!(out[0].data, (0..64u8).collect::<Vec<_>>());
+        assert_eq!(out[1].data, (64..128u8).collect::<Vec<_>>());
+        assert!(out.iter().all(|b| b.keep == u64::MAX && !b.last));
+    }
+
+    #[test]
+    fn a_partial_word_at_close_fails_the_stream_naming_it_and_the_widths() {
+        // 150 B through an 8 -> 512 bit up-sizer: two whole words, 22 B of a third.
+        let f = StreamFifo::with_converter("fpga1: finn.m_axis_0 -> dma.in", 1000, 8, 512).unwrap();
         for i in 0..150u32 {
             f.push(Beat::new(vec![i as u8]), T).unwrap();
         }
-        f.close();
-        let out = drain(&f);
-        assert_eq!(out.len(), 3);
-        assert_eq!(out[0].data, (0..64u8).collect::<Vec<_>>());
-        assert_eq!(out[1].data, (64..128u8).collect::<Vec<_>>());
-        assert_eq!(&out[2].data[..22], &(128..150u8).collect::<Vec<_>>()[..]);
-        assert_eq!(out[2].keep, (1 << 22) - 1);
-        assert_eq!(f.flushed_at_close(), 22);
+        let e = f.close().unwrap_err().to_string();
+        for want in [
+            "fpga1: finn.m_axis_0 -> dma.in",
+            "22 B of a 64 B",
+            "8 -> 512 bits",
+        ] {
+            assert!(e.contains(want), "no {want:?} in: {e}");
+        }
+        // the consumer gets the same error instead of a word the card would never send
+        let e2 = f.pop(T).unwrap_err().to_string();
+        assert!(e2.contains("22 B of a 64 B"), "{e2}");
     }
 
     #[test]

@@ -6,6 +6,7 @@ use std::collections::BTreeMap;
 use anyhow::{bail, Context, Result};
 
 use crate::deployment::{App, Deployment, End, Role};
+use crate::iodma;
 use crate::kernel::{self, Kernel};
 use crate::plan::{self, CutOnCable, Plan};
 use crate::platform::Platform;
@@ -307,6 +308,23 @@ fn forward(d: &mut DeviceDesign, kernels: &[Kernel], ports: &[u32]) -> Result<()
     Ok(())
 }
 
+/// The DMA (`top`, stream port `dir`) for the FINN CU's port `finn_port`, at the width
+/// finn-plus's InsertIODMA would give it (`iodma`). Named by its v++ kernel, so the link
+/// config says `nk=dma_out:...` whichever width variant was built.
+fn io_dma(
+    kernels: &[Kernel],
+    fk: &Kernel,
+    finn_port: &str,
+    top: &str,
+    dir: &str,
+) -> Result<Kernel> {
+    let port = fk
+        .port(finn_port)
+        .with_context(|| format!("kernel {} ({}) has no port {finn_port}", fk.name, fk.origin))?;
+    let width = iodma::width(&fk.name, port)?;
+    Ok(iodma::kernel(kernels, top, dir, width)?.clone())
+}
+
 /// A FINN partition between DMAs and link kernels: input DMA on the device of the first
 /// layer, output DMA on the device of the last, each cut on its cable.
 fn finn(d: &mut DeviceDesign, inp: &Inputs, cuts: &[CutOnCable]) -> Result<()> {
@@ -321,11 +339,7 @@ fn finn(d: &mut DeviceDesign, inp: &Inputs, cuts: &[CutOnCable]) -> Result<()> {
     let mut bank = 0;
     let mut ins = 0;
     if first {
-        let dma = find(
-            inp.kernels,
-            "dma_in",
-            "the input DMA of the first pipeline device",
-        )?;
+        let dma = io_dma(inp.kernels, &fk, "s_axis_0", "dma_in", "out")?;
         let out = dma.only("axis", "out")?.name.clone();
         let mem = dma.only_m_axi()?.name.clone();
         d.cus.push(Cu {
@@ -363,16 +377,12 @@ fn finn(d: &mut DeviceDesign, inp: &Inputs, cuts: &[CutOnCable]) -> Result<()> {
     }
     d.cus.push(Cu {
         name: name.clone(),
-        kernel: fk,
+        kernel: fk.clone(),
         slr: None,
         qsfp: None,
     });
     if last {
-        let dma = find(
-            inp.kernels,
-            "dma_out",
-            "the output DMA of the last pipeline device",
-        )?;
+        let dma = io_dma(inp.kernels, &fk, &format!("m_axis_{outs}"), "dma_out", "in")?;
         let input = dma.only("axis", "in")?.name.clone();
         let mem = dma.only_m_axi()?.name.clone();
         d.cus.push(Cu {

@@ -91,6 +91,33 @@ impl Kernel {
     pub fn int_param(&self, key: &str) -> Option<i64> {
         self.params.get(key).and_then(Value::as_i64)
     }
+
+    /// The kernel's name in v++ and XRT: an HLS kernel is its top function (`v++ -c -k
+    /// TOP`), whichever target built it (e.g. `dma_out_w16` is kernel `dma_out`).
+    pub fn vpp_name(&self) -> &str {
+        match self.params.get("top").and_then(Value::as_str) {
+            Some(top) if self.kind == "hls" => top,
+            _ => &self.name,
+        }
+    }
+}
+
+impl Port {
+    /// FINN's unpadded stream width (a FINN partition's port), else TDATA.
+    pub fn stream_bits(&self) -> u64 {
+        self.extra
+            .get("stream_bits")
+            .and_then(Value::as_u64)
+            .unwrap_or(self.width)
+    }
+
+    /// One frame on this port in bytes as the stream carries it (words padded to whole
+    /// bytes), for a FINN port whose frame size is known.
+    pub fn frame_bytes(&self) -> Option<u64> {
+        let frame = self.extra.get("frame_bits").and_then(Value::as_u64)?;
+        let words = frame / self.stream_bits().max(1);
+        Some(words * padded(self.stream_bits()) / 8)
+    }
 }
 
 /// AXI4-Stream TDATA is a whole number of bytes; FINN pads its stream interfaces the same way
@@ -109,13 +136,23 @@ fn port(name: &str, kind: &str, dir: &str, width: u64) -> Port {
     }
 }
 
-/// A FINN stream port: TDATA padded to whole bytes, and `stream_bits`, FINN's unpadded
+/// A FINN stream port: TDATA padded to whole bytes, `stream_bits`, FINN's unpadded
 /// stream width (elements per cycle x element bits), which tells the simulated partition
-/// how many values each word packs.
-fn finn_stream(name: &str, dir: &str, bits: u64) -> Port {
+/// how many values each word packs, and `frame_bits`, one frame of its tensor (the plan's;
+/// absent from older plans), which with the width gives the words per frame.
+fn finn_stream(name: &str, dir: &str, bits: u64, frame_bits: Option<u64>) -> Result<Port> {
     let mut p = port(name, "axis", dir, padded(bits));
     p.extra.insert("stream_bits".into(), Value::from(bits));
-    p
+    if let Some(frame) = frame_bits.filter(|&f| f > 0) {
+        if bits == 0 || !frame.is_multiple_of(bits) {
+            anyhow::bail!(
+                "FINN port {name}: a frame of {frame} bits is not a whole number of {bits}-bit \
+                 stream words; the plan's stream width and frame size disagree (regenerate it)"
+            );
+        }
+        p.extra.insert("frame_bits".into(), Value::from(frame));
+    }
+    Ok(p)
 }
 
 /// The stream interface FINN gives a stitched partition: `s_axis_<i>` in, `m_axis_<j>` out
@@ -152,7 +189,12 @@ pub fn finn_partition(
                 plan.path, l.name
             )
         })?;
-        ports.push(finn_stream(&format!("s_axis_{ins}"), "in", w));
+        ports.push(finn_stream(
+            &format!("s_axis_{ins}"),
+            "in",
+            w,
+            l.in_bits_per_frame,
+        )?);
         ins += 1;
     }
     for c in cuts.iter().filter(|c| c.cut.to_device == device) {
@@ -160,7 +202,8 @@ pub fn finn_partition(
             &format!("s_axis_{ins}"),
             "in",
             c.cut.stream_bits,
-        ));
+            Some(c.cut.bits_per_frame),
+        )?);
         ins += 1;
     }
     let mut outs = 0;
@@ -169,7 +212,8 @@ pub fn finn_partition(
             &format!("m_axis_{outs}"),
             "out",
             c.cut.stream_bits,
-        ));
+            Some(c.cut.bits_per_frame),
+        )?);
         outs += 1;
     }
     if plan.last_device() == Some(device) {
@@ -181,7 +225,12 @@ pub fn finn_partition(
                 plan.path, l.name
             )
         })?;
-        ports.push(finn_stream(&format!("m_axis_{outs}"), "out", w));
+        ports.push(finn_stream(
+            &format!("m_axis_{outs}"),
+            "out",
+            w,
+            l.out_bits_per_frame,
+        )?);
     }
     let mut params = Map::new();
     params.insert("first_layer".into(), Value::String(first));

@@ -8,6 +8,7 @@ pub mod diag;
 pub mod fields;
 pub mod flow_control;
 pub mod instances;
+pub mod iodma;
 pub mod kernel;
 pub mod linkcfg;
 pub mod partitioner;

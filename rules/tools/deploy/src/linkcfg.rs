@@ -21,12 +21,12 @@ pub fn render_cfg(d: &DeviceDesign, dep: &Deployment, platform: &Platform) -> St
         d.device, d.node, d.card, dep.name, dep.src.path
     ));
     s.push_str("[connectivity]\n");
-    // nk: one line per kernel, its CUs in order
+    // nk: one line per kernel (its v++ name), its CUs in order
     let mut kernels: Vec<(&str, Vec<&str>)> = Vec::new();
     for cu in &d.cus {
-        match kernels.iter_mut().find(|(k, _)| *k == cu.kernel.name) {
+        match kernels.iter_mut().find(|(k, _)| *k == cu.kernel.vpp_name()) {
             Some((_, cus)) => cus.push(&cu.name),
-            None => kernels.push((&cu.kernel.name, vec![&cu.name])),
+            None => kernels.push((cu.kernel.vpp_name(), vec![&cu.name])),
         }
     }
     for (k, cus) in &kernels {
@@ -102,7 +102,9 @@ pub fn sim_description(
         .map(|cu| {
             json!({
                 "cu": cu.name,
-                "kernel": cu.kernel.name,
+                // as XRT names it (the .xo's kernel); `payload` is the build's kernel, e.g.
+                // kernel dma_out from target dma_out_w16
+                "kernel": cu.kernel.vpp_name(),
                 "kind": cu.kernel.kind,
                 "slr": cu.slr,
                 "control": cu.kernel.control,

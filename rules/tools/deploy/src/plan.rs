@@ -40,6 +40,9 @@ pub struct Cut {
     pub from_device: String,
     pub to_device: String,
     pub stream_bits: u64,
+    /// One frame of the cut's tensor in bits (0 in plans older than this field).
+    #[serde(default)]
+    pub bits_per_frame: u64,
     #[serde(default)]
     pub gbps: f64,
 }
@@ -53,6 +56,12 @@ pub struct LayerPlan {
     pub in_stream_bits: Option<u64>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub out_stream_bits: Option<u64>,
+    /// One frame in bits on the layer's input / output: with the stream width, the words per
+    /// frame that size the DMAs at the network's ends.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub in_bits_per_frame: Option<u64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub out_bits_per_frame: Option<u64>,
 }
 
 impl Plan {
@@ -101,7 +110,8 @@ pub const SLICE_FORMAT: &str = "auroraforge-plan-slice/1";
 /// device's name (the device list is checked), this device's layers and utilisation, the
 /// cuts it sends or receives (their cables are chosen among the cables of its own pairs, so
 /// the other cuts never change that choice), and the pipeline's first and last layer by name
-/// and device (which device gets the DMAs); stream widths only of this device's layers.
+/// and device (which device gets the DMAs); stream widths and frame sizes only of this
+/// device's layers.
 /// A change confined to other devices (their folding, resources, the FPS it limits) leaves
 /// the slice byte-identical, so this device's link config and bitstream stay cached.
 pub fn device_slice(plan: &Plan, device: &str) -> Result<serde_json::Value> {
@@ -146,6 +156,8 @@ pub fn device_slice(plan: &Plan, device: &str) -> Result<serde_json::Value> {
                     device: l.device.clone(),
                     in_stream_bits: None,
                     out_stream_bits: None,
+                    in_bits_per_frame: None,
+                    out_bits_per_frame: None,
                 }
             }
         })
@@ -163,6 +175,7 @@ pub fn device_slice(plan: &Plan, device: &str) -> Result<serde_json::Value> {
                 "from_device": c.from_device,
                 "to_device": c.to_device,
                 "stream_bits": c.stream_bits,
+                "bits_per_frame": c.bits_per_frame,
             })
         })
         .collect();

@@ -119,6 +119,7 @@ pub fn check(
             && a.width > 0
             && b.width > 0
         {
+            check_whole_words(d, &what, a, b)?;
             out.notes.push(format!(
                 "device {}: width converter {} -> {} bits on {what}",
                 d.device, a.width, b.width
@@ -238,6 +239,43 @@ pub fn check(
         check_budget(d, dep, plan)?;
     }
     Ok(out)
+}
+
+/// A width converter (v++'s AXI4-Stream data width converter) emits an output word only
+/// when it has all of its bytes, and FINN's streams have no TLAST to push out a partial one:
+/// if a frame is not a whole number of output words, the bytes after the last whole word of
+/// a run stay in the converter and its consumer (the next partition, the link, the output
+/// DMA) waits for them for ever on a card. The frame size is that of the FINN port at
+/// either end.
+fn check_whole_words(d: &DeviceDesign, what: &str, from: &Port, to: &Port) -> Result<()> {
+    let Some(frame) = from.frame_bytes().or_else(|| to.frame_bytes()) else {
+        return Ok(());
+    };
+    let word = to.width / 8;
+    if !frame.is_multiple_of(word) {
+        bail!(
+            "device {}: stream {what}: a frame is {frame} B, not a whole number of the width \
+             converter's {word} B output words ({} -> {} bits): after one image it holds {} B \
+             (after any image count that is not a multiple of {}), and as FINN's streams carry \
+             no TLAST the consumer waits for the rest for ever on a card; choose a folding \
+             whose stream packs a frame into whole {}-bit words",
+            d.device,
+            from.width,
+            to.width,
+            frame % word,
+            word / gcd(frame, word),
+            to.width
+        );
+    }
+    Ok(())
+}
+
+fn gcd(a: u64, b: u64) -> u64 {
+    if b == 0 {
+        a
+    } else {
+        gcd(b, a % b)
+    }
 }
 
 /// The partitioner plans within the budget it was given; this catches a plan made for other

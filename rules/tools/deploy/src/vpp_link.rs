@@ -19,7 +19,9 @@ pub struct VppLinkArgs<'a> {
     pub out: &'a Path,
 }
 
-/// The kernel names the device's description instantiates.
+/// The kernels (as built: their `.xo` file stems) the device's description instantiates:
+/// each CU's `payload`, which differs from its v++ `kernel` name for a width variant
+/// (`dma_out_w16.xo` holds kernel `dma_out`).
 fn used_kernels(sim_description: &Path) -> Result<BTreeSet<String>> {
     let text = std::fs::read_to_string(sim_description)
         .with_context(|| format!("reading {}", sim_description.display()))?;
@@ -30,7 +32,12 @@ fn used_kernels(sim_description: &Path) -> Result<BTreeSet<String>> {
         .with_context(|| format!("{}: no `kernels` list", sim_description.display()))?;
     Ok(kernels
         .iter()
-        .filter_map(|k| k["kernel"].as_str().map(str::to_owned))
+        .filter_map(|k| {
+            k["payload"]
+                .as_str()
+                .or_else(|| k["kernel"].as_str())
+                .map(str::to_owned)
+        })
         .collect())
 }
 

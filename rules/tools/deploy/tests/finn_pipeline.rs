@@ -153,6 +153,104 @@ fn last_card_receives_the_cut_and_writes_through_the_output_dma() {
     assert!(!notes.iter().any(|n| n.contains("tx_axis")), "{notes:?}");
 }
 
+/// finn-plus 1.6.1 InsertIODMA gives an output DMA gcd(padded width x words per frame, 512)
+/// bits: the plan's last layer, LabelSelect, sends 5 words of 16 bits per frame, so 16.
+#[test]
+fn the_output_dma_has_insert_iodmas_width_and_no_converter() {
+    let (cfg, sim, notes) = link("fpga1");
+    let plan: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(common::plan()).unwrap()).unwrap();
+    let last = &plan["layers"].as_array().unwrap().last().unwrap();
+    let (bits, frame) = (
+        last["out_stream_bits"].as_u64().unwrap(),
+        last["out_bits_per_frame"].as_u64().unwrap(),
+    );
+    assert_eq!((bits, frame), (16, 80));
+    // the v++ kernel is dma_out whichever width variant was built
+    assert!(
+        common::section(&cfg, "connectivity").contains(&"nk=dma_out:1:dma_out_0".to_string()),
+        "{cfg}"
+    );
+    let dma = sim["kernels"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|k| k["cu"] == "dma_out_0")
+        .unwrap();
+    assert_eq!(dma["kernel"], "dma_out");
+    assert_eq!(dma["payload"], "dma_out_w16");
+    let stream = sim["streams"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|s| s["to"] == "dma_out_0.in")
+        .unwrap();
+    assert_eq!(stream["converter"], serde_json::Value::Null, "{stream}");
+    assert!(!notes.iter().any(|n| n.contains("dma_out_0")), "{notes:?}");
+}
+
+#[test]
+fn without_a_dma_of_that_width_the_error_names_the_target_to_add() {
+    let kernels: Vec<_> = common::all_kernels()
+        .into_iter()
+        .filter(|k| !k.ends_with("dma_out_w16.json"))
+        .collect();
+    let err = link_with("fpga1", &kernels, &common::plan())
+        .expect_err("no 16-bit dma_out")
+        .to_string();
+    for want in [
+        "`dma_out`",
+        "16-bit",
+        "InsertIODMA",
+        "//hw/hls:dma_out_w16",
+        "dma_out (512 bits)",
+    ] {
+        assert!(err.contains(want), "no {want:?} in: {err}");
+    }
+}
+
+/// A cut whose frame is not a whole number of the link's 512-bit words would leave the
+/// last bytes of a run in the converter in front of the link kernel: refused, naming the
+/// stream and both widths.
+#[test]
+fn a_cut_that_would_leave_a_partial_link_word_is_refused() {
+    let mut plan: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(common::plan()).unwrap()).unwrap();
+    // 257 words of 32 bits: 1028 B per frame, 4 B past 16 link words
+    plan["cuts"][0]["bits_per_frame"] = serde_json::json!(257 * 32);
+    let dir = tempfile::tempdir().unwrap();
+    let path = common::write(dir.path(), "plan.json", &plan.to_string());
+    let err = link_with("fpga0", &common::all_kernels(), &path)
+        .expect_err("a partial link word")
+        .to_string();
+    for want in [
+        "finn_fpga0.m_axis_0 -> aurora_flow_1.tx_axis",
+        "32 -> 512 bits",
+        "1028 B",
+        "holds 4 B",
+    ] {
+        assert!(err.contains(want), "no {want:?} in: {err}");
+    }
+}
+
+fn link_with(
+    device: &str,
+    kernels: &[std::path::PathBuf],
+    plan: &Path,
+) -> anyhow::Result<(String, serde_json::Value, deploy_tool::validate::Checked)> {
+    link_config_text(&LinkConfigArgs {
+        deployment: &common::deployment("mobilenet_2fpga"),
+        platform: &common::platform(),
+        device,
+        kernels,
+        plan: Some(plan),
+        flow_control: Some(&common::kernel_toml()),
+        finn_model: None,
+        cfg_out: Path::new("x.cfg"),
+        sim_out: Path::new("x.json"),
+    })
+}
+
 #[test]
 fn first_card_drains_the_unused_receive_direction_into_a_counting_sink() {
     let (cfg, sim, notes) = link("fpga0");

@@ -114,3 +114,41 @@ fn a_failing_vpp_leaves_no_xclbin_and_a_missing_xo_is_named() {
     .unwrap_err();
     assert!(err.to_string().contains("aurora_flow_0.xo"), "{err}");
 }
+
+/// A width variant is kernel `dma_out` in v++ but its own `.xo`: the CU's `payload` (the
+/// built target) chooses the file, not the 512-bit `dma_out.xo` beside it.
+#[test]
+fn a_dma_width_variant_reaches_vpp_as_its_own_xo() {
+    let t = tempfile::tempdir().unwrap();
+    let vpp = fake_vpp(t.path(), 0);
+    let sim = t.path().join("fpga1.sim.json");
+    std::fs::write(
+        &sim,
+        r#"{"kernels": [{"cu": "dma_out_0", "kernel": "dma_out", "payload": "dma_out_w16"}]}"#,
+    )
+    .unwrap();
+    let cfg = t.path().join("fpga1.cfg");
+    std::fs::write(&cfg, "[connectivity]\n").unwrap();
+    let xos: Vec<PathBuf> = ["dma_out.xo", "dma_out_w16.xo", "dma_out_w8.xo"]
+        .iter()
+        .map(|n| {
+            let p = t.path().join(n);
+            std::fs::write(&p, "xo").unwrap();
+            p
+        })
+        .collect();
+    let out = t.path().join("fpga1.xclbin");
+    vpp_link(&VppLinkArgs {
+        vpp: &vpp,
+        platform: "xilinx_u280_gen3x16_xdma_1_202211_1",
+        config: &cfg,
+        sim_description: &sim,
+        xos: &xos,
+        out: &out,
+    })
+    .unwrap();
+    let args = std::fs::read_to_string(t.path().join("args.txt")).unwrap();
+    let xo_args: Vec<&str> = args.lines().filter(|a| a.ends_with(".xo")).collect();
+    assert_eq!(xo_args.len(), 1, "{args}");
+    assert!(xo_args[0].ends_with("/dma_out_w16.xo"), "{args}");
+}

@@ -41,6 +41,7 @@ pub fn all_kernels() -> Vec<PathBuf> {
         "forward",
         "dma_in",
         "dma_out",
+        "dma_out_w16",
         "tie_off_sink",
         "tie_off_source",
     ])
