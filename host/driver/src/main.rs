@@ -135,6 +135,7 @@ fn main() {
         std::process::exit(1);
     };
     let world = universe.world();
+    transport::abort_on_panic();
     if let Err(e) = run(&world) {
         transport::fatal(&format!("{e:#}"));
     }
