@@ -137,6 +137,9 @@ fn main() {
     let world = universe.world();
     transport::abort_on_panic();
     if let Err(e) = run(&world) {
+        if let Some(transport::Agreed(why)) = e.downcast_ref() {
+            transport::fail_alone(why);
+        }
         transport::fatal(&format!("{e:#}"));
     }
     launch::stderr_line(&format!("{}{}", launch::DONE, world.rank()));
@@ -270,7 +273,7 @@ fn run(world: &SimpleCommunicator) -> Result<()> {
             rank.finish(world);
             if let infer::Outcome::Failed(why) = outcome {
                 if world.rank() == 0 {
-                    bail!("{why}");
+                    return Err(transport::Agreed(why).into());
                 }
             }
             return Ok(());

@@ -134,6 +134,26 @@ pub fn fatal(msg: &str) -> ! {
     world.abort(2)
 }
 
+/// A failure every rank has agreed on and reached the end of the run with (a refused
+/// input): the reporting rank ends alone, so the others' `done` lines are not cut off.
+#[derive(Debug)]
+pub struct Agreed(pub String);
+
+impl std::fmt::Display for Agreed {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+impl std::error::Error for Agreed {}
+
+/// Prints the error and ends this rank only (status 2).
+pub fn fail_alone(msg: &str) -> ! {
+    let world = SimpleCommunicator::world();
+    crate::launch::stderr_line(&format!("aurora-host: rank {}: error: {msg}", world.rank()));
+    std::process::exit(2)
+}
+
 /// A panic on any thread of a rank ends the run like an error, with the panic's message.
 pub fn abort_on_panic() {
     std::panic::set_hook(Box::new(|info| {
