@@ -120,9 +120,9 @@ fn sizes(args: &BenchArgs) -> Vec<u64> {
 pub fn run(world: &SimpleCommunicator, rank: &Rank, args: &BenchArgs) -> Result<Vec<String>> {
     let d = rank.device.description()?.clone();
     let cus: Vec<Arc<AuroraCu>> = rank
-        .device
-        .aurora_ports()
-        .into_values()
+        .aurora
+        .values()
+        .cloned()
         .filter(|c| c.rx_link().is_some() && c.tx_sender().is_some())
         .collect();
     if cus.is_empty() {
