@@ -131,8 +131,18 @@ impl LinkSender for MpiSender {
 pub fn fatal(msg: &str) -> ! {
     let world = SimpleCommunicator::world();
     crate::launch::stderr_line(&format!("aurora-host: rank {}: error: {msg}", world.rank()));
+    // The first failing thread aborts; others (a link noticing the same dead peer) only
+    // add their message and wait for the abort to end the process: concurrent MPI_Abort
+    // calls, or MPI calls failing under an abort in progress, would crash instead.
+    if ABORTING.swap(true, Ordering::SeqCst) {
+        loop {
+            std::thread::park();
+        }
+    }
     world.abort(2)
 }
+
+static ABORTING: AtomicBool = AtomicBool::new(false);
 
 /// A failure every rank has agreed on and reached the end of the run with (a refused
 /// input): the reporting rank ends alone, so the others' `done` lines are not cut off.
@@ -157,6 +167,12 @@ pub fn fail_alone(msg: &str) -> ! {
 /// A panic on any thread of a rank ends the run like an error, with the panic's message.
 pub fn abort_on_panic() {
     std::panic::set_hook(Box::new(|info| {
+        if ABORTING.load(Ordering::SeqCst) {
+            // a call failing because the run is being ended: the abort's message stands
+            loop {
+                std::thread::park();
+            }
+        }
         let what = info
             .payload()
             .downcast_ref::<&str>()
