@@ -122,8 +122,8 @@ pub fn run(world: &SimpleCommunicator, rank: &Rank, args: &BenchArgs) -> Result<
     let cus: Vec<Arc<AuroraCu>> = rank
         .aurora
         .values()
-        .cloned()
         .filter(|c| c.rx_link().is_some() && c.tx_sender().is_some())
+        .cloned()
         .collect();
     if cus.is_empty() {
         bail!(

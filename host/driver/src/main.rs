@@ -269,7 +269,7 @@ fn command(
             }
             let rows = bench::run(
                 world,
-                &rank,
+                rank,
                 &bench::BenchArgs {
                     mode: *mode,
                     min_bytes: *min_bytes,
