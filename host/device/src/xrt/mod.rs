@@ -160,20 +160,26 @@ impl<A: XrtApi> Device for XrtDevice<A> {
     }
 
     fn compute_units(&self) -> Result<Vec<CuInfo>> {
+        // In the description's order (the order the simulation lists them), as XRT reads them.
         let d = self.description()?;
-        Ok(self
-            .metadata
-            .cus
+        d.kernels
             .iter()
-            .map(|(name, c)| CuInfo {
-                name: name.clone(),
-                kernel: c.kernel.clone(),
-                kind: d
-                    .kernel(name)
-                    .map_or_else(|| "xrt".to_string(), |k| k.kind.clone()),
-                base_address: c.base_address,
+            .map(|k| {
+                let c = self.metadata.cus.get(&k.cu).with_context(|| {
+                    format!(
+                        "{}: CU {} of the description is not in the xclbin's IP_LAYOUT (XRT)",
+                        self.api.label(),
+                        k.cu
+                    )
+                })?;
+                Ok(CuInfo {
+                    name: k.cu.clone(),
+                    kernel: c.kernel.clone(),
+                    kind: k.kind.clone(),
+                    base_address: c.base_address,
+                })
             })
-            .collect())
+            .collect()
     }
 
     fn alloc(&mut self, bank: &str, size: usize) -> Result<BufferId> {
