@@ -221,7 +221,7 @@ fn command(
     let d = rank.device.description()?.clone();
     match &cli.command {
         Command::Status => {
-            let links: Vec<(String, String)> = rank
+            let mut links: Vec<(String, String)> = rank
                 .aurora
                 .values()
                 .filter_map(|c| {
@@ -233,6 +233,22 @@ fn command(
                     })
                 })
                 .collect();
+            if rank.aurora.is_empty() {
+                // a card: the cables as the description lists them
+                links = d
+                    .links
+                    .iter()
+                    .map(|l| {
+                        (
+                            l.cu.clone(),
+                            format!(
+                                "{}:{} <-> {}:{}",
+                                d.device, l.port, l.peer_device, l.peer_port
+                            ),
+                        )
+                    })
+                    .collect();
+            }
             let text = status::report(
                 &*rank.device,
                 &d.device,
