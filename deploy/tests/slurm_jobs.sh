@@ -5,7 +5,9 @@
 # must have run, every AuroraFlow link must be up (CORE_STATUS 0x11ff) and no counter may
 # show loss. A FINN deployment (app "finn" in its topology) runs the job's default command,
 # `infer --images 8`: every image must agree with the unpartitioned reference, bit for bit,
-# and no link may have lost a word.
+# and no link may have lost a word. Then one rank fails for real: a copy of a two-device
+# job script whose fpga1 xclbin is cut short must end every rank within 2 s of rank 1's
+# error, with that error in the job's output and the job FAILED.
 #
 #   slurm_jobs.sh --deployment NAME TOPOLOGY REPORT JOB RUN [...]
 # env: TOOL_SLURMCTLD (the slurm toolchain's controller; the client commands sit beside it in the
@@ -24,6 +26,7 @@ while [ $# -gt 0 ]; do
     [ "$1" = --deployment ] || { echo "usage: $0 --deployment NAME TOPOLOGY REPORT JOB RUN ..." >&2; exit 2; }
     name=$2 topology=$3 job=$5
     shift 6
+    [ -n "${pair_job:-}" ] || ! grep -q -- '--xclbin .\?fpga1=' "$job" || pair_job=$job
     ranks=$(python3 -c 'import json,sys; print(len(json.load(open(sys.argv[1]))["devices"]))' "$topology")
     links=$(python3 -c 'import json,sys; print(len(json.load(open(sys.argv[1]))["links"]))' "$topology")
     app=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["app"])' "$topology")
@@ -81,4 +84,59 @@ while [ $# -gt 0 ]; do
     [ $bad -eq 0 ] && echo "ok   $name: job $id, $seen of $ranks rank(s), $up link ends up, no loss"
     fail=$((fail | bad))
 done
+
+# One rank fails: rank 1 loads a truncated xclbin while rank 0 waits for it.
+failing_rank() {
+    local job=$1 bad="$out/fpga1.truncated.xclbin" copy="$out/failing_job.sh" log="$out/failing.job.out"
+    local orig
+    orig=$(grep -o -- "--xclbin '\?fpga1=[^ )']*" "$job" | head -1 | sed "s/^--xclbin '\?fpga1=//")
+    [ -f "$orig" ] || { echo "FAIL failing rank: no fpga1 xclbin in $job"; return 1; }
+    head -c $(($(stat -c %s "$orig") / 3)) "$orig" >"$bad"
+    sed "s#--xclbin '\?fpga1=[^ )']*'\?#--xclbin 'fpga1=$bad'#" "$job" >"$copy"
+    grep -q "fpga1=$bad" "$copy" || { echo "FAIL failing rank: could not point $copy at $bad"; return 1; }
+    local id t_err="" t_end="" state=""
+    id=$(timeout 30 sbatch --parsable -o "$log" -t 2 "$copy" --timeout-s 30 status) || { echo "FAIL failing rank: sbatch refused $copy"; return 1; }
+    id=${id%%;*}
+    # the error line and the launcher's verdict (printed once mpirun has reaped every rank),
+    # each timed as it appears in the job's output
+    for _ in $(seq 1200); do
+        if [ -z "$t_err" ] && grep -q '^aurora-host: rank 1: error: ' "$log" 2>/dev/null; then t_err=$(date +%s.%N); fi
+        if [ -z "$t_end" ] && grep -q '^aurora-host: FAILED' "$log" 2>/dev/null; then t_end=$(date +%s.%N); fi
+        [ -n "$t_end" ] && break
+        sleep 0.05
+    done
+    for _ in $(seq 100); do
+        state=$(sacct -n -X -j "$id" -o State 2>/dev/null | xargs || true)
+        [ -n "$state" ] || state=$(scontrol show job "$id" 2>/dev/null | sed -n 's/.*JobState=\([A-Z_]*\).*/\1/p')
+        case "$state" in COMPLETED | FAILED | CANCELLED* | TIMEOUT | NODE_FAIL | OUT_OF_MEMORY) break ;; esac
+        sleep 0.2
+    done
+    echo "---- job $id (failing rank): $state"
+    cat "$log" 2>/dev/null || true
+    local bad_=0
+    if [ -z "$t_err" ] || [ -z "$t_end" ]; then
+        echo "FAIL failing rank: job $id: no error line of rank 1 or no end of the run within 60 s"; return 1
+    fi
+    local took
+    took=$(python3 -c "import sys; print(f'{float(sys.argv[2]) - float(sys.argv[1]):.2f}')" "$t_err" "$t_end")
+    if ! python3 -c "import sys; sys.exit(0 if float(sys.argv[1]) < 2.0 else 1)" "$took"; then
+        echo "FAIL failing rank: job $id: the run ended ${took}s after rank 1's error (want < 2 s)"; bad_=1
+    fi
+    if ! grep -qF "aurora-host: rank 1: error: rank 1: loading $bad" "$log"; then
+        echo "FAIL failing rank: job $id: rank 1's message does not name $bad"; bad_=1
+    fi
+    if ! grep -q 'FAILED: 2 rank(s) did not finish: 0, 1' "$log"; then
+        echo "FAIL failing rank: job $id: the launcher does not report both ranks ended"; bad_=1
+    fi
+    if [ "$state" != FAILED ]; then
+        echo "FAIL failing rank: job $id ended $state, want FAILED"; bad_=1
+    fi
+    [ $bad_ -eq 0 ] && echo "ok   failing rank: job $id, every rank ended ${took}s after rank 1's error, job FAILED"
+    return $bad_
+}
+if [ -n "${pair_job:-}" ]; then
+    failing_rank "$pair_job" || fail=1
+else
+    echo "FAIL failing rank: no two-device deployment given"; fail=1
+fi
 exit $fail

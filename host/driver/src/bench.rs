@@ -120,10 +120,10 @@ fn sizes(args: &BenchArgs) -> Vec<u64> {
 pub fn run(world: &SimpleCommunicator, rank: &Rank, args: &BenchArgs) -> Result<Vec<String>> {
     let d = rank.device.description()?.clone();
     let cus: Vec<Arc<AuroraCu>> = rank
-        .device
-        .aurora_ports()
-        .into_values()
+        .aurora
+        .values()
         .filter(|c| c.rx_link().is_some() && c.tx_sender().is_some())
+        .cloned()
         .collect();
     if cus.is_empty() {
         bail!(

@@ -1,22 +1,20 @@
-//! `infer --images N`: images through the deployment's FINN pipeline on the simulated
-//! devices, as on the cards: rank 0 writes them to HBM and starts the input DMA, the frames
+//! `infer --images N`: images through the deployment's FINN pipeline, on the cards or the
+//! simulated devices by the same calls (`fpga_device::Device`): rank 0 writes them to HBM and starts the input DMA, the frames
 //! flow through each device's FINN CU and the AuroraFlow links (width converters as the link
 //! configuration inserts them), the rank with the output DMA reads the results from HBM and
 //! sends them to rank 0, which compares them with the unpartitioned model (`whole/` of the
 //! plan's executor export) and writes `outputs.npy` and `run.json`.
 
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::Ordering;
 use std::sync::Arc;
-use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
 use anyhow::{bail, Context, Result};
 use aurora::AuroraFlow;
 use finn_exec::frames::{self, Rng};
 use finn_exec::{npy, Partition, Pipeline, Port};
-use fpga_device::sim::aurora_cu::AuroraCu;
-use fpga_device::{Device, KernelArg, RunId};
+use fpga_device::{CuRegisters, Device, KernelArg, RunId};
 use mpi::collective::CommunicatorCollectives;
 use mpi::point_to_point::{Destination, Source};
 use mpi::topology::{Communicator, SimpleCommunicator};
@@ -202,61 +200,34 @@ fn prepare(args: &InferArgs) -> Result<Inputs> {
     })
 }
 
-/// Reads every link counter of the rank's cabled AuroraFlow CUs every `period`, in the
-/// background, until stopped.
-struct Sampler {
-    stop: Arc<AtomicBool>,
-    thread: JoinHandle<Vec<(f64, Vec<aurora::Counters>)>>,
-}
-
-fn counters_of(cus: &[Arc<AuroraCu>]) -> Vec<aurora::Counters> {
+/// The link counters of `cus`, through the CUs' registers.
+fn counters_of(device: &dyn Device, cus: &[String]) -> Vec<aurora::Counters> {
     cus.iter()
         .map(|c| {
-            AuroraFlow::new(c.name.clone(), &**c)
-                .counters()
-                .unwrap_or_default()
+            AuroraFlow::new(
+                c.clone(),
+                CuRegisters {
+                    device,
+                    cu: c.clone(),
+                },
+            )
+            .counters()
+            .unwrap_or_default()
         })
         .collect()
 }
 
-impl Sampler {
-    fn start(cus: Vec<Arc<AuroraCu>>, t0: Instant, period: Duration) -> Sampler {
-        let stop = Arc::new(AtomicBool::new(false));
-        let flag = stop.clone();
-        let thread = std::thread::spawn(move || {
-            let mut samples = Vec::new();
-            let mut next = t0;
-            while !flag.load(Ordering::Relaxed) {
-                samples.push((t0.elapsed().as_secs_f64(), counters_of(&cus)));
-                next += period;
-                let now = Instant::now();
-                if next > now {
-                    std::thread::sleep(next - now);
-                }
-            }
-            samples
-        });
-        Sampler { stop, thread }
-    }
-
-    fn finish(self) -> Vec<(f64, Vec<aurora::Counters>)> {
-        self.stop.store(true, Ordering::Relaxed);
-        self.thread.join().unwrap_or_default()
-    }
-}
-
 /// A cabled CU and the directed links it serves: (name, true = receives on it).
-type LinkRoles = (Arc<AuroraCu>, Vec<(String, bool)>);
+type LinkRoles = (String, Vec<(String, bool)>);
 
 /// This rank's AuroraFlow CUs with a link, and the directed link names they receive or
 /// send on (`fpga0:1->fpga1:0`), unused directions of a FINN cable left out.
-fn link_roles(d: &DeviceDescription, rank: &Rank) -> Vec<LinkRoles> {
-    let ports = rank.device.aurora_ports();
+fn link_roles(d: &DeviceDescription) -> Vec<LinkRoles> {
     let mut out = Vec::new();
     for l in &d.links {
-        let Some(cu) = ports.get(&l.port) else {
+        if d.kernel(&l.cu).is_none() {
             continue;
-        };
+        }
         let flag = |k: &str| l.extra.get(k).and_then(|v| v.as_bool()).unwrap_or(false);
         let mut roles = Vec::new();
         if !flag("idle_rx") {
@@ -271,9 +242,95 @@ fn link_roles(d: &DeviceDescription, rank: &Rank) -> Vec<LinkRoles> {
                 false,
             ));
         }
-        out.push((cu.clone(), roles));
+        out.push((l.cu.clone(), roles));
     }
     out
+}
+
+/// `cu`'s arguments in its kernel's argument order (the signature its rule records, as
+/// the xclbin's metadata numbers it): `given` by name, its streams as streams.
+fn kernel_args(
+    d: &DeviceDescription,
+    cu: &str,
+    given: &[(&str, KernelArg)],
+) -> Result<Vec<(String, KernelArg)>> {
+    let k = d
+        .kernel(cu)
+        .with_context(|| format!("device {}: no CU {cu}", d.device))?;
+    let mut out = Vec::new();
+    for a in k.args() {
+        match (a.kind.as_str(), given.iter().find(|(n, _)| *n == a.name)) {
+            ("stream", _) => out.push((a.name.clone(), KernelArg::Stream)),
+            (_, Some((_, v))) => out.push((a.name.clone(), *v)),
+            (kind, None) => bail!(
+                "device {}: CU {cu} ({}) has {kind} argument '{}' that infer does not set",
+                d.device,
+                k.kernel,
+                a.name
+            ),
+        }
+    }
+    for (n, _) in given {
+        if !out.iter().any(|(m, _)| m == n) {
+            bail!(
+                "device {}: CU {cu} ({}) has no argument '{n}' (its signature: {})",
+                d.device,
+                k.kernel,
+                out.iter()
+                    .map(|(m, _)| m.as_str())
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            );
+        }
+    }
+    Ok(out)
+}
+
+/// The layout of the words the FINN CU `feeder` sends into the output DMA: what the
+/// simulation opened it with, or (on a card) its partition in the executor export.
+fn output_layout(
+    d: &DeviceDescription,
+    feeder: &str,
+    factory: Option<&Arc<FinnExecFactory>>,
+    reference: Option<&Path>,
+) -> Result<WordLayout> {
+    if let Some(o) = factory.and_then(|f| f.opened(feeder)) {
+        return Ok(o.output);
+    }
+    let k = d
+        .kernel(feeder)
+        .filter(|k| k.kind == "finn")
+        .with_context(|| {
+            format!(
+                "device {}: the output DMA is fed by {feeder}, not by a FINN CU",
+                d.device
+            )
+        })?;
+    let reference = reference.context(
+        "infer needs the partition plan's executor export (--reference) for the output's word layout",
+    )?;
+    let pipeline = Pipeline::load(reference)
+        .with_context(|| format!("--reference {}", reference.display()))?;
+    let stage = pipeline
+        .stages
+        .iter()
+        .find(|s| s.device == d.device)
+        .with_context(|| {
+            format!(
+                "--reference {}: no partition for device {}",
+                reference.display(),
+                d.device
+            )
+        })?;
+    let (_, out) = stream_ports(k)?;
+    let port = match stage.partition.outputs() {
+        [p] => p.clone(),
+        ps => bail!(
+            "{feeder}: the partition has {} outputs; one is supported",
+            ps.len()
+        ),
+    };
+    WordLayout::new(feeder, out, port.dtype, stage.partition.frame_out_len())
 }
 
 /// What each rank tells the others before the run: [has dma_in, has dma_out, FINN CUs,
@@ -287,7 +344,7 @@ fn exchange(world: &SimpleCommunicator, mine: [i64; 4]) -> Vec<[i64; 4]> {
 pub fn run(
     world: &SimpleCommunicator,
     rank: &mut Rank,
-    factory: &Arc<FinnExecFactory>,
+    factory: Option<&Arc<FinnExecFactory>>,
     args: &InferArgs,
     timeout: Duration,
 ) -> Result<Outcome> {
@@ -347,16 +404,23 @@ pub fn run(
         )
     })? as i32;
     let inputs = prepared.map(|p| p.expect("checked above"));
+    let device: &mut dyn Device = &mut *rank.device;
 
     // The links must be up before any data goes out, as on the cards.
-    let links = link_roles(&d, rank);
-    for (cu, _) in &links {
-        let af = AuroraFlow::new(cu.name.clone(), &**cu);
+    let links = link_roles(&d);
+    let link_cus: Vec<String> = links.iter().map(|(c, _)| c.clone()).collect();
+    for cu in &link_cus {
+        let af = AuroraFlow::new(
+            cu.clone(),
+            CuRegisters {
+                device: &*device,
+                cu: cu.clone(),
+            },
+        );
         if !af.core_status_ok(Duration::from_secs(3))? {
             bail!(
-                "device {}: link of {} is not up (CORE_STATUS {:#x}); check the cabling and `status`",
+                "device {}: link of {cu} is not up (CORE_STATUS {:#x}); check the cabling and `status`",
                 d.device,
-                cu.name,
                 af.core_status()?.raw
             );
         }
@@ -364,65 +428,57 @@ pub fn run(
     }
     world.barrier();
     let t0 = Instant::now();
-    let sampler = Sampler::start(
-        links.iter().map(|(c, _)| c.clone()).collect(),
-        t0,
-        Duration::from_millis(args.sample_ms.max(1)),
-    );
-    let progress = if me == 0 && args.progress {
-        finn_cus.first().map(|cu| {
-            progress::Reporter::start("images through the pipeline", n as u64, {
-                let f = factory.clone();
+    let period = Duration::from_millis(args.sample_ms.max(1));
+    let mut samples: Vec<(f64, Vec<aurora::Counters>)> = Vec::new();
+    let progress = match (me == 0 && args.progress, factory, finn_cus.first()) {
+        (true, Some(f), Some(cu)) => Some(progress::Reporter::start(
+            "images through the pipeline",
+            n as u64,
+            {
+                let f = f.clone();
                 let cu = cu.clone();
                 move || {
                     f.opened(&cu)
                         .map_or(0, |o| o.frames.load(Ordering::Relaxed))
                 }
-            })
-        })
-    } else {
-        None
+            },
+        )),
+        _ => None,
     };
 
-    // Start the consumers first, the input DMA last. Free-running HLS CUs without inputs
-    // (the tie-off sources of a cable's unused direction) run too: their empty stream
-    // closes that direction. Tie-off sinks are not started (nothing arrives there).
-    let mut runs: Vec<RunId> = rank.device.start_link_pumps()?;
-    for k in d.kernels.iter().filter(|k| {
-        k.kind == "hls"
-            && k.control() == "ap_ctrl_none"
+    // Receivers before senders: the free-running CUs take part first (the links, the FINN
+    // partitions, and the tie-off sources of a cable's unused direction, whose empty
+    // stream closes that direction; tie-off sinks get nothing), then the output DMA, the
+    // input DMA last.
+    for k in d.kernels.iter().filter(|k| k.control() == "ap_ctrl_none") {
+        let aurora = link_cus.contains(&k.cu);
+        let source = k.kind == "hls"
             && !k
                 .ports
                 .iter()
-                .any(|p| p.kind == "m_axi" || (p.kind == "axis" && p.dir.as_deref() == Some("in")))
-    }) {
-        runs.push(rank.device.start_named(&k.cu, &[])?);
+                .any(|p| p.kind == "m_axi" || (p.kind == "axis" && p.dir.as_deref() == Some("in")));
+        if aurora || source || k.kind == "finn" {
+            device.begin_free_running(&k.cu)?;
+        }
     }
-    for cu in &finn_cus {
-        runs.push(rank.device.start_named(cu, &[])?);
-    }
+    let mut runs: Vec<RunId> = Vec::new();
     let mut out_buffer = None;
     if let Some(cu) = &dma_out {
         let feeder = peer_cu(&d, &format!("{cu}.in"))
             .with_context(|| format!("device {}: nothing streams into {cu}.in", d.device))?;
-        let layout = factory.opened(&feeder).with_context(|| {
-            format!(
-                "device {}: {cu}.in is fed by {feeder}, not by a FINN CU",
-                d.device
-            )
-        })?;
-        let bytes = n * layout.output.frame_bytes();
-        let buf = rank
-            .device
-            .alloc(&bank(&d, cu)?, bytes.div_ceil(MEM_WORD) * MEM_WORD)?;
-        runs.push(rank.device.start_named(
+        let layout = output_layout(&d, &feeder, factory, args.reference.as_deref())?;
+        let bytes = n * layout.frame_bytes();
+        let buf = device.alloc(&bank(&d, cu)?, bytes.div_ceil(MEM_WORD) * MEM_WORD)?;
+        let a = kernel_args(
+            &d,
             cu,
             &[
-                ("mem".into(), KernelArg::Buffer(buf)),
-                ("size".into(), KernelArg::Scalar(bytes as u64)),
+                ("mem", KernelArg::Buffer(buf)),
+                ("size", KernelArg::Scalar(bytes as u64)),
             ],
-        )?);
-        out_buffer = Some((buf, bytes, layout.output));
+        )?;
+        runs.push(device.start(cu, &a)?);
+        out_buffer = Some((buf, bytes, layout));
     }
     if let (Some(cu), Some(inp)) = (&dma_in, &inputs) {
         let target = peer_cu(&d, &format!("{cu}.out"))
@@ -440,27 +496,50 @@ pub fn run(
         let input = &inp.whole.inputs()[0];
         let layout = WordLayout::new(&target, port, input.dtype, inp.whole.frame_in_len())?;
         let packed: Vec<u8> = inp.images.iter().flat_map(|i| layout.pack(i)).collect();
-        let buf = rank
-            .device
-            .alloc(&bank(&d, cu)?, packed.len().div_ceil(MEM_WORD) * MEM_WORD)?;
-        rank.device.write_buffer(buf, 0, &packed)?;
-        runs.push(rank.device.start_named(
+        let buf = device.alloc(&bank(&d, cu)?, packed.len().div_ceil(MEM_WORD) * MEM_WORD)?;
+        device.write_buffer(buf, 0, &packed)?;
+        let a = kernel_args(
+            &d,
             cu,
             &[
-                ("mem".into(), KernelArg::Buffer(buf)),
-                ("size".into(), KernelArg::Scalar(packed.len() as u64)),
+                ("mem", KernelArg::Buffer(buf)),
+                ("size", KernelArg::Scalar(packed.len() as u64)),
             ],
-        )?);
+        )?;
+        runs.push(device.start(cu, &a)?);
     }
-    // Every stage has its own stall timeout; this only bounds the whole run.
+    // Completion: the link counters sampled while the DMAs run. Every stage has its own
+    // stall timeout; this only bounds the whole run.
     let budget = timeout * (n as u32 + 10);
-    for r in runs {
-        rank.device.wait(r, budget)?;
+    let mut next_sample = t0;
+    loop {
+        if Instant::now() >= next_sample {
+            samples.push((t0.elapsed().as_secs_f64(), counters_of(&*device, &link_cus)));
+            next_sample += period;
+        }
+        device.check_free_running()?;
+        let mut done = true;
+        for r in &runs {
+            done &= device.is_done(*r)?;
+        }
+        if done || t0.elapsed() > budget {
+            break;
+        }
+        std::thread::sleep(Duration::from_millis(1).min(period));
     }
+    for r in runs {
+        device.wait(
+            r,
+            budget
+                .saturating_sub(t0.elapsed())
+                .max(Duration::from_millis(10)),
+        )?;
+    }
+    device.end_free_running(timeout)?;
     let mut outputs: Option<Vec<i64>> = None;
     if let Some((buf, bytes, layout)) = &out_buffer {
         let mut raw = vec![0u8; *bytes];
-        rank.device.read_buffer(*buf, 0, &mut raw)?;
+        device.read_buffer(*buf, 0, &mut raw)?;
         let values: Vec<i64> = raw
             .chunks(layout.frame_bytes())
             .flat_map(|f| layout.unpack(f))
@@ -483,8 +562,7 @@ pub fn run(
     if let Some(p) = progress {
         p.finish();
     }
-    let samples = sampler.finish();
-    let finals = counters_of(&links.iter().map(|(c, _)| c.clone()).collect::<Vec<_>>());
+    let finals = counters_of(&*device, &link_cus);
     let report = RankReport {
         device: d.device.clone(),
         clock_mhz: d.clock_mhz,

@@ -19,8 +19,7 @@ use std::time::Duration;
 
 use anyhow::{bail, Context, Result};
 use clap::{Parser, Subcommand};
-use fpga_device::xrt::{Selector, XrtDevice};
-use fpga_device::Device;
+use fpga_device::xrt::Selector;
 use mpi::topology::{Communicator, SimpleCommunicator};
 
 #[derive(Parser)]
@@ -36,9 +35,14 @@ struct Cli {
     /// The deployment's topology.json (deploy tool): rank r must run its device r
     #[arg(long)]
     topology: Option<PathBuf>,
-    /// sim: simulated devices; xrt: cards through XRT
+    /// sim: simulated devices; xrt: cards through XRT; xrt-sim: the XRT backend over
+    /// simulated cards behind XRT's calls (its logic, without a card)
     #[arg(long, default_value = "sim")]
     backend: String,
+    /// Write every buffer and kernel call each rank makes on its device to
+    /// DIR/rank<r>.calls (one line per call)
+    #[arg(long, value_name = "DIR")]
+    record_calls: Option<PathBuf>,
     /// xrt: the card of each rank by user BDF (default: index = rank % 3)
     #[arg(long = "bdf")]
     bdfs: Vec<String>,
@@ -135,14 +139,18 @@ fn main() {
         std::process::exit(1);
     };
     let world = universe.world();
+    transport::abort_on_panic();
     if let Err(e) = run(&world) {
+        if let Some(transport::Agreed(why)) = e.downcast_ref() {
+            transport::fail_alone(why);
+        }
         transport::fatal(&format!("{e:#}"));
     }
     launch::stderr_line(&format!("{}{}", launch::DONE, world.rank()));
 }
 
 fn write_atomic(path: &PathBuf, text: &str) -> Result<()> {
-    let tmp = path.with_extension("csv.tmp");
+    let tmp = path.with_extension("tmp");
     std::fs::write(&tmp, text).with_context(|| format!("writing {}", tmp.display()))?;
     std::fs::rename(&tmp, path).with_context(|| format!("renaming into {}", path.display()))?;
     Ok(())
@@ -151,32 +159,70 @@ fn write_atomic(path: &PathBuf, text: &str) -> Result<()> {
 fn run(world: &SimpleCommunicator) -> Result<()> {
     let cli = Cli::parse();
     let timeout = Duration::from_secs_f64(cli.timeout_s);
-    if cli.backend == "xrt" {
-        return run_xrt(world, &cli, timeout);
-    }
-    if cli.backend != "sim" {
-        bail!("--backend {}: expected sim or xrt", cli.backend);
-    }
+    let r = world.rank() as usize;
+    let backend = match cli.backend.as_str() {
+        "sim" => setup::Backend::Sim,
+        "xrt-sim" => setup::Backend::XrtSim,
+        "xrt" => setup::Backend::Xrt(match cli.bdfs.get(r) {
+            Some(b) => Selector::Bdf(b.clone()),
+            None => Selector::Index((r % 3) as u32),
+        }),
+        other => bail!("--backend {other}: expected sim, xrt or xrt-sim"),
+    };
+    let on_card = matches!(backend, setup::Backend::Xrt(_));
     let xclbins: Vec<setup::XclbinArg> = cli
         .xclbins
         .iter()
         .map(|x| setup::XclbinArg::parse(x))
         .collect();
     let finn = std::sync::Arc::new(finn_cu::FinnExecFactory::default());
-    let mut rank = setup::open_sim(
+    let mut rank = setup::open(
         world,
+        backend,
         &xclbins,
-        cli.topology.as_deref(),
-        timeout,
-        cli.channel_cycles,
-        Some(finn.clone()),
+        setup::Options {
+            topology: cli.topology.as_deref(),
+            timeout,
+            channel_cycles: cli.channel_cycles,
+            finn: (!on_card).then(|| finn.clone() as std::sync::Arc<_>),
+            record: cli.record_calls.is_some(),
+        },
     )?;
+    let result = command(world, &cli, &mut rank, (!on_card).then_some(&finn), timeout);
+    if let (Some(dir), Some(log)) = (&cli.record_calls, &rank.calls) {
+        let text: String = log
+            .lock()
+            .unwrap()
+            .iter()
+            .map(|l| format!("{l}\n"))
+            .collect();
+        std::fs::create_dir_all(dir)
+            .with_context(|| format!("--record-calls {}", dir.display()))?;
+        let path = dir.join(format!("rank{}.calls", rank.rank));
+        write_atomic(&path, &text)?;
+    }
+    let agreed = result?;
+    rank.finish(world);
+    match agreed {
+        Some(why) => Err(transport::Agreed(why).into()),
+        None => Ok(()),
+    }
+}
+
+/// Runs the command on this rank's device; `Some(why)`: a failure every rank agreed on,
+/// for rank 0 to report once every rank got to the end.
+fn command(
+    world: &SimpleCommunicator,
+    cli: &Cli,
+    rank: &mut setup::Rank,
+    finn: Option<&std::sync::Arc<finn_cu::FinnExecFactory>>,
+    timeout: Duration,
+) -> Result<Option<String>> {
     let d = rank.device.description()?.clone();
     match &cli.command {
         Command::Status => {
-            let links: Vec<(String, String)> = rank
-                .device
-                .aurora_ports()
+            let mut links: Vec<(String, String)> = rank
+                .aurora
                 .values()
                 .filter_map(|c| {
                     bench::peer_of(&d, c).map(|(pd, pp)| {
@@ -187,8 +233,24 @@ fn run(world: &SimpleCommunicator) -> Result<()> {
                     })
                 })
                 .collect();
+            if rank.aurora.is_empty() {
+                // a card: the cables as the description lists them
+                links = d
+                    .links
+                    .iter()
+                    .map(|l| {
+                        (
+                            l.cu.clone(),
+                            format!(
+                                "{}:{} <-> {}:{}",
+                                d.device, l.port, l.peer_device, l.peer_port
+                            ),
+                        )
+                    })
+                    .collect();
+            }
             let text = status::report(
-                &rank.device,
+                &*rank.device,
                 &d.device,
                 rank.rank,
                 &links,
@@ -199,7 +261,7 @@ fn run(world: &SimpleCommunicator) -> Result<()> {
             }
         }
         Command::ResetCounters => {
-            let n = status::reset_counters(&rank.device)?;
+            let n = status::reset_counters(&*rank.device)?;
             for t in gather::to_root(
                 world,
                 format!("{}: counters reset on {n} AuroraFlow CUs\n", d.device),
@@ -216,9 +278,14 @@ fn run(world: &SimpleCommunicator) -> Result<()> {
             throttle_us,
             csv,
         } => {
+            if rank.aurora.is_empty() || cli.backend != "sim" {
+                bail!(
+                    "bench runs on the simulated devices only (--backend sim): over XRT it needs AuroraFlow's send/recv kernels driven through the device interface, which is not implemented yet"
+                );
+            }
             let rows = bench::run(
                 world,
-                &rank,
+                rank,
                 &bench::BenchArgs {
                     mode: *mode,
                     min_bytes: *min_bytes,
@@ -265,51 +332,13 @@ fn run(world: &SimpleCommunicator) -> Result<()> {
                 sample_ms: *sample_ms,
             };
             // A refused input or a disagreement ends every rank cleanly; rank 0 reports it.
-            let outcome = infer::run(world, &mut rank, &finn, &args, timeout)?;
-            rank.finish(world);
+            let outcome = infer::run(world, rank, finn, &args, timeout)?;
             if let infer::Outcome::Failed(why) = outcome {
                 if world.rank() == 0 {
-                    bail!("{why}");
+                    return Ok(Some(why));
                 }
             }
-            return Ok(());
         }
     }
-    rank.finish(world);
-    Ok(())
-}
-
-/// On the cluster: each rank opens its card, loads its xclbin and reports the links.
-fn run_xrt(world: &SimpleCommunicator, cli: &Cli, timeout: Duration) -> Result<()> {
-    let r = world.rank() as usize;
-    let sel = match cli.bdfs.get(r) {
-        Some(b) => Selector::Bdf(b.clone()),
-        None => Selector::Index((r % 3) as u32),
-    };
-    let path = cli
-        .xclbins
-        .get(r)
-        .with_context(|| format!("rank {r}: no --xclbin for this rank"))?;
-    let mut dev = XrtDevice::open(sel)?;
-    dev.load_xclbin(&setup::XclbinArg::parse(path).path)?;
-    match cli.command {
-        Command::Status => {
-            let text = status::report(
-                &dev,
-                &format!("rank {r}"),
-                r as i32,
-                &[],
-                timeout.min(Duration::from_secs(3)),
-            )?;
-            for t in gather::to_root(world, text) {
-                print!("{t}");
-            }
-            Ok(())
-        }
-        Command::ResetCounters => {
-            status::reset_counters(&dev)?;
-            Ok(())
-        }
-        _ => bail!("--backend xrt: only status and reset-counters are implemented yet"),
-    }
+    Ok(None)
 }

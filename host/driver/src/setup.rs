@@ -1,13 +1,19 @@
-//! One rank, one device: load this rank's xclbin and join its links to the other ranks.
+//! One rank, one device: open it on the backend asked for, load this rank's xclbin, agree
+//! with the other ranks on who runs which device, and (simulated devices) join the links
+//! to the other ranks.
 
+use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Duration;
 
 use anyhow::{bail, Context, Result};
+use fpga_device::record::{CallLog, Recording};
+use fpga_device::sim::aurora_cu::AuroraCu;
 use fpga_device::sim::finn::FinnFactory;
 use fpga_device::sim::link::AuroraLink;
 use fpga_device::sim::{SimDevice, SimOptions};
+use fpga_device::xrt::{Selector, SimCard, XrtDevice};
 use fpga_device::Device;
 use mpi::collective::CommunicatorCollectives;
 use mpi::topology::{Communicator, SimpleCommunicator};
@@ -58,22 +64,83 @@ pub struct Rank {
     pub rank: i32,
     /// Longest wait for the other ranks at the end of the run.
     pub timeout: Duration,
-    pub device: SimDevice,
+    pub device: Box<dyn Device>,
+    /// The simulated AuroraFlow CUs by QSFP port, whose links run over MPI (none on cards).
+    pub aurora: BTreeMap<u32, Arc<AuroraCu>>,
     pub receivers: Vec<std::thread::JoinHandle<()>>,
+    /// The device's calls, when they are recorded (`--record-calls`).
+    pub calls: Option<CallLog>,
+}
+
+/// Which devices the ranks drive.
+pub enum Backend {
+    /// The simulated devices of the build graph.
+    Sim,
+    /// Cards through XRT (libxrt_coreutil), by user BDF or index.
+    Xrt(Selector),
+    /// The XRT backend's own logic over simulated cards behind XRT's calls.
+    XrtSim,
+}
+
+pub struct Options<'a> {
+    pub topology: Option<&'a Path>,
+    pub timeout: Duration,
+    pub channel_cycles: Option<u64>,
+    pub finn: Option<Arc<dyn FinnFactory>>,
+    pub record: bool,
+}
+
+/// Opens this rank's device on `backend`, loads its xclbin and agrees with the other
+/// ranks; on simulated devices (`Sim`, `XrtSim`) the links to the other ranks are joined.
+pub fn open(
+    world: &SimpleCommunicator,
+    backend: Backend,
+    xclbins: &[XclbinArg],
+    o: Options,
+) -> Result<Rank> {
+    let rank = world.rank();
+    let (device, aurora, receivers): (Box<dyn Device>, _, _) = match backend {
+        Backend::Sim => {
+            let (dev, rx) = open_sim(world, xclbins, &o)?;
+            (Box::new(dev.0), dev.1, rx)
+        }
+        Backend::XrtSim => {
+            let ((sim, aurora), rx) = open_sim(world, xclbins, &o)?;
+            let mut dev = XrtDevice::over(SimCard::new(sim));
+            dev.load_xclbin(&xclbins[rank as usize].path)?;
+            (Box::new(dev), aurora, rx)
+        }
+        Backend::Xrt(selector) => {
+            check_rank_count(world, xclbins)?;
+            let mut dev = XrtDevice::open(selector)?;
+            let path = &xclbins[rank as usize].path;
+            dev.load_xclbin(path)
+                .with_context(|| format!("rank {rank}: loading {}", path.display()))?;
+            agree(world, &dev, &xclbins[rank as usize], o.topology)?;
+            world.barrier();
+            (Box::new(dev), BTreeMap::new(), vec![])
+        }
+    };
+    let (device, calls): (Box<dyn Device>, _) = if o.record {
+        let (rec, log) = Recording::new(device);
+        (Box::new(rec), Some(log))
+    } else {
+        (device, None)
+    };
+    Ok(Rank {
+        rank,
+        timeout: o.timeout,
+        device,
+        aurora,
+        receivers,
+        calls,
+    })
 }
 
 /// Per rank: device name, deployment and platform, NUL-separated.
 const NAME_BYTES: usize = 256;
 
-pub fn open_sim(
-    world: &SimpleCommunicator,
-    xclbins: &[XclbinArg],
-    topology: Option<&Path>,
-    timeout: Duration,
-    channel_cycles: Option<u64>,
-    finn: Option<Arc<dyn FinnFactory>>,
-) -> Result<Rank> {
-    let rank = world.rank();
+fn check_rank_count(world: &SimpleCommunicator, xclbins: &[XclbinArg]) -> Result<()> {
     let size = world.size();
     if xclbins.len() != size as usize {
         bail!(
@@ -82,17 +149,21 @@ pub fn open_sim(
             xclbins.len()
         );
     }
-    let arg = &xclbins[rank as usize];
+    Ok(())
+}
+
+/// Checks the loaded device against `--xclbin DEVICE=` and the topology, and that every
+/// rank runs a different device of the same deployment build; returns the device of
+/// every rank.
+fn agree(
+    world: &SimpleCommunicator,
+    device: &dyn Device,
+    arg: &XclbinArg,
+    topology: Option<&Path>,
+) -> Result<Vec<String>> {
+    let rank = world.rank();
+    let size = world.size();
     let path = &arg.path;
-    let options = SimOptions {
-        finn,
-        stall_timeout: timeout,
-        channel_cycles,
-    };
-    let mut device = SimDevice::new(format!("rank {rank}"), options);
-    device
-        .load_xclbin(path)
-        .with_context(|| format!("rank {rank}: loading {}", path.display()))?;
     let desc = device.description()?.clone();
     let me = desc.device.clone();
     if let Some(expected) = &arg.device {
@@ -156,6 +227,33 @@ pub fn open_sim(
             bail!("device {n} is loaded by more than one rank (rank {r} and another): check the --xclbin order");
         }
     }
+    Ok(names)
+}
+
+/// The simulated device with its AuroraFlow CUs by port.
+type Sim = (SimDevice, BTreeMap<u32, Arc<AuroraCu>>);
+
+fn open_sim(
+    world: &SimpleCommunicator,
+    xclbins: &[XclbinArg],
+    o: &Options,
+) -> Result<(Sim, Vec<std::thread::JoinHandle<()>>)> {
+    let rank = world.rank();
+    let (topology, timeout) = (o.topology, o.timeout);
+    check_rank_count(world, xclbins)?;
+    let arg = &xclbins[rank as usize];
+    let path = &arg.path;
+    let options = SimOptions {
+        finn: o.finn.clone(),
+        stall_timeout: timeout,
+        channel_cycles: o.channel_cycles,
+    };
+    let mut device = SimDevice::new(format!("rank {rank}"), options);
+    device
+        .load_xclbin(path)
+        .with_context(|| format!("rank {rank}: loading {}", path.display()))?;
+    let names = agree(world, &device, arg, topology)?;
+    let me = device.description()?.device.clone();
 
     let mut receivers = Vec::new();
     let links = device.description()?.links.clone();
@@ -195,18 +293,14 @@ pub fn open_sim(
         }));
     }
     world.barrier();
-    Ok(Rank {
-        rank,
-        timeout,
-        device,
-        receivers,
-    })
+    let aurora = device.aurora_ports();
+    Ok(((device, aurora), receivers))
 }
 
 impl Rank {
     /// Closes this rank's outgoing links and waits for the incoming ones to close.
     pub fn finish(self, world: &SimpleCommunicator) {
-        for cu in self.device.aurora_ports().values() {
+        for cu in self.aurora.values() {
             if let Some(tx) = cu.tx_sender() {
                 if tx.local().is_none() {
                     let _ = tx.close();

@@ -123,13 +123,71 @@ impl LinkSender for MpiSender {
     }
 }
 
-/// Prints the error and ends this rank with status 2. Not MPI_Abort: under
-/// `mpirun --enable-recovery` an abort is not reflected in mpirun's exit status, while a
-/// non-zero exit is; the other ranks notice through their own link timeouts.
+/// Prints the error and ends every rank of the run (MPI_Abort), so the others do not wait
+/// for their link timeouts or sit in a collective that this rank will never join. Under
+/// `mpirun --enable-recovery` an abort is not reflected in mpirun's exit status; the
+/// launcher fails the run because this rank (and the ones the abort ended) printed no
+/// `done` line.
 pub fn fatal(msg: &str) -> ! {
     let world = SimpleCommunicator::world();
     crate::launch::stderr_line(&format!("aurora-host: rank {}: error: {msg}", world.rank()));
+    // The first failing thread aborts; others (a link noticing the same dead peer) only
+    // add their message and wait for the abort to end the process: concurrent MPI_Abort
+    // calls, or MPI calls failing under an abort in progress, would crash instead.
+    if ABORTING.swap(true, Ordering::SeqCst) {
+        loop {
+            std::thread::park();
+        }
+    }
+    world.abort(2)
+}
+
+static ABORTING: AtomicBool = AtomicBool::new(false);
+
+/// A failure every rank has agreed on and reached the end of the run with (a refused
+/// input): the reporting rank ends alone, so the others' `done` lines are not cut off.
+#[derive(Debug)]
+pub struct Agreed(pub String);
+
+impl std::fmt::Display for Agreed {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+impl std::error::Error for Agreed {}
+
+/// Prints the error and ends this rank only (status 2).
+pub fn fail_alone(msg: &str) -> ! {
+    let world = SimpleCommunicator::world();
+    crate::launch::stderr_line(&format!("aurora-host: rank {}: error: {msg}", world.rank()));
     std::process::exit(2)
+}
+
+/// A panic on any thread of a rank ends the run like an error, with the panic's message.
+pub fn abort_on_panic() {
+    std::panic::set_hook(Box::new(|info| {
+        if ABORTING.load(Ordering::SeqCst) {
+            // a call failing because the run is being ended: the abort's message stands
+            loop {
+                std::thread::park();
+            }
+        }
+        let what = info
+            .payload()
+            .downcast_ref::<&str>()
+            .map(|s| s.to_string())
+            .or_else(|| info.payload().downcast_ref::<String>().cloned())
+            .unwrap_or_else(|| "unknown payload".into());
+        let at = info
+            .location()
+            .map_or(String::new(), |l| format!(" at {}:{}", l.file(), l.line()));
+        let thread = std::thread::current()
+            .name()
+            .unwrap_or("unnamed")
+            .to_string();
+        fatal(&format!("panic in thread {thread}{at}: {what}"))
+    }));
 }
 
 /// The receiving end: chunks from `peer_rank` into the local link model, until the peer

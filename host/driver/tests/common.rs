@@ -7,13 +7,14 @@ use serde_json::json;
 
 pub const PLATFORM: &str = "xilinx_u280_gen3x16_xdma_1_202211_1";
 
-fn aurora(port: u32, rx_fifo_size: u32) -> serde_json::Value {
+pub fn aurora(port: u32, rx_fifo_size: u32) -> serde_json::Value {
     json!({"cu": format!("aurora_flow_{port}"), "kernel": format!("aurora_flow_{port}"), "kind": "rtl",
            "params": {"instance": port, "fifo_width": 64, "rx_fifo_size": rx_fifo_size},
            "ports": [], "model": null, "payload": null})
 }
 
-fn pack(dir: &Path, name: &str, description: serde_json::Value) -> PathBuf {
+#[allow(dead_code)] // not every test binary uses every fixture
+pub fn pack(dir: &Path, name: &str, description: serde_json::Value) -> PathBuf {
     let desc = dir.join(format!("{name}.json"));
     std::fs::write(&desc, description.to_string()).unwrap();
     let x = xclbin::pack::build(&xclbin::pack::PackInput {
@@ -88,10 +89,35 @@ pub fn mpirun(xclbins: &[PathBuf], args: &[&str], cwd: &Path) -> Command {
     c
 }
 
+#[allow(dead_code)] // not every test binary uses every fixture
 pub fn text(o: &Output) -> String {
     format!(
         "{}{}",
         String::from_utf8_lossy(&o.stdout),
         String::from_utf8_lossy(&o.stderr)
     )
+}
+
+/// PIDs of `aurora-host` processes that are MPI rank `rank`.
+#[allow(dead_code)] // not every test binary uses every fixture
+pub fn rank_pids(rank: u32) -> Vec<i32> {
+    let exe = env!("CARGO_BIN_EXE_aurora-host");
+    let mut out = Vec::new();
+    for e in std::fs::read_dir("/proc").unwrap().flatten() {
+        let Ok(pid) = e.file_name().to_string_lossy().parse::<i32>() else {
+            continue;
+        };
+        let cmd = std::fs::read(e.path().join("cmdline")).unwrap_or_default();
+        if !String::from_utf8_lossy(&cmd).starts_with(exe) {
+            continue;
+        }
+        let env = std::fs::read(e.path().join("environ")).unwrap_or_default();
+        if env
+            .split(|b| *b == 0)
+            .any(|v| v == format!("OMPI_COMM_WORLD_RANK={rank}").as_bytes())
+        {
+            out.push(pid);
+        }
+    }
+    out
 }

@@ -8,29 +8,6 @@ use std::time::{Duration, Instant};
 
 use common::*;
 
-/// PIDs of `aurora-host` processes that are MPI rank `rank`.
-fn rank_pids(rank: u32) -> Vec<i32> {
-    let exe = env!("CARGO_BIN_EXE_aurora-host");
-    let mut out = Vec::new();
-    for e in std::fs::read_dir("/proc").unwrap().flatten() {
-        let Ok(pid) = e.file_name().to_string_lossy().parse::<i32>() else {
-            continue;
-        };
-        let cmd = std::fs::read(e.path().join("cmdline")).unwrap_or_default();
-        if !String::from_utf8_lossy(&cmd).starts_with(exe) {
-            continue;
-        }
-        let env = std::fs::read(e.path().join("environ")).unwrap_or_default();
-        if env
-            .split(|b| *b == 0)
-            .any(|v| v == format!("OMPI_COMM_WORLD_RANK={rank}").as_bytes())
-        {
-            out.push(pid);
-        }
-    }
-    out
-}
-
 #[test]
 fn killed_rank_stops_the_others_naming_rank_and_link() {
     let tmp = tempfile::tempdir().unwrap();

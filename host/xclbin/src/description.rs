@@ -50,7 +50,73 @@ pub struct KernelEntry {
     pub extra: Map<String, Value>,
 }
 
+/// One argument of a kernel's C/C++ signature, in the order XRT numbers them.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ArgEntry {
+    pub index: u32,
+    pub name: String,
+    /// "memory", "stream" or "scalar".
+    pub kind: String,
+    /// The RTL port the argument is reached through (m_axi bundle, axis, s_axi_control).
+    pub port: String,
+    /// Bytes of a scalar or pointer in the register map (0 for streams).
+    pub size: u32,
+    /// Register-map offset (0 for streams).
+    pub offset: u64,
+}
+
 impl KernelEntry {
+    /// The kernel's arguments: `params.args` (an HLS kernel's signature, as its rule
+    /// records it), else one per data port in port order (m_axi as a pointer, axis as a
+    /// stream, other non-control ports as 4-byte scalars), numbered from 0.
+    pub fn args(&self) -> Vec<ArgEntry> {
+        if let Some(list) = self.params.get("args").and_then(|a| a.as_array()) {
+            let mut v: Vec<ArgEntry> = list
+                .iter()
+                .enumerate()
+                .map(|(i, a)| {
+                    let s = |k: &str| a.get(k).and_then(|v| v.as_str()).unwrap_or("").to_string();
+                    let n = |k: &str| a.get(k).and_then(|v| v.as_u64());
+                    ArgEntry {
+                        index: n("index").unwrap_or(i as u64) as u32,
+                        name: s("name"),
+                        kind: s("kind"),
+                        port: s("port"),
+                        size: n("size").unwrap_or(0) as u32,
+                        offset: n("offset").unwrap_or(0),
+                    }
+                })
+                .collect();
+            v.sort_by_key(|a| a.index);
+            return v;
+        }
+        // XRT's parser wants the indices consecutive from 0.
+        self.ports
+            .iter()
+            .filter(|p| !matches!(p.kind.as_str(), "clock" | "reset" | "axilite"))
+            .enumerate()
+            .map(|(i, p)| {
+                let kind = match p.kind.as_str() {
+                    "m_axi" => "memory",
+                    "axis" => "stream",
+                    _ => "scalar",
+                };
+                ArgEntry {
+                    index: i as u32,
+                    name: p.name.clone(),
+                    kind: kind.into(),
+                    port: p.name.clone(),
+                    size: match kind {
+                        "memory" => 8,
+                        "scalar" => 4,
+                        _ => 0,
+                    },
+                    offset: 0x10 + 8 * i as u64,
+                }
+            })
+            .collect()
+    }
+
     /// XRT's `IP_CONTROL` of this CU: explicit `control`, else by kind (RTL link kernels and
     /// FINN partitions are free-running, HLS kernels are started by the host).
     pub fn control(&self) -> &str {

@@ -65,23 +65,21 @@ pub fn embedded_metadata(d: &DeviceDescription) -> String {
                 port.width
             ));
         }
-        for (index, arg) in first
-            .ports
-            .iter()
-            .enumerate()
-            .filter(|(_, p)| p.kind != "clock" && p.kind != "axilite")
-        {
+        // The kernel's signature, as v++ records it and XRT binds `xrtRunSetArg` by.
+        for arg in first.args() {
             let (qualifier, size, ty) = match arg.kind.as_str() {
-                "m_axi" => ("1", "0x8", "void*"),
-                "axis" => ("4", "0x4", "stream<ap_axiu<512,0,0,0>>&"),
-                _ => ("0", "0x4", "unsigned int"),
+                "memory" => ("1", 8, "void*".to_string()),
+                "stream" => ("4", 4, "stream<ap_axiu<512,0,0,0>>&".to_string()),
+                _ if arg.size == 8 => ("0", 8, "unsigned long".to_string()),
+                _ => ("0", arg.size.max(1), "unsigned int".to_string()),
             };
             x.push_str(&format!(
-                "          <arg name=\"{}\" addressQualifier=\"{qualifier}\" id=\"{index}\" port=\"{}\" size=\"{size}\" offset=\"0x{:x}\" hostOffset=\"0x0\" hostSize=\"{size}\" type=\"{}\"/>\n",
+                "          <arg name=\"{}\" addressQualifier=\"{qualifier}\" id=\"{}\" port=\"{}\" size=\"0x{size:x}\" offset=\"0x{:x}\" hostOffset=\"0x0\" hostSize=\"0x{size:x}\" type=\"{}\"/>\n",
                 escape(&arg.name),
-                escape(&arg.name),
-                0x10 + 8 * index,
-                escape(ty)
+                arg.index,
+                escape(&arg.port),
+                arg.offset,
+                escape(&ty)
             ));
         }
         for (index, cu) in cus {

@@ -122,11 +122,10 @@ pub fn cu_base(index: usize) -> u64 {
     CU_BASE + index as u64 * CU_WINDOW
 }
 
-/// `connection` entries: CU (ip_layout index) port (argument index = position among the
-/// kernel's ports) -> bank (mem_topology index).
+/// `connection` entries: CU (ip_layout index) argument (the index XRT binds, of every
+/// pointer argument reached through the memory entry's port) -> bank (mem_topology index).
 pub fn connectivity(d: &DeviceDescription, banks: &[MemBank]) -> Result<Vec<u8>> {
-    let mut out = Vec::new();
-    out.extend_from_slice(&(d.memory.len() as i32).to_le_bytes());
+    let mut entries: Vec<(i32, i32, i32)> = Vec::new();
     for m in &d.memory {
         let (ip_index, kernel) = d
             .kernels
@@ -134,25 +133,32 @@ pub fn connectivity(d: &DeviceDescription, banks: &[MemBank]) -> Result<Vec<u8>>
             .enumerate()
             .find(|(_, k)| k.cu == m.cu)
             .ok_or_else(|| anyhow::anyhow!("memory entry names unknown CU '{}'", m.cu))?;
-        let arg = kernel
-            .ports
-            .iter()
-            .position(|p| p.name == m.port)
-            .ok_or_else(|| {
-                anyhow::anyhow!(
-                    "device {}: CU {} has no port '{}' (memory entry)",
-                    d.device,
-                    m.cu,
-                    m.port
-                )
-            })?;
+        if !kernel.ports.iter().any(|p| p.name == m.port) {
+            bail!(
+                "device {}: CU {} has no port '{}' (memory entry)",
+                d.device,
+                m.cu,
+                m.port
+            );
+        }
         let bank = banks
             .iter()
             .position(|b| b.tag == m.bank)
             .expect("bank listed");
-        out.extend_from_slice(&(arg as i32).to_le_bytes());
-        out.extend_from_slice(&(ip_index as i32).to_le_bytes());
-        out.extend_from_slice(&(bank as i32).to_le_bytes());
+        for a in kernel
+            .args()
+            .iter()
+            .filter(|a| a.kind == "memory" && a.port == m.port)
+        {
+            entries.push((a.index as i32, ip_index as i32, bank as i32));
+        }
+    }
+    let mut out = Vec::new();
+    out.extend_from_slice(&(entries.len() as i32).to_le_bytes());
+    for (arg, ip, bank) in entries {
+        out.extend_from_slice(&arg.to_le_bytes());
+        out.extend_from_slice(&ip.to_le_bytes());
+        out.extend_from_slice(&bank.to_le_bytes());
     }
     Ok(out)
 }

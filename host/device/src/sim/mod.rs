@@ -79,6 +79,8 @@ pub struct SimDevice {
     streams: BTreeMap<String, Arc<StreamFifo>>,
     buffers: BTreeMap<BufferId, Buffer>,
     runs: BTreeMap<RunId, Run>,
+    /// Runs of the free-running CUs begun for the current run.
+    free: Vec<RunId>,
     next: u64,
 }
 
@@ -96,6 +98,7 @@ impl SimDevice {
             streams: BTreeMap::new(),
             buffers: BTreeMap::new(),
             runs: BTreeMap::new(),
+            free: Vec::new(),
             next: 1,
         }
     }
@@ -106,6 +109,16 @@ impl SimDevice {
             .as_ref()
             .context("no xclbin loaded")?
             .description)
+    }
+
+    /// The loaded xclbin's UUID.
+    pub fn uuid(&self) -> Result<[u8; 16]> {
+        Ok(self
+            .loaded
+            .as_ref()
+            .context("no xclbin loaded")?
+            .xclbin
+            .uuid)
     }
 
     pub fn aurora(&self, cu: &str) -> Result<Arc<AuroraCu>> {
@@ -350,36 +363,42 @@ impl SimDevice {
     /// link's sender closes. Started by the caller when traffic begins, since an idle link
     /// is a stall after the timeout.
     pub fn start_link_pumps(&mut self) -> Result<Vec<RunId>> {
-        let timeout = self.options.stall_timeout;
         let mut ids = Vec::new();
-        for (port, cu) in self.aurora_ports() {
-            let _ = port;
-            if let Some(tx) = self.stream(&format!("{}.tx_axis", cu.name)) {
-                let cu2 = cu.clone();
-                let t = std::thread::spawn(move || -> Result<()> {
-                    while let Some(b) = tx.pop(timeout)? {
-                        cu2.transmit(b)?;
-                    }
-                    cu2.flush_tx()?;
-                    if let Some(s) = cu2.tx_sender() {
-                        s.close()?;
-                    }
-                    Ok(())
-                });
-                ids.push(self.add_run(&cu.name, t));
-            }
-            if let Some(rx) = self.stream(&format!("{}.rx_axis", cu.name)) {
-                let cu2 = cu.clone();
-                let t = std::thread::spawn(move || -> Result<()> {
-                    while let Some(b) = cu2.receive()? {
-                        rx.push(b, timeout)?;
-                    }
-                    rx.close()
-                });
-                ids.push(self.add_run(&cu.name, t));
-            }
+        for cu in self.aurora_ports().into_values() {
+            ids.extend(self.start_pumps_of(&cu));
         }
         Ok(ids)
+    }
+
+    /// The link pumps of one AuroraFlow CU (see `start_link_pumps`).
+    fn start_pumps_of(&mut self, cu: &Arc<AuroraCu>) -> Vec<RunId> {
+        let timeout = self.options.stall_timeout;
+        let mut ids = Vec::new();
+        if let Some(tx) = self.stream(&format!("{}.tx_axis", cu.name)) {
+            let cu2 = cu.clone();
+            let t = std::thread::spawn(move || -> Result<()> {
+                while let Some(b) = tx.pop(timeout)? {
+                    cu2.transmit(b)?;
+                }
+                cu2.flush_tx()?;
+                if let Some(s) = cu2.tx_sender() {
+                    s.close()?;
+                }
+                Ok(())
+            });
+            ids.push(self.add_run(&cu.name, t));
+        }
+        if let Some(rx) = self.stream(&format!("{}.rx_axis", cu.name)) {
+            let cu2 = cu.clone();
+            let t = std::thread::spawn(move || -> Result<()> {
+                while let Some(b) = cu2.receive()? {
+                    rx.push(b, timeout)?;
+                }
+                rx.close()
+            });
+            ids.push(self.add_run(&cu.name, t));
+        }
+        ids
     }
 
     fn add_run(&mut self, cu: &str, thread: JoinHandle<Result<()>>) -> RunId {
@@ -466,6 +485,10 @@ fn converter_widths(s: &xclbin::description::StreamEntry) -> Option<(u32, u32)> 
 impl Device for SimDevice {
     fn name(&self) -> String {
         self.label.clone()
+    }
+
+    fn description(&self) -> Result<&DeviceDescription> {
+        SimDevice::description(self)
     }
 
     fn load_xclbin(&mut self, path: &Path) -> Result<[u8; 16]> {
@@ -583,17 +606,59 @@ impl Device for SimDevice {
         }
     }
 
-    /// The ABI binds arguments by the names of the kernel's C++ signature, which the port
-    /// list does not carry for scalars and pointers: positional arguments are accepted only
-    /// for kernels without them; others go through `SimDevice::start_named`.
-    fn start(&mut self, cu: &str, args: &[KernelArg]) -> Result<RunId> {
-        if args.iter().all(|a| *a == KernelArg::Stream) {
-            return self.start_named(cu, &[]);
+    fn start(&mut self, cu: &str, args: &[(String, KernelArg)]) -> Result<RunId> {
+        if !matches!(self.cus.get(cu), Some(SimCu::Hls { .. })) {
+            bail!(
+                "{}: CU {cu} is not an HLS kernel with a start (ap_ctrl_hs)",
+                self.label
+            );
         }
-        bail!(
-            "{}: CU {cu}: simulated HLS CUs take named arguments (SimDevice::start_named)",
-            self.label
-        )
+        self.start_named(cu, args)
+    }
+
+    fn begin_free_running(&mut self, cu: &str) -> Result<()> {
+        let ids = match self.cus.get(cu) {
+            Some(SimCu::Aurora(a)) => {
+                let a = a.clone();
+                self.start_pumps_of(&a)
+            }
+            Some(SimCu::Finn { .. }) => vec![self.start_finn(cu)?],
+            Some(SimCu::Hls { .. }) => vec![self.start_named(cu, &[])?],
+            None => bail!("{}: no CU {cu} in the loaded xclbin", self.label),
+        };
+        self.free.extend(ids);
+        Ok(())
+    }
+
+    fn check_free_running(&mut self) -> Result<()> {
+        let finished: Vec<RunId> = self
+            .free
+            .iter()
+            .copied()
+            .filter(|r| {
+                self.runs
+                    .get(r)
+                    .and_then(|r| r.thread.as_ref())
+                    .is_some_and(|t| t.is_finished())
+            })
+            .collect();
+        for r in finished {
+            self.free.retain(|f| *f != r);
+            self.wait(r, Duration::ZERO)?;
+        }
+        Ok(())
+    }
+
+    fn end_free_running(&mut self, timeout: Duration) -> Result<()> {
+        for r in std::mem::take(&mut self.free) {
+            self.wait(r, timeout)?;
+        }
+        Ok(())
+    }
+
+    fn is_done(&mut self, run: RunId) -> Result<bool> {
+        let r = self.runs.get(&run).context("unknown run")?;
+        Ok(r.thread.as_ref().is_none_or(|t| t.is_finished()))
     }
 
     fn wait(&mut self, run: RunId, timeout: Duration) -> Result<()> {

@@ -136,6 +136,10 @@ fn render(dep: &Deployment, platform: &Platform, launch: &Launch, kind: Kind) ->
         quote(launch.host),
         quote(launch.topology)
     );
+    // On the cluster the ranks drive the cards (XRT); elsewhere the simulated devices.
+    if let Kind::Job(Profile::Noctua2) = kind {
+        s.push_str(" --backend xrt");
+    }
     for (flag, path) in [
         ("--reference", launch.reference),
         ("--plan", launch.plan),

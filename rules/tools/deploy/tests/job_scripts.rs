@@ -152,6 +152,9 @@ fn noctua2_job_has_the_fpga_partition_constraint_and_ranks() {
     ] {
         assert!(job.lines().any(|l| l == line), "no `{line}` in\n{job}");
     }
+    // the ranks drive the cards; the run script (simulation) does not
+    assert!(job.contains(" --backend xrt"), "{job}");
+    assert!(!run.contains("--backend"), "{run}");
     // one --fpgalink per cable, every endpoint at most once, both ends on allocated cards
     let l = links(&job);
     assert_eq!(l.len(), 48);
@@ -205,6 +208,10 @@ fn local_profile_has_the_same_ranks_without_fpga_options() {
         ))
     );
     assert_valid_bash("noctua.sh", &noctua);
+    assert!(
+        !job.contains("--backend"),
+        "the local job runs the simulation:\n{job}"
+    );
 }
 
 #[test]
