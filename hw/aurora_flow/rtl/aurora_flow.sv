@@ -415,12 +415,36 @@ module aurora_flow #(
       .frames_with_errors(frames_with_errors)
   );
 
-  localparam int BW = 13 + 32 * 20;
+  // ---------------- realignment after a corrupted control field ----------------
+  // A control-field error makes the core drop the block and raise soft_err (PG074 "Error
+  // Signals"; the behavioural core, sim/model). At 64 B the lost 32 B block would shift the
+  // pairing of halves; the assembly (af_axis_upsize) restarts at every frame start, the one
+  // boundary the stream carries, so at most the rest of the frame the error fell in (and the
+  // next one when the lost block carried TLAST) is misassembled. Each such restart is counted:
+  // a soft error seen during a frame is counted at that frame's end (or the next one's).
+  // Streaming has no boundary to realign at (the public wire format carries none).
+  logic [31:0] rx_realign;
+  logic err_in_frame;
+  always_ff @(posedge user_clk or negedge user_rst_n) begin
+    if (!user_rst_n) begin
+      rx_realign <= '0;
+      err_in_frame <= 1'b0;
+    end else begin
+      if (!channel_up) err_in_frame <= 1'b0;
+      else if (ip_rx_tvalid && ip_rx_tlast) err_in_frame <= 1'b0;
+      else if (status[11]) err_in_frame <= 1'b1;
+      if (counter_reset_u) rx_realign <= '0;
+      else if (FRAMING && channel_up && ip_rx_tvalid && ip_rx_tlast && (err_in_frame || status[11]))
+        rx_realign <= rx_realign + 1'b1;
+    end
+  end
+
+  localparam int BW = 13 + 32 * 21;
   logic [BW-1:0] link_bundle_u, link_bundle;
   assign link_bundle_u = {
     status, status_not_ok, rx_overflow, xoff_count, xon_count, max_inflight,
     gt_not_ready, line_down, pll_not_locked, mmcm_not_locked, hard_err, soft_err,
-    channel_down, frames_received, frames_with_errors
+    channel_down, frames_received, frames_with_errors, rx_realign
   };
   af_cdc_bundle #(.WIDTH(BW)) u_to_ap (
       .src_clk  (user_clk),
@@ -483,15 +507,16 @@ module aurora_flow #(
   // unpack the bundle (same order as packed above)
   logic [12:0] a_status;
   logic [31:0] a_not_ok, a_rx_ovf, a_xoff, a_xon, a_infl, a_pll, a_mmcm, a_hard, a_soft, a_chan;
-  logic [31:0] a_frames, a_frame_err;
+  logic [31:0] a_frames, a_frame_err, a_realign;
   logic [127:0] a_gt, a_line;
   assign {a_status, a_not_ok, a_rx_ovf, a_xoff, a_xon, a_infl, a_gt, a_line, a_pll, a_mmcm,
-          a_hard, a_soft, a_chan, a_frames, a_frame_err} = link_bundle;
+          a_hard, a_soft, a_chan, a_frames, a_frame_err, a_realign} = link_bundle;
 
-  localparam int NWORDS = 29;
+  localparam int NWORDS = 30;
   logic [32*NWORDS-1:0] rd_words;
   // word k is returned for address 0x010 + 4k
   assign rd_words = {
+    FRAMING ? a_realign : 32'd0,  // 0x084 RX_REALIGN_COUNT
     FRAMING ? a_frame_err : 32'd0,  // 0x080 FRAMES_WITH_ERRORS
     FRAMING ? a_frames : 32'd0,  // 0x07c FRAMES_RECEIVED
     a_chan,  // 0x078 CHANNEL_DOWN_COUNT

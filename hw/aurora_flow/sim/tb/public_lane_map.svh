@@ -2,7 +2,7 @@
 // 957c8bb, read from its sources):
 //  - rtl/aurora_flow_io.v: a 64 B stream word goes through the AXI4-Stream Data Width
 //    Converter (axis_dwidth_converter 1.1, tcl/create_axis_dwidth_converter_ip.tcl) to 32 B;
-//    the converter sends the least significant bytes first (PG102 "Downsizing"), so stream
+//    the converter sends the least significant bytes first (PG085, AXI4-Stream Infrastructure IP Suite, data width converter), so stream
 //    bytes 0..31 form the first 32 B beat and bytes 32..63 the second;
 //  - rtl/aurora_flow.v.template.v: the 32 B beat `s_axi_tx_tdata_u[255:0]` and
 //    `s_axi_tx_tkeep_u[31:0]` meet the core's `s_axi_tx_tdata[0:255]` and
