@@ -45,6 +45,10 @@ def verilator_model(ctx: AnalysisContext, args: list, headers: list, category: s
             tc.verilator,
             "--",
             args,
+            # Verilator 5.006 reports an elaboration-time $fatal (a refused configuration,
+            # hw/aurora_flow/rtl/af_refuse.svh) as the warning USERFATAL, which -Wno-fatal would
+            # let through: it stays an error in every model
+            "-Werror-USERFATAL",
             hidden = [tc.version] + headers,
         ),
         category = category,

@@ -175,3 +175,37 @@ fn legal_parameters_pass_analysis() {
         String::from_utf8_lossy(&out.stderr)
     );
 }
+
+/// The project's Verilator rule cannot build a testbench model of the refused configuration
+/// either: it passes -Wno-fatal, and Verilator 5.006 reports an elaboration-time `$fatal` as a
+/// warning, so the rule keeps that one an error (rules/verilator.bzl, `-Werror-USERFATAL`).
+#[test]
+fn verilator_model_of_a_small_rx_fifo_does_not_build() {
+    let ws = scratch_project();
+    let buck = ws.path().join("hw/aurora_flow/BUCK");
+    let mut text = fs::read_to_string(&buck).unwrap();
+    text.push_str(
+        "\nverilator_test(\n    name = \"bad_model\",\n    srcs = RTL + SIM_MODEL + \
+         [\"sim/tb/tb_stream_rate.sv\"],\n    args = [\"-DAURORA_SIM\", \"-GFIFO_WIDTH=64\", \
+         \"-GRX_FIFO_SIZE=8192\"],\n    headers = RTL_HEADERS + [\"sim/tb/tb_common.svh\"],\n    \
+         top = \"tb_stream_rate\",\n)\n",
+    );
+    fs::write(&buck, text).unwrap();
+    let out = Command::new(env!("CARGO_BIN_EXE_forge"))
+        .args(["build", "//hw/aurora_flow:bad_model", "--console", "simple"])
+        .current_dir(ws.path())
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        !out.status.success(),
+        "the model of RX_FIFO_SIZE=8192 at 64 B must not build; stderr:\n{stderr}"
+    );
+    assert!(
+        stderr.contains(
+            "aurora_flow: RX_FIFO_PROG_FULL=64 leaves a headroom of 128 link beats ((depth 128 - \
+             prog_full 64) words x 64 B / 32 B), but CABLE_M=30 needs 248"
+        ),
+        "the refusal must carry the numbers; stderr:\n{stderr}"
+    );
+}

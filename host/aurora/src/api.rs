@@ -51,6 +51,9 @@ pub struct Counters {
     pub channel_down: u32,
     pub frames_received: u32,
     pub frames_with_errors: u32,
+    /// not in the public kernel: frame ends at which the receive assembly restarted after a
+    /// soft error (kernel.toml RX_REALIGN_COUNT)
+    pub rx_realign: u32,
 }
 
 impl Counters {
@@ -80,6 +83,7 @@ impl Counters {
             ("CHANNEL_DOWN_COUNT", self.channel_down),
             ("FRAMES_RECEIVED", self.frames_received),
             ("FRAMES_WITH_ERRORS", self.frames_with_errors),
+            ("RX_REALIGN_COUNT", self.rx_realign),
         ]
     }
 }
@@ -176,6 +180,7 @@ impl<R: Registers> AuroraFlow<R> {
             channel_down: r(regs::CHANNEL_DOWN_COUNT)?,
             frames_received: r(regs::FRAMES_RECEIVED)?,
             frames_with_errors: r(regs::FRAMES_WITH_ERRORS)?,
+            rx_realign: r(regs::RX_REALIGN_COUNT)?,
         })
     }
 

@@ -1,4 +1,5 @@
 `timescale 1ps / 1ps
+`include "af_refuse.svh"
 // Dual-clock FIFO with Gray-coded pointers and first-word-fall-through output.
 // The memory is read through a registered stage so synthesis maps it to block
 // RAM; that stage adds one word of capacity (DEPTH + 1 words in total).
@@ -24,9 +25,7 @@ module af_async_fifo #(
     output logic [AW:0]      rd_level
 );
   if ((1 << AW) != DEPTH || DEPTH < 4) begin : g_bad_depth
-`ifndef __ICARUS__
-    $error("af_async_fifo: DEPTH must be a power of two and at least 4");
-`endif
+    `AF_REFUSE(("af_async_fifo: DEPTH=%0d: must be a power of two and at least 4", DEPTH))
   end
 
   function automatic logic [AW:0] bin2gray(input logic [AW:0] b);

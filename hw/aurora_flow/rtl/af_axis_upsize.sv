@@ -2,7 +2,9 @@
 // 32 B -> 64 B beat assembler on the link clock. The Aurora RX side cannot be
 // stalled, so there is no ready: a pair of link beats becomes one output
 // beat. In framing mode a frame that ends on the first half is emitted at
-// once (upper half invalid). `flush` drops a half-assembled beat when the
+// once (upper half invalid), so every frame starts on a word boundary: after
+// a 32 B block lost to a control-field error the pairing is right again from
+// the next frame on (aurora_flow.sv counts it). `flush` drops a half-assembled beat when the
 // channel goes down, so stale data never pairs with data of a new session.
 module af_axis_upsize #(
     parameter bit FRAMING = 1'b0

@@ -1,4 +1,5 @@
 `timescale 1ps / 1ps
+`include "af_refuse.svh"
 // Reset sequence for the Aurora core on the free-running init clock: while
 // the kernel is in (soft) reset both pma_init and reset_pb are asserted;
 // afterwards pma_init is released PB_DELAY cycles before reset_pb, as PG074
@@ -15,9 +16,7 @@ module af_ip_reset #(
     output logic pma_init
 );
   if (RESET_CYCLES <= PB_DELAY) begin : g_bad_cycles
-`ifndef __ICARUS__
-    $error("af_ip_reset: RESET_CYCLES must exceed PB_DELAY");
-`endif
+    `AF_REFUSE(("af_ip_reset: RESET_CYCLES=%0d must exceed PB_DELAY=%0d", RESET_CYCLES, PB_DELAY))
   end
 
   localparam int CW = $clog2(RESET_CYCLES + 1);

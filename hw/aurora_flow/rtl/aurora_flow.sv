@@ -1,5 +1,6 @@
 `timescale 1ps / 1ps
 `include "af_axil_ports.svh"
+`include "af_refuse.svh"
 // AuroraFlow link kernel: user AXI-Stream on ap_clk <-> Aurora 64B/66B core on
 // its 402.83 MHz user clock, with clock-crossing FIFOs, optional 64<->32 B
 // width conversion, NFC flow control driven by the RX FIFO thresholds, a
@@ -71,53 +72,71 @@ module aurora_flow #(
       af_kernel_pkg::BEATS_PER_METRE * CABLE_M;
 
   // ---------------- elaboration-time parameter checks ----------------
-  // Lint, simulation and synthesis stop on these; each message names the parameter.
-`ifndef __ICARUS__
+  // Lint, simulation and synthesis stop on these (rtl/af_refuse.svh); each message names the
+  // parameter and its value.
   if (FIFO_WIDTH != 32 && FIFO_WIDTH != 64) begin : g_err_width
-    $error("aurora_flow: FIFO_WIDTH must be 32 or 64 (bytes)");
+    `AF_REFUSE(("aurora_flow: FIFO_WIDTH=%0d: must be 32 or 64 (bytes)", FIFO_WIDTH))
   end
   if (USE_FRAMING != 0 && USE_FRAMING != 1) begin : g_err_framing
-    $error("aurora_flow: USE_FRAMING must be 0 (streaming) or 1 (framing)");
+    `AF_REFUSE(("aurora_flow: USE_FRAMING=%0d: must be 0 (streaming) or 1 (framing)", USE_FRAMING))
   end
   if ((1 << $clog2(RX_FIFO_SIZE)) != RX_FIFO_SIZE) begin : g_err_rx_size
-    $error("aurora_flow: RX_FIFO_SIZE must be a power of two (bytes)");
+    `AF_REFUSE(("aurora_flow: RX_FIFO_SIZE=%0d: must be a power of two (bytes)", RX_FIFO_SIZE))
   end
   if ((1 << $clog2(TX_FIFO_SIZE)) != TX_FIFO_SIZE) begin : g_err_tx_size
-    $error("aurora_flow: TX_FIFO_SIZE must be a power of two (bytes)");
+    `AF_REFUSE(("aurora_flow: TX_FIFO_SIZE=%0d: must be a power of two (bytes)", TX_FIFO_SIZE))
   end
   if (RX_DEPTH < 16 || RX_DEPTH > 16384) begin : g_err_rx_depth
-    $error("aurora_flow: RX_FIFO_SIZE / FIFO_WIDTH must be between 16 and 16384 words");
+    `AF_REFUSE(("aurora_flow: RX_FIFO_SIZE=%0d / FIFO_WIDTH=%0d = %0d words: must be 16..16384",
+                RX_FIFO_SIZE, FIFO_WIDTH, RX_DEPTH))
   end
   if (TX_DEPTH < 16 || TX_DEPTH > 16384) begin : g_err_tx_depth
-    $error("aurora_flow: TX_FIFO_SIZE / FIFO_WIDTH must be between 16 and 16384 words");
+    `AF_REFUSE(("aurora_flow: TX_FIFO_SIZE=%0d / FIFO_WIDTH=%0d = %0d words: must be 16..16384",
+                TX_FIFO_SIZE, FIFO_WIDTH, TX_DEPTH))
   end
   if (RX_FIFO_PROG_EMPTY >= RX_FIFO_PROG_FULL) begin : g_err_rx_thresh
-    $error("aurora_flow: RX_FIFO_PROG_EMPTY must be below RX_FIFO_PROG_FULL");
+    `AF_REFUSE(("aurora_flow: RX_FIFO_PROG_EMPTY=%0d must be below RX_FIFO_PROG_FULL=%0d",
+                RX_FIFO_PROG_EMPTY, RX_FIFO_PROG_FULL))
   end
   if (RX_FIFO_PROG_FULL >= RX_DEPTH || RX_FIFO_PROG_EMPTY < 1) begin : g_err_rx_range
-    $error("aurora_flow: RX_FIFO_PROG_FULL must be below the RX FIFO depth, RX_FIFO_PROG_EMPTY at least 1");
+    `AF_REFUSE(("aurora_flow: RX_FIFO_PROG_FULL=%0d must be below the RX FIFO depth %0d, RX_FIFO_PROG_EMPTY=%0d at least 1",
+                RX_FIFO_PROG_FULL, RX_DEPTH, RX_FIFO_PROG_EMPTY))
   end
   if (TX_FIFO_PROG_EMPTY >= TX_FIFO_PROG_FULL || TX_FIFO_PROG_FULL >= TX_DEPTH) begin : g_err_tx_thresh
-    $error("aurora_flow: TX_FIFO_PROG_EMPTY < TX_FIFO_PROG_FULL < TX FIFO depth is required");
+    `AF_REFUSE(("aurora_flow: TX_FIFO_PROG_EMPTY=%0d < TX_FIFO_PROG_FULL=%0d < TX FIFO depth %0d is required",
+                TX_FIFO_PROG_EMPTY, TX_FIFO_PROG_FULL, TX_DEPTH))
   end
   if (CABLE_M < 0 || CABLE_M > 2000) begin : g_err_cable
-    $error("aurora_flow: CABLE_M must be 0..2000 (metres)");
+    `AF_REFUSE(("aurora_flow: CABLE_M=%0d: must be 0..2000 (metres)", CABLE_M))
   end
   if (XON_ON_EMPTY != 0 && XON_ON_EMPTY != 1) begin : g_err_xon
-    $error("aurora_flow: XON_ON_EMPTY must be 0 or 1");
+    `AF_REFUSE(("aurora_flow: XON_ON_EMPTY=%0d: must be 0 or 1", XON_ON_EMPTY))
   end
   // In-flight budget (kernel.toml [flow_control]): after XOFF the RX FIFO must hold every beat
   // still on the way above PROG_FULL, or a stalled receiver loses data.
   if (HEADROOM_BEATS < NEED_BEATS) begin : g_err_headroom
-    $error("aurora_flow: RX_FIFO_PROG_FULL=%0d leaves a headroom of %0d link beats ((depth %0d - prog_full %0d) words x %0d B / %0d B), but CABLE_M=%0d needs %0d (%0d + %0d x %0d m): raise RX_FIFO_SIZE or lower RX_FIFO_PROG_FULL",
-           RX_FIFO_PROG_FULL, HEADROOM_BEATS, RX_DEPTH, RX_FIFO_PROG_FULL, FIFO_WIDTH,
-           af_kernel_pkg::LINK_BEAT_BYTES, CABLE_M, NEED_BEATS,
-           af_kernel_pkg::FIXED_INFLIGHT_BEATS, af_kernel_pkg::BEATS_PER_METRE, CABLE_M);
+    `AF_REFUSE(("aurora_flow: RX_FIFO_PROG_FULL=%0d leaves a headroom of %0d link beats ((depth %0d - prog_full %0d) words x %0d B / %0d B), but CABLE_M=%0d needs %0d (%0d + %0d x %0d m): raise RX_FIFO_SIZE or lower RX_FIFO_PROG_FULL",
+                RX_FIFO_PROG_FULL, HEADROOM_BEATS, RX_DEPTH, RX_FIFO_PROG_FULL, FIFO_WIDTH,
+                af_kernel_pkg::LINK_BEAT_BYTES, CABLE_M, NEED_BEATS,
+                af_kernel_pkg::FIXED_INFLIGHT_BEATS, af_kernel_pkg::BEATS_PER_METRE, CABLE_M))
+`ifdef __ICARUS__
+    // Icarus's error names the scope, so the numbers go into the scope's path:
+    // ...g_err_headroom.RX_FIFO_SIZE[8192].FIFO_WIDTH[64].headroom_beats[128].need_beats[248]
+    for (genvar a = RX_FIFO_SIZE; a == RX_FIFO_SIZE; a++) begin : RX_FIFO_SIZE_
+      for (genvar b = FIFO_WIDTH; b == FIFO_WIDTH; b++) begin : FIFO_WIDTH_
+        for (genvar c = HEADROOM_BEATS; c == HEADROOM_BEATS; c++) begin : headroom_beats
+          for (genvar d = NEED_BEATS; d == NEED_BEATS; d++) begin : need_beats
+            wire refused = aurora_flow_refuses_these_parameters;
+          end
+        end
+      end
+    end
+`endif
   end
   if (RX_EQ_MODE < 0 || RX_EQ_MODE > 2 || INS_LOSS_NYQ < 0 || INS_LOSS_NYQ > 31) begin : g_err_gt
-    $error("aurora_flow: RX_EQ_MODE must be 0..2 and INS_LOSS_NYQ 0..31");
+    `AF_REFUSE(("aurora_flow: RX_EQ_MODE=%0d must be 0..2 and INS_LOSS_NYQ=%0d 0..31",
+                RX_EQ_MODE, INS_LOSS_NYQ))
   end
-`endif
 
   // ---------------- resets ----------------
   logic core_reset, counter_reset;
@@ -396,12 +415,36 @@ module aurora_flow #(
       .frames_with_errors(frames_with_errors)
   );
 
-  localparam int BW = 13 + 32 * 20;
+  // ---------------- realignment after a corrupted control field ----------------
+  // A control-field error makes the core drop the block and raise soft_err (PG074 "Error
+  // Signals"; the behavioural core, sim/model). At 64 B the lost 32 B block would shift the
+  // pairing of halves; the assembly (af_axis_upsize) restarts at every frame start, the one
+  // boundary the stream carries, so at most the rest of the frame the error fell in (and the
+  // next one when the lost block carried TLAST) is misassembled. Each such restart is counted:
+  // a soft error seen during a frame is counted at that frame's end (or the next one's).
+  // Streaming has no boundary to realign at (the public wire format carries none).
+  logic [31:0] rx_realign;
+  logic err_in_frame;
+  always_ff @(posedge user_clk or negedge user_rst_n) begin
+    if (!user_rst_n) begin
+      rx_realign <= '0;
+      err_in_frame <= 1'b0;
+    end else begin
+      if (!channel_up) err_in_frame <= 1'b0;
+      else if (ip_rx_tvalid && ip_rx_tlast) err_in_frame <= 1'b0;
+      else if (status[11]) err_in_frame <= 1'b1;
+      if (counter_reset_u) rx_realign <= '0;
+      else if (FRAMING && channel_up && ip_rx_tvalid && ip_rx_tlast && (err_in_frame || status[11]))
+        rx_realign <= rx_realign + 1'b1;
+    end
+  end
+
+  localparam int BW = 13 + 32 * 21;
   logic [BW-1:0] link_bundle_u, link_bundle;
   assign link_bundle_u = {
     status, status_not_ok, rx_overflow, xoff_count, xon_count, max_inflight,
     gt_not_ready, line_down, pll_not_locked, mmcm_not_locked, hard_err, soft_err,
-    channel_down, frames_received, frames_with_errors
+    channel_down, frames_received, frames_with_errors, rx_realign
   };
   af_cdc_bundle #(.WIDTH(BW)) u_to_ap (
       .src_clk  (user_clk),
@@ -464,15 +507,16 @@ module aurora_flow #(
   // unpack the bundle (same order as packed above)
   logic [12:0] a_status;
   logic [31:0] a_not_ok, a_rx_ovf, a_xoff, a_xon, a_infl, a_pll, a_mmcm, a_hard, a_soft, a_chan;
-  logic [31:0] a_frames, a_frame_err;
+  logic [31:0] a_frames, a_frame_err, a_realign;
   logic [127:0] a_gt, a_line;
   assign {a_status, a_not_ok, a_rx_ovf, a_xoff, a_xon, a_infl, a_gt, a_line, a_pll, a_mmcm,
-          a_hard, a_soft, a_chan, a_frames, a_frame_err} = link_bundle;
+          a_hard, a_soft, a_chan, a_frames, a_frame_err, a_realign} = link_bundle;
 
-  localparam int NWORDS = 29;
+  localparam int NWORDS = 30;
   logic [32*NWORDS-1:0] rd_words;
   // word k is returned for address 0x010 + 4k
   assign rd_words = {
+    FRAMING ? a_realign : 32'd0,  // 0x084 RX_REALIGN_COUNT
     FRAMING ? a_frame_err : 32'd0,  // 0x080 FRAMES_WITH_ERRORS
     FRAMING ? a_frames : 32'd0,  // 0x07c FRAMES_RECEIVED
     a_chan,  // 0x078 CHANNEL_DOWN_COUNT

@@ -108,11 +108,13 @@ module aurora_ip_if #(
   logic [0:31] ip_tx_tkeep, ip_rx_tkeep;
   logic [0:15] ip_nfc_tdata;
   /* verilator lint_on LITENDIAN */
-  // stream-numbered keep (bit b = stream byte b), contiguous from byte 0
+  // stream-numbered keep (bit b = stream byte b), contiguous from byte 0; all bytes of a beat
+  // that is not a frame's last (tx_nbytes_m1 is the last beat's length only), as the public
+  // kernel's width converter gives it
   logic [31:0] tx_keep, rx_keep;
   assign tx_keep[0] = 1'b1;
   for (genvar b = 1; b < 32; b++) begin : g_keep
-    assign tx_keep[b] = (5'(b) <= tx_nbytes_m1);
+    assign tx_keep[b] = !tx_tlast || (5'(b) <= tx_nbytes_m1);
   end
   // positional, as the public kernel's port connections: [255] -> [0]
   assign ip_tx_tdata = tx_tdata;

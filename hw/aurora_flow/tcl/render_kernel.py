@@ -162,10 +162,12 @@ def xdc(p):
     lines = [
         f"# Generated: QSFP{i} reference clock, 161.1328125 MHz",
         f"create_clock -name gt_refclk{i}_in -period 6.206 [get_ports gt_refclk_{i}_p]",
-        f"set_clock_groups -asynchronous -group [get_clocks gt_refclk{i}_in -include_generated_clocks]",
-        "# Clock-domain crossings. The clock groups above cut the timing between the domains;",
-        "# these put back a bound on each crossing's data path and, for Gray-coded pointers, on",
-        f"# the skew between their bits (one period of the fastest clock, {t} ns).",
+        "# Clock-domain crossings, each bounded on its own as the XPM CDC macros do (UG974): a",
+        "# datapath-only delay limit and, for Gray-coded pointers, a limit on the skew between",
+        f"# their bits (one period of the fastest clock, {t} ns). No set_clock_groups between",
+        "# the kernel's clocks: clock groups take precedence over set_max_delay (UG903), so they",
+        "# would leave the data paths unbounded (UG906 TIMING-24). Level and reset synchronizers",
+        "# are cut at their first stage (as xpm_cdc_single / xpm_cdc_async_rst).",
     ]
     for f in CDC_FIFOS:
         for src, dst in (("wgray_reg[*]", "u_sync_wgray/meta_reg[*]"),

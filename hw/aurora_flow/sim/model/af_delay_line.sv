@@ -11,7 +11,7 @@ module af_delay_line #(
 );
   if (DELAY < 1) begin : g_bad_delay
 `ifndef __ICARUS__
-    $error("af_delay_line: DELAY must be at least 1");
+    $fatal(1, "af_delay_line: DELAY=%0d: must be at least 1", DELAY);
 `endif
   end
 

@@ -201,7 +201,7 @@ localparam logic [11:0] GT_NOT_READY_0 = 12'h048, LINE_DOWN_0 = 12'h058;
 localparam logic [11:0] PLL_NOT_LOCKED_COUNT = 12'h068, MMCM_NOT_LOCKED_COUNT = 12'h06c;
 localparam logic [11:0] HARD_ERR_COUNT = 12'h070, SOFT_ERR_COUNT = 12'h074;
 localparam logic [11:0] CHANNEL_DOWN_COUNT = 12'h078, FRAMES_RECEIVED = 12'h07c;
-localparam logic [11:0] FRAMES_WITH_ERRORS = 12'h080;
+localparam logic [11:0] FRAMES_WITH_ERRORS = 12'h080, RX_REALIGN_COUNT = 12'h084;
 localparam logic [31:0] CORE_STATUS_OK = 32'h11ff;
 
 // AXI4-Lite master: inputs change after the falling edge (Verilator and
