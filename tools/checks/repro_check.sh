@@ -35,7 +35,7 @@ echo "repro_check: building $target in $root" >&2
 
 # The checkout's own files (tracked and new, not ignored), with their modification times.
 (cd "$root" && git ls-files -z --cached --others --exclude-standard |
-    tar --null -T - -cf - --no-recursion) | (cd "$copy" && tar -xpf -)
+    tar --null --no-recursion -T - -cf -) | (cd "$copy" && tar -xpf -)
 for shared in .venv target; do
     rm -rf "${copy:?}/$shared"
     ln -s "$(readlink -f "$root/$shared")" "$copy/$shared"

@@ -229,11 +229,20 @@ pub fn render(d: &LogDiff) -> String {
             }
         }
     }
-    let rest: Vec<&str> = d
+    // Each with why: an action with the same key as in the other build is a cause of its
+    // own; one whose key differs read something that differed.
+    let rest: Vec<String> = d
         .differ
         .iter()
         .filter(|(_, b)| b.identity != rb.identity)
-        .map(|(_, b)| b.name.as_str())
+        .map(|(a, b)| {
+            let why = if a.key == b.key {
+                "same inputs and command: not reproducible itself"
+            } else {
+                "its inputs or command differ"
+            };
+            format!("{} ({why})", b.name)
+        })
         .collect();
     if !rest.is_empty() {
         let _ = writeln!(out, "{} more action(s) differ:", rest.len());
