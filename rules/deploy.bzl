@@ -7,8 +7,10 @@ device, the Slurm job script, the run script, the topology and an HTML report.
   fpga_deployment(name = "mobilenet_2fpga", description = "mobilenet_2fpga.toml", ...)
 ```
 
-makes `:mobilenet_2fpga` (DeploymentInfo + RunInfo; `forge run` / `buck2 run` starts it)
-with sub-targets `[link_config_<dev>]`, `[xclbin_<dev>]`, `[topology]`, `[job_script]`,
+makes `:mobilenet_2fpga` (DeploymentInfo + RunInfo; `forge run` / `buck2 run` starts it),
+whose default output is the bundle `mobilenet_2fpga/` (everything a run on the cluster needs,
+with SHA256SUMS; `sbatch mobilenet_2fpga/job.sh` wherever it is copied), with sub-targets
+`[bundle]`, `[link_config_<dev>]`, `[xclbin_<dev>]`, `[topology]`, `[job_script]`,
 `[run_script]`, `[report]`, and the helper targets `:<name>__desc`, `:<name>__partition`,
 `:<name>__<dev>`.
 
@@ -42,13 +44,15 @@ DeploymentInfo = provider(
           "`xclbins`, `link_configs`, `sim_descriptions`: dict device -> Artifact; " +
           "`topology`: Artifact (JSON: devices, cables, cuts); `job_script`, " +
           "`run_script`, `report`: Artifact; `job_scripts`: dict profile -> job " +
-          "script (noctua2, local); `host`: Artifact, the host driver; " +
+          "script (noctua2, local); `host`: Artifact, the host driver; `bundle`: " +
+          "Artifact (dir), the self-contained directory to take to the cluster; " +
           "`profile`: str, the job script's profile (noctua2 | local); for a FINN " +
           "network `finn_exec` (the plan's executor export: exec.json, <device>/, whole/), " +
           "`finn_partitions` (the partition ONNX models) and `finn_model` (the unpartitioned " +
           "HW model), else None; `run_inputs`: list[Artifact], every file the run " +
           "script reads (host, xclbins, and for FINN the exec export, plan and budgets).",
     fields = {
+        "bundle": provider_field(Artifact),
         "devices": provider_field(list),
         "finn_exec": provider_field(Artifact | None, default = None),
         "finn_model": provider_field(Artifact | None, default = None),
@@ -230,14 +234,44 @@ def _fpga_deployment_impl(ctx: AnalysisContext) -> list[Provider]:
     # A FINN run also reads the plan and the budgets (the run report of `infer`).
     finn_run_inputs = [finn_exec, plan, desc.devices_json] if finn_exec else []
     run_inputs = [host] + xclbins + finn_run_inputs
+
+    # The one directory to take to the cluster: every file a run reads, scripts whose paths
+    # are relative to it, and SHA256SUMS; `--out DIR` copies it out.
+    bundle = ctx.actions.declare_output(ctx.label.name, dir = True)
+    pack = cmd_args(
+        tool,
+        "bundle",
+        "--deployment",
+        desc.description,
+        "--platform",
+        fpga.platform_desc,
+        "--profile",
+        ctx.attrs.profile,
+        "--host",
+        host,
+        "--topology",
+        topology,
+        "--report",
+        report,
+        hidden = [desc.checked],
+    )
+    for d in desc.devices:
+        pack.add("--xclbin", cmd_args(d, "=", links[d].xclbin, delimiter = ""))
+    if finn_exec != None:
+        pack.add("--finn-exec", finn_exec, "--plan", plan, "--devices-json", desc.devices_json)
+    pack.add("--out", bundle.as_output())
+    ctx.actions.run(pack, category = "deploy_bundle")
+    sub_targets["bundle"] = [DefaultInfo(default_output = bundle)]
     return [
         DefaultInfo(
-            default_outputs = [job, run, topology, report] + xclbins,
-            other_outputs = [host] + [links[d].link_config for d in desc.devices] + finn_run_inputs,
+            default_output = bundle,
+            other_outputs = [job, run, topology, report] + xclbins + [host] +
+                            [links[d].link_config for d in desc.devices] + finn_run_inputs,
             sub_targets = sub_targets,
         ),
         RunInfo(args = cmd_args("bash", run, hidden = run_inputs)),
         DeploymentInfo(
+            bundle = bundle,
             devices = desc.devices,
             finn_exec = finn_exec,
             finn_model = ctx.attrs.estimates[FinnEstimatesInfo].model if ctx.attrs.estimates else None,

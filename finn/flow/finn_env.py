@@ -16,7 +16,12 @@ torch or Vivado exist:
    still fail clearly if they are reached.
 4. end of build: ``exit_buildflow`` reads the Vivado version from the last path
    component of XILINX_VIVADO (the directory need not exist).
-5. locale: FINN+'s partitioner restores LC_CTYPE from ``locale.getlocale()``, which
+5. names: qonnx names every tensor a transformation adds by ``random_string()``
+   (qonnx 1.0.0, ``ModelWrapper.make_new_valueinfo_name``, Python's ``random`` module,
+   seeded from the OS), so a step's model had different bytes on every run. Seeding
+   ``random`` makes each step's names a function of its inputs; the names stay unique,
+   since qonnx draws again while a name is taken.
+6. locale: FINN+'s partitioner restores LC_CTYPE from ``locale.getlocale()``, which
    fails for C.UTF-8 without an en_US locale installed (finn-plus 1.6.1,
    finn/transformation/fpgadataflow/multifpga/partitioner.py, ``Partitioner.__init__``).
 """
@@ -24,6 +29,7 @@ torch or Vivado exist:
 import importlib.util
 import locale
 import os
+import random
 import sys
 import tempfile
 import types
@@ -64,6 +70,7 @@ def _bind_xsi_placeholders():
 def setup(build_dir=None):
     """Apply all workarounds; returns FINN_BUILD_DIR."""
     _install_torch_stub()
+    random.seed(0)
     if build_dir is None:
         build_dir = os.environ.get("FINN_BUILD_DIR") or tempfile.mkdtemp(prefix="finn_build_")
     os.makedirs(build_dir, exist_ok=True)

@@ -74,7 +74,10 @@ def split(model, device_of):
         m.ir_version = model.model.ir_version
         part = ModelWrapper(m)
         names = set(ins) | set(outs) | produced | {i.name for i in used_inits}
-        for t in names:
+        # Sorted: a set of strings iterates in an order that changes with every Python
+        # process (hash randomisation), and each annotation is appended in this order, so
+        # the saved model's bytes would differ between two runs on the same inputs.
+        for t in sorted(names):
             dt = model.get_tensor_datatype(t)
             if dt is not None:
                 part.set_tensor_datatype(t, dt)

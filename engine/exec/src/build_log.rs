@@ -10,6 +10,7 @@ use std::path::Path;
 use anyhow::{Context, Result};
 use serde::{Deserialize, Serialize};
 
+use crate::action_cache::{Node, OutputRecord};
 use crate::action_key::ToolIdentity;
 use crate::layout::{write_atomic, Layout};
 
@@ -27,6 +28,11 @@ pub struct ActionRecord {
     pub argv: Vec<String>,
     pub env: Vec<(String, String)>,
     pub outputs: Vec<String>,
+    /// (path, digest) of every file the action produced, a directory's files one by one
+    /// (`symlink:<target>` for a symlink, `dir` for a directory): what `forge log diff`
+    /// compares between two builds. Empty for a failed action.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub output_digests: Vec<(String, String)>,
     pub tool: Option<ToolIdentity>,
     /// Why it ran, compared with the previous record (filled for local runs).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
@@ -49,6 +55,37 @@ fn history_path(layout: &Layout) -> std::path::PathBuf {
 
 fn last_build_path(root: &Path) -> std::path::PathBuf {
     Layout::new(root).log_dir().join("last-build.json")
+}
+
+/// Every file of `outputs` with its digest, in path order: the flat form `forge log diff`
+/// compares (a directory's entries are listed one by one, so a difference names the file).
+pub fn flatten_outputs(outputs: &[OutputRecord]) -> Vec<(String, String)> {
+    fn digest(node: &Node) -> String {
+        match node {
+            Node::File {
+                hash, executable, ..
+            } => {
+                if *executable {
+                    format!("{hash} +x")
+                } else {
+                    hash.clone()
+                }
+            }
+            Node::Symlink { target } => format!("symlink:{target}"),
+            Node::Dir { .. } => "dir".to_string(),
+        }
+    }
+    let mut out = Vec::new();
+    for o in outputs {
+        out.push((o.path.clone(), digest(&o.node)));
+        if let Node::Dir { entries } = &o.node {
+            for (rel, node) in entries {
+                out.push((format!("{}/{rel}", o.path), digest(node)));
+            }
+        }
+    }
+    out.sort();
+    out
 }
 
 /// Why `now` ran, compared with `before` (the previous record of the same action).

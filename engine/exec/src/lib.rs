@@ -14,10 +14,12 @@ mod cas;
 mod digest;
 mod executor;
 mod failure;
+mod file_diff;
 mod in_process;
 mod janitor;
 mod layout;
 mod lock;
+mod log_diff;
 mod outputs;
 mod passthrough;
 mod pid_namespace;
@@ -291,6 +293,14 @@ pub fn run_tests(
     tests: Vec<TestSpec>,
 ) -> Result<TestSummary> {
     test_runner::run(exec, graph, tests)
+}
+
+/// `forge log diff A B`: the report comparing two builds' action outputs, and whether every
+/// action both ran produced the same bytes.
+pub fn log_diff(a: &std::path::Path, b: &std::path::Path) -> Result<(String, bool)> {
+    let (a, b) = (log_diff::Side::open(a)?, log_diff::Side::open(b)?);
+    let d = log_diff::compare(&a, &b);
+    Ok((log_diff::render(&d), d.identical()))
 }
 
 /// `forge log what-ran`: the last build's actions, executor, and changed inputs.

@@ -3,6 +3,7 @@
 mod audit;
 mod build;
 mod docs;
+mod out;
 mod query;
 mod test_timeout;
 
@@ -92,6 +93,10 @@ enum Command {
         /// Print `<label> <path>` of each target's default output on stdout.
         #[arg(long = "show-output")]
         show_output: bool,
+        /// Copy the output of the built target to this path (`-` to stdout); a directory
+        /// output's contents are copied into it.
+        #[arg(long = "out", value_name = "OUTPUT_PATH")]
+        out: Option<String>,
         #[command(flatten)]
         common: Common,
     },
@@ -155,6 +160,15 @@ enum Command {
 enum LogCommand {
     /// Each action of the last build, how it ran, and which input changed on a cache miss.
     WhatRan,
+    /// Compare two builds' action outputs (each a checkout, or its
+    /// buck-out/forge/log/last-build.json): prints the first action whose outputs differ with
+    /// a diff of the differing file; exit code 1 when any action's outputs differ.
+    Diff {
+        /// The first build: a checkout or its last-build.json.
+        a: PathBuf,
+        /// The second build.
+        b: PathBuf,
+    },
 }
 
 /// The workspace and loader of one invocation, plus where the user stands.
@@ -241,8 +255,11 @@ pub fn main() -> i32 {
         Command::Build {
             patterns,
             show_output,
+            out,
             common,
-        } => Session::open(&common).map(|s| build::build(&s, &patterns, show_output)),
+        } => {
+            Session::open(&common).map(|s| build::build(&s, &patterns, show_output, out.as_deref()))
+        }
         Command::Run {
             target,
             common,
@@ -269,6 +286,9 @@ pub fn main() -> i32 {
         Command::Log {
             what: LogCommand::WhatRan,
         } => what_ran(),
+        Command::Log {
+            what: LogCommand::Diff { a, b },
+        } => log_diff(&a, &b),
     };
     match result {
         Ok(code) => code,
@@ -292,6 +312,15 @@ fn what_ran() -> Result<i32> {
     let root = crate::interpreter::find_root(&cwd)?;
     print!("{}", forge_exec::what_ran(&root)?);
     Ok(0)
+}
+
+/// Exit code of `forge log diff` when the builds differ (as diff(1)).
+const EXIT_LOGS_DIFFER: i32 = 1;
+
+fn log_diff(a: &Path, b: &Path) -> Result<i32> {
+    let (text, identical) = forge_exec::log_diff(a, b)?;
+    print!("{text}");
+    Ok(if identical { 0 } else { EXIT_LOGS_DIFFER })
 }
 
 #[cfg(test)]

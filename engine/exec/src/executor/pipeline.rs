@@ -13,7 +13,7 @@ use super::local_run::WorkerState;
 use super::{Build, Outcome};
 use crate::action_cache::{CachedResult, OutputRecord};
 use crate::action_key::{describe, key_action, KeyedAction};
-use crate::build_log::ActionRecord;
+use crate::build_log::{self, ActionRecord};
 use crate::failure::{action_title, failure, ActionFailure};
 use crate::in_process;
 use crate::layout::{remove_any, replace_with, temp_sibling};
@@ -182,6 +182,15 @@ impl Build<'_> {
             argv,
             env,
             outputs: action.outputs.iter().map(|o| o.path.clone()).collect(),
+            // Every way an action succeeds leaves its result under its key.
+            output_digests: match executor {
+                "failed" => Vec::new(),
+                _ => self
+                    .ac
+                    .get(&keyed.key)
+                    .map(|r| build_log::flatten_outputs(&r.outputs))
+                    .unwrap_or_default(),
+            },
             tool: keyed.tool.clone(),
             changes: Vec::new(),
         };

@@ -151,7 +151,7 @@ fn needed_owners(graph: &ActionGraph, wanted: &[ArtifactRef]) -> BTreeSet<String
     owners
 }
 
-pub(super) fn build(s: &Session, patterns: &[String], show_output: bool) -> i32 {
+pub(super) fn build(s: &Session, patterns: &[String], show_output: bool, out: Option<&str>) -> i32 {
     let (analyzer, targets) = match analyse(s, patterns) {
         Ok(x) => x,
         Err(e) => {
@@ -230,6 +230,12 @@ pub(super) fn build(s: &Session, patterns: &[String], show_output: bool) -> i32 
                 eprintln!("Remote cache errors: {remote_errors} (those actions ran locally)");
             }
             eprintln!("BUILD SUCCEEDED");
+            if let Some(out) = out {
+                if let Err(e) = super::out::copy_out(s.root(), &s.cwd, &targets, out) {
+                    super::report(&e);
+                    return EXIT_USER_ERROR;
+                }
+            }
             0
         }
         Err(e) => {

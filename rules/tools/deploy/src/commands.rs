@@ -139,7 +139,7 @@ pub struct ScriptArgs<'a> {
     pub topology_out: &'a Path,
 }
 
-fn parse_xclbins(d: &Deployment, given: &[String]) -> Result<Vec<(String, String)>> {
+pub fn parse_xclbins(d: &Deployment, given: &[String]) -> Result<Vec<(String, String)>> {
     let mut map = std::collections::BTreeMap::new();
     for x in given {
         let (dev, path) = x
@@ -202,6 +202,7 @@ pub fn scripts_text(a: &ScriptArgs) -> Result<(String, String, Value)> {
     let plan_path = a.plan.map(|p| p.display().to_string());
     let job_path = a.job_out.display().to_string();
     let launch = Launch {
+        root: scripts::Root::Project,
         host: a.host,
         xclbins: &xclbins,
         topology: &topo_path,

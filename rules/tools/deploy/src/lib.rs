@@ -1,7 +1,9 @@
 //! `deploy-tool`: one deployment description (`deploy/<name>.toml`) turned into the
 //! partitioner's inputs, per-FPGA v++ link configurations and simulated device descriptions,
-//! the Slurm job and run scripts, the topology and an HTML report, each checked first.
+//! the Slurm job and run scripts, the topology, an HTML report and the bundle that takes them
+//! to the cluster, each checked first.
 
+pub mod bundle;
 pub mod commands;
 pub mod deployment;
 pub mod diag;

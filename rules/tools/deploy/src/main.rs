@@ -116,6 +116,34 @@ enum Cmd {
         #[arg(long)]
         topology_out: PathBuf,
     },
+    /// The deployment bundle: a directory that runs wherever it is copied, with SHA256SUMS.
+    Bundle {
+        #[arg(long)]
+        deployment: PathBuf,
+        #[arg(long)]
+        platform: PathBuf,
+        /// The job script's profile.
+        #[arg(long, value_enum)]
+        profile: Profile,
+        /// DEVICE=PATH, one per device.
+        #[arg(long = "xclbin", num_args = 1..)]
+        xclbins: Vec<String>,
+        #[arg(long)]
+        host: PathBuf,
+        #[arg(long)]
+        topology: PathBuf,
+        #[arg(long)]
+        report: PathBuf,
+        #[arg(long)]
+        plan: Option<PathBuf>,
+        #[arg(long)]
+        finn_exec: Option<PathBuf>,
+        #[arg(long)]
+        devices_json: Option<PathBuf>,
+        /// The bundle directory (replaced as a whole).
+        #[arg(long)]
+        out: PathBuf,
+    },
     /// The `vitis` link of one FPGA: v++ -l with the .xo files of the kernels it uses.
     VppLink {
         /// The FPGA toolchain's v++.
@@ -242,6 +270,31 @@ fn run(cli: Cli) -> anyhow::Result<()> {
                 topology_out: &topology_out,
             })
         }
+        Cmd::Bundle {
+            deployment,
+            platform,
+            profile,
+            xclbins,
+            host,
+            topology,
+            report,
+            plan,
+            finn_exec,
+            devices_json,
+            out,
+        } => deploy_tool::bundle::bundle(&deploy_tool::bundle::BundleArgs {
+            deployment: &deployment,
+            platform: &platform,
+            profile,
+            xclbins: &xclbins,
+            host: &host,
+            topology: &topology,
+            report: &report,
+            plan: plan.as_deref(),
+            finn_exec: finn_exec.as_deref(),
+            devices_json: devices_json.as_deref(),
+            out: &out,
+        }),
         Cmd::VppLink {
             vpp,
             platform,

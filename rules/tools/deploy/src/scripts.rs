@@ -47,7 +47,18 @@ pub fn quote(s: &str) -> String {
     }
 }
 
+/// Where a script's relative paths start.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Root {
+    /// The project checkout (buck-out paths): the script runs from the project root.
+    Project,
+    /// The deployment bundle: every path is relative to the bundle's directory, found from
+    /// the script itself, so the directory runs wherever it is copied.
+    Bundle,
+}
+
 pub struct Launch<'a> {
+    pub root: Root,
     pub host: &'a str,
     /// (device, xclbin path) in rank order.
     pub xclbins: &'a [(String, String)],
@@ -60,6 +71,18 @@ pub struct Launch<'a> {
     /// pipelined model and the utilisation bars).
     pub plan: Option<&'a str>,
     pub devices: Option<&'a str>,
+}
+
+impl Launch<'_> {
+    /// A path of the launch as a bash word: project-relative as it is, a bundle's file under
+    /// the bundle's directory (`"$ROOT"/...`), so the caller's own relative paths
+    /// (`--input x.npy`, `--out DIR`) keep meaning the caller's directory.
+    fn path(&self, p: &str) -> String {
+        match self.root {
+            Root::Project => quote(p),
+            Root::Bundle => format!("\"$ROOT\"/{}", quote(p)),
+        }
+    }
 }
 
 enum Kind {
@@ -102,10 +125,15 @@ fn render(dep: &Deployment, platform: &Platform, launch: &Launch, kind: Kind) ->
         }
     }
     s.push_str("set -euo pipefail\n\n");
-    s.push_str(
-        "# Paths below are relative to the project root (override with AURORAFORGE_ROOT).\n",
-    );
-    s.push_str("ROOT=\"${AURORAFORGE_ROOT:-$PWD}\"\ncd \"$ROOT\"\n\n");
+    match launch.root {
+        Root::Project => {
+            s.push_str(
+                "# Paths below are relative to the project root (override with AURORAFORGE_ROOT).\n",
+            );
+            s.push_str("ROOT=\"${AURORAFORGE_ROOT:-$PWD}\"\ncd \"$ROOT\"\n\n");
+        }
+        Root::Bundle => s.push_str(&bundle_root(&dep.name, &kind)),
+    }
     if let Kind::Job(Profile::Noctua2) = kind {
         // Lmod's shell functions read unset variables
         s.push_str("set +u\nmodule reset\n");
@@ -133,8 +161,8 @@ fn render(dep: &Deployment, platform: &Platform, launch: &Launch, kind: Kind) ->
         s,
         "# rank i runs device i: {}\nhost=({} --topology {}",
         dep.device_names().join(" "),
-        quote(launch.host),
-        quote(launch.topology)
+        launch.path(launch.host),
+        launch.path(launch.topology)
     );
     // On the cluster the ranks drive the cards (XRT); elsewhere the simulated devices.
     if let Kind::Job(Profile::Noctua2) = kind {
@@ -146,11 +174,15 @@ fn render(dep: &Deployment, platform: &Platform, launch: &Launch, kind: Kind) ->
         ("--devices", launch.devices),
     ] {
         if let Some(p) = path {
-            let _ = write!(s, " \\\n    {flag} {}", quote(p));
+            let _ = write!(s, " \\\n    {flag} {}", launch.path(p));
         }
     }
     for (dev, x) in launch.xclbins {
-        let _ = write!(s, " \\\n    --xclbin {}", quote(&format!("{dev}={x}")));
+        let arg = match launch.root {
+            Root::Project => quote(&format!("{dev}={x}")),
+            Root::Bundle => format!("{}={}", quote(dev), launch.path(x)),
+        };
+        let _ = write!(s, " \\\n    --xclbin {arg}");
     }
     s.push_str(")\n");
     match kind {
@@ -174,12 +206,55 @@ fn render(dep: &Deployment, platform: &Platform, launch: &Launch, kind: Kind) ->
                  esac\n\
                  [ $# -gt 0 ] || set -- {default_cmd}\n\
                  exec \"${{host[@]}}\" \"$@\"\n",
-                job = quote(launch.job),
+                job = launch.path(launch.job),
                 name = dep.name,
             );
         }
     }
     s
+}
+
+/// The bundle's directory, from the script itself, and the check that every file arrived
+/// intact. Slurm runs a copy of the job script from its spool directory, so a job asks Slurm
+/// which script was submitted (`scontrol show job`: `Command=`, relative to the submit
+/// directory when sbatch was given a relative path).
+fn bundle_root(name: &str, kind: &Kind) -> String {
+    let script = match kind {
+        Kind::Job(_) => "job.sh",
+        Kind::Run => "run.sh",
+    };
+    let mut s = String::from(
+        "# Paths below are relative to this bundle's directory (override with AURORAFORGE_ROOT).\n",
+    );
+    if let Kind::Job(_) = kind {
+        s.push_str(
+            "if [ -z \"${AURORAFORGE_ROOT:-}\" ] && [ -n \"${SLURM_JOB_ID:-}\" ]; then\n\
+             \x20   submitted=$(scontrol show job \"$SLURM_JOB_ID\" 2>/dev/null | sed -n 's/^ *Command=//p' | head -n 1) || submitted=\n\
+             \x20   case \"$submitted\" in\n\
+             \x20   /*) AURORAFORGE_ROOT=$(dirname \"$submitted\") ;;\n\
+             \x20   ?*) AURORAFORGE_ROOT=$(dirname \"${SLURM_SUBMIT_DIR:-$PWD}/$submitted\") ;;\n\
+             \x20   esac\n\
+             fi\n",
+        );
+    }
+    let _ = write!(
+        s,
+        "ROOT=\"${{AURORAFORGE_ROOT:-$(cd \"$(dirname \"${{BASH_SOURCE[0]}}\")\" && pwd)}}\"\n\
+         [ -f \"$ROOT/SHA256SUMS\" ] || {{ echo \"{script}: $ROOT is not the {name} bundle (no SHA256SUMS there); set AURORAFORGE_ROOT to the bundle's directory\" >&2; exit 1; }}\n\
+         (cd \"$ROOT\" && sha256sum --quiet --strict -c SHA256SUMS >&2) || {{ echo \"{script}: files of the {name} bundle in $ROOT do not match its SHA256SUMS (an incomplete or altered copy); copy the bundle again\" >&2; exit 1; }}\n\n",
+        name = quote_in_double(name),
+    );
+    s
+}
+
+/// `name` inside a double-quoted bash string.
+fn quote_in_double(name: &str) -> String {
+    name.chars()
+        .flat_map(|c| match c {
+            '"' | '\\' | '$' | '`' => vec!['\\', c],
+            _ => vec![c],
+        })
+        .collect()
 }
 
 pub fn job_script(dep: &Deployment, platform: &Platform, launch: &Launch, p: Profile) -> String {
