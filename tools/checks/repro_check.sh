@@ -51,7 +51,7 @@ echo "repro_check: building $target again in $copy (umask 077, TZ=Pacific/Chatha
     echo "repro_check: the build in $copy failed" >&2
     exit 3
 }
-ran=$(cd "$copy" && "$root/target/release/forge" log what-ran 2>/dev/null | head -1 || true)
+ran=$( (cd "$copy" && "$root/target/release/forge" log what-ran 2>/dev/null | head -1) || true)
 echo "repro_check: second build: ${ran:-?}" >&2
 
 status=0
