@@ -78,7 +78,7 @@ def compare(finn_out, out_dir, log, count="all"):
         fail(f"the log has no agreement line for {n} of {n} images")
     # A run that fills every stream's words has nothing to note (a partial word in a width
     # converter would have failed the run).
-    notes = [l for l in text.splitlines() if l.startswith("note:") or "partial word" in l]
+    notes = [line for line in text.splitlines() if line.startswith("note:") or "partial word" in line]
     if notes:
         fail(f"the log of {n} images has notes: {notes}")
     # The run report beside run.json: the page names the deployment and the paper's
