@@ -46,6 +46,7 @@ DeploymentInfo = provider(
           "`run_script`, `report`: Artifact; `job_scripts`: dict profile -> job " +
           "script (noctua2, local); `host`: Artifact, the host driver; `bundle`: " +
           "Artifact (dir), the self-contained directory to take to the cluster; " +
+          "`bundles`: dict profile -> bundle (noctua2, local); " +
           "`profile`: str, the job script's profile (noctua2 | local); for a FINN " +
           "network `finn_exec` (the plan's executor export: exec.json, <device>/, whole/), " +
           "`finn_partitions` (the partition ONNX models) and `finn_model` (the unpartitioned " +
@@ -53,6 +54,7 @@ DeploymentInfo = provider(
           "script reads (host, xclbins, and for FINN the exec export, plan and budgets).",
     fields = {
         "bundle": provider_field(Artifact),
+        "bundles": provider_field(dict[str, Artifact]),
         "devices": provider_field(list),
         "finn_exec": provider_field(Artifact | None, default = None),
         "finn_model": provider_field(Artifact | None, default = None),
@@ -166,6 +168,7 @@ def _fpga_deployment_impl(ctx: AnalysisContext) -> list[Provider]:
 
     # Both profiles' job scripts from the one template; `[job_script]` is the configured one.
     job_scripts = {}
+    topologies = {}
     run = None
     topology = None
     for profile in ["noctua2", "local"]:
@@ -195,6 +198,7 @@ def _fpga_deployment_impl(ctx: AnalysisContext) -> list[Provider]:
         scripts.add("--job-out", job.as_output(), "--run-out", this_run.as_output(), "--topology-out", this_topology.as_output())
         ctx.actions.run(scripts, category = "deploy_scripts", identifier = profile)
         job_scripts[profile] = job
+        topologies[profile] = this_topology
         if profile == ctx.attrs.profile:
             run = this_run
             topology = this_topology
@@ -236,31 +240,38 @@ def _fpga_deployment_impl(ctx: AnalysisContext) -> list[Provider]:
     run_inputs = [host] + xclbins + finn_run_inputs
 
     # The one directory to take to the cluster: every file a run reads, scripts whose paths
-    # are relative to it, and SHA256SUMS; `--out DIR` copies it out.
-    bundle = ctx.actions.declare_output(ctx.label.name, dir = True)
-    pack = cmd_args(
-        tool,
-        "bundle",
-        "--deployment",
-        desc.description,
-        "--platform",
-        fpga.platform_desc,
-        "--profile",
-        ctx.attrs.profile,
-        "--host",
-        host,
-        "--topology",
-        topology,
-        "--report",
-        report,
-        hidden = [desc.checked],
-    )
-    for d in desc.devices:
-        pack.add("--xclbin", cmd_args(d, "=", links[d].xclbin, delimiter = ""))
-    if finn_exec != None:
-        pack.add("--finn-exec", finn_exec, "--plan", plan, "--devices-json", desc.devices_json)
-    pack.add("--out", bundle.as_output())
-    ctx.actions.run(pack, category = "deploy_bundle")
+    # are relative to it, and SHA256SUMS; `--out DIR` copies it out. One per profile, as the
+    # job scripts: `[bundle]` is the configured one, `[bundle_local]` runs under any Slurm.
+    bundles = {}
+    for profile in ["noctua2", "local"]:
+        prefix = "" if profile == ctx.attrs.profile else profile + "/"
+        this_bundle = ctx.actions.declare_output(prefix + ctx.label.name, dir = True)
+        pack = cmd_args(
+            tool,
+            "bundle",
+            "--deployment",
+            desc.description,
+            "--platform",
+            fpga.platform_desc,
+            "--profile",
+            profile,
+            "--host",
+            host,
+            "--topology",
+            topologies[profile],
+            "--report",
+            report,
+            hidden = [desc.checked],
+        )
+        for d in desc.devices:
+            pack.add("--xclbin", cmd_args(d, "=", links[d].xclbin, delimiter = ""))
+        if finn_exec != None:
+            pack.add("--finn-exec", finn_exec, "--plan", plan, "--devices-json", desc.devices_json)
+        pack.add("--out", this_bundle.as_output())
+        ctx.actions.run(pack, category = "deploy_bundle", identifier = profile)
+        bundles[profile] = this_bundle
+        sub_targets["bundle_" + profile] = [DefaultInfo(default_output = this_bundle)]
+    bundle = bundles[ctx.attrs.profile]
     sub_targets["bundle"] = [DefaultInfo(default_output = bundle)]
     return [
         DefaultInfo(
@@ -272,6 +283,7 @@ def _fpga_deployment_impl(ctx: AnalysisContext) -> list[Provider]:
         RunInfo(args = cmd_args("bash", run, hidden = run_inputs)),
         DeploymentInfo(
             bundle = bundle,
+            bundles = bundles,
             devices = desc.devices,
             finn_exec = finn_exec,
             finn_model = ctx.attrs.estimates[FinnEstimatesInfo].model if ctx.attrs.estimates else None,
@@ -383,6 +395,7 @@ def _deployment_test_impl(ctx: AnalysisContext) -> list[Provider]:
             d.report,
             d.job_scripts["local"],
             d.run_script,
+            d.bundles["local"],
             hidden = d.run_inputs,
         ))
     return [
@@ -408,7 +421,7 @@ deployment_test = rule(
         "tools": attrs.list(attrs.toolchain_dep(providers = [SystemToolInfo]), default = []),
     },
     doc = "Runs `test` from the project root with, per deployment, `--deployment NAME " +
-          "TOPOLOGY REPORT LOCAL_JOB_SCRIPT RUN_SCRIPT` (everything built first); each tool " +
+          "TOPOLOGY REPORT LOCAL_JOB_SCRIPT RUN_SCRIPT LOCAL_BUNDLE` (everything built first); each tool " +
           "toolchain's command is in the env as TOOL_<NAME>.",
 )
 

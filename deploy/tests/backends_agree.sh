@@ -10,16 +10,16 @@
 # (its register writes recorded and compared) and `status`, whose report of every CU and
 # link (registers read through the same interface) must be the same on both.
 #
-#   backends_agree.sh --deployment NAME TOPOLOGY REPORT JOB RUN [...]
+#   backends_agree.sh --deployment NAME TOPOLOGY REPORT JOB RUN BUNDLE [...]
 set -euo pipefail
 out=${TEST_OUTPUT_DIR:-$(mktemp -d)}
 mkdir -p "$out"
 images=5
 fail=0
 while [ $# -gt 0 ]; do
-    [ "$1" = --deployment ] || { echo "usage: $0 --deployment NAME TOPOLOGY REPORT JOB RUN ..." >&2; exit 2; }
+    [ "$1" = --deployment ] || { echo "usage: $0 --deployment NAME TOPOLOGY REPORT JOB RUN BUNDLE ..." >&2; exit 2; }
     name=$2 topology=$3 run=$6
-    shift 6
+    shift 7
     ok=1
     app=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["app"])' "$topology")
     if [ "$app" != Finn ] && [ "$app" != finn ]; then

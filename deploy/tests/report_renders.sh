@@ -3,7 +3,7 @@
 # the page, the DOM it rendered must show one card per device and one cable per link of
 # the deployment's topology, and a screenshot is kept in the test's output directory.
 #
-#   report_renders.sh --deployment NAME TOPOLOGY REPORT JOB RUN [--deployment ...]
+#   report_renders.sh --deployment NAME TOPOLOGY REPORT JOB RUN BUNDLE [--deployment ...]
 # env: TOOL_CHROMIUM (the chromium toolchain's command)
 set -euo pipefail
 
@@ -13,9 +13,9 @@ mkdir -p "$out"
 fail=0
 
 while [ $# -gt 0 ]; do
-    [ "$1" = --deployment ] || { echo "usage: $0 --deployment NAME TOPOLOGY REPORT JOB RUN ..." >&2; exit 2; }
+    [ "$1" = --deployment ] || { echo "usage: $0 --deployment NAME TOPOLOGY REPORT JOB RUN BUNDLE ..." >&2; exit 2; }
     name=$2 topology=$3 report=$4
-    shift 6
+    shift 7
     profile=$(mktemp -d)
     # Flags: no sandbox as root, nothing that reaches the network (there is none).
     flags=(--headless --no-sandbox --disable-gpu --disable-quic --no-first-run

@@ -3,13 +3,16 @@
 # single-node Slurm cluster (slurm_cluster.sh) runs `sbatch --wait` on each, with the
 # simulation backend standing in for the cards. A link deployment runs `status`: every rank
 # must have run, every AuroraFlow link must be up (CORE_STATUS 0x11ff) and no counter may
-# show loss. A FINN deployment (app "finn" in its topology) runs the job's default command,
+# show loss. A FINN deployment (app "finn" in its topology) is run as a user takes it to a
+# cluster: its local-profile bundle (BUNDLE) copied to a path with a space at another depth,
+# checked against its SHA256SUMS, and that copy's job.sh submitted with its default command,
 # `infer --images 8`: every image must agree with the unpartitioned reference, bit for bit,
-# and no link may have lost a word. Then one rank fails for real: a copy of a two-device
+# and no link may have lost a word; a copy with one altered file is refused by its run.sh.
+# Then one rank fails for real: a copy of a two-device
 # job script whose fpga1 xclbin is cut short must end every rank within 2 s of rank 1's
 # error, with that error in the job's output and the job FAILED.
 #
-#   slurm_jobs.sh --deployment NAME TOPOLOGY REPORT JOB RUN [...]
+#   slurm_jobs.sh --deployment NAME TOPOLOGY REPORT JOB RUN BUNDLE [...]
 # env: TOOL_SLURMCTLD (the slurm toolchain's controller; the client commands sit beside it in the
 # same slurm-wlm installation)
 set -euo pipefail
@@ -23,16 +26,24 @@ mkdir -p "$out"
 slurm_up 8
 fail=0
 while [ $# -gt 0 ]; do
-    [ "$1" = --deployment ] || { echo "usage: $0 --deployment NAME TOPOLOGY REPORT JOB RUN ..." >&2; exit 2; }
-    name=$2 topology=$3 job=$5
-    shift 6
+    [ "$1" = --deployment ] || { echo "usage: $0 --deployment NAME TOPOLOGY REPORT JOB RUN BUNDLE ..." >&2; exit 2; }
+    name=$2 topology=$3 job=$5 bundle=$7
+    shift 7
     [ -n "${pair_job:-}" ] || ! grep -q -- '--xclbin .\?fpga1=' "$job" || pair_job=$job
     ranks=$(python3 -c 'import json,sys; print(len(json.load(open(sys.argv[1]))["devices"]))' "$topology")
     links=$(python3 -c 'import json,sys; print(len(json.load(open(sys.argv[1]))["links"]))' "$topology")
     app=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["app"])' "$topology")
     log="$out/$name.job.out"
     if [ "$app" = Finn ] || [ "$app" = finn ]; then
-        # the job script's own default command, with the results kept out of the checkout
+        # as a user takes it to the cluster: the bundle copied to another place (a path with a
+        # space, at another depth) and its own job script submitted from there, with the job
+        # script's default command and the results kept out of the bundle
+        copy="$out/copies/$name bundle/taken/elsewhere/$name"
+        rm -rf "$copy" && mkdir -p "$(dirname "$copy")" && cp -r "$bundle" "$copy" && chmod -R u+w "$copy"
+        if ! (cd "$copy" && sha256sum --quiet --strict -c SHA256SUMS); then
+            echo "FAIL $name: the copied bundle does not match its SHA256SUMS"; fail=1; continue
+        fi
+        job="$copy/job.sh"
         cmd=(infer --images 8 --out "$out/$name.infer")
     else
         cmd=(status)
@@ -66,7 +77,13 @@ while [ $# -gt 0 ]; do
         if [ ! -s "$out/$name.infer/run.json" ] || [ ! -s "$out/$name.infer/outputs.npy" ]; then
             echo "FAIL $name: job $id wrote no run.json / outputs.npy in $out/$name.infer"; bad=1
         fi
-        [ $bad -eq 0 ] && echo "ok   $name: job $id, infer agreed on 8 of 8 images, $nlinks link(s) without loss"
+        # an altered copy is refused before anything runs
+        printf 'x' >>"$copy/topology.json"
+        if bash "$copy/run.sh" local status >"$out/$name.altered.log" 2>&1 ||
+            ! grep -q 'do not match its SHA256SUMS' "$out/$name.altered.log"; then
+            echo "FAIL $name: run.sh ran from an altered copy of the bundle:"; cat "$out/$name.altered.log"; bad=1
+        fi
+        [ $bad -eq 0 ] && echo "ok   $name: job $id from a copy of the bundle ($copy), infer agreed on 8 of 8 images, $nlinks link(s) without loss; an altered copy refused"
         fail=$((fail | bad))
         continue
     fi

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Reproducibility across checkouts, compared the way Bazel compares execution logs:
 #
-#   tools/checks/repro_check.sh [TARGET]        # default //deploy:mobilenet_2fpga
+#   tools/checks/repro_check.sh [--in-copies] [TARGET]     # default //deploy:mobilenet_2fpga
 #
 # builds TARGET in this checkout, then in a copy of its files at another path and depth,
 # under another umask, time zone, locale and user name, with an empty action cache (so every
@@ -10,53 +10,81 @@
 # differ, a diff of the differing file. Exit code 0 when every output is byte-identical, 1
 # when one differs, 3 when a build failed.
 #
-# The copy shares this checkout's cargo target directory (files are copied with their
-# modification times, so cargo finds its work done) and Python environment: both are state
+# --in-copies builds the first one in a copy too, whose action cache is this checkout's
+# (hard links: its entries are read-only and replaced only by rename), so nothing here is
+# written: how the test suite runs it (//deploy:reproducible), after building TARGET.
+#
+# The copies share this checkout's cargo target directory (files are copied with their
+# modification times, so cargo finds its work done) and Python environments: both are state
 # outside the action graph (rules/cargo.bzl); the actions themselves all run again.
-# FORGE_REPRO_KEEP=1 keeps the copy (its path is printed).
+# FORGE_REPRO_KEEP=1 keeps the copies (their path is printed).
 set -euo pipefail
 
-root=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
+root=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd -P)
+in_copies=0
+if [ "${1:-}" = --in-copies ]; then
+    in_copies=1
+    shift
+fi
 target=${1:-//deploy:mobilenet_2fpga}
-forge="$root/forge"
 
 work=$(mktemp -d "${TMPDIR:-/tmp}/forge-repro-XXXXXX")
 if [ "${FORGE_REPRO_KEEP:-0}" != 1 ]; then
     trap 'rm -rf "$work"' EXIT
 fi
-copy="$work/second/checkout/one/level/deeper"
-mkdir -p "$copy"
 
-echo "repro_check: building $target in $root" >&2
-(cd "$root" && nice "$forge" build "$target" --console simple >&2) || {
-    echo "repro_check: the build in $root failed" >&2
-    exit 3
+# copy_checkout DIR: the checkout's own files (tracked and new, not ignored), with their
+# modification times, and its shared state outside the graph linked in.
+copy_checkout() {
+    mkdir -p "$1"
+    (cd "$root" && git ls-files -z --cached --others --exclude-standard |
+        tar --null --no-recursion -T - -cf -) | (cd "$1" && tar -xpf -)
+    for shared in .venv .node target; do
+        rm -rf "${1:?}/$shared"
+        [ ! -e "$root/$shared" ] || ln -s "$(readlink -f "$root/$shared")" "$1/$shared"
+    done
 }
 
-# The checkout's own files (tracked and new, not ignored), with their modification times.
-(cd "$root" && git ls-files -z --cached --others --exclude-standard |
-    tar --null --no-recursion -T - -cf -) | (cd "$copy" && tar -xpf -)
-for shared in .venv target; do
-    rm -rf "${copy:?}/$shared"
-    ln -s "$(readlink -f "$root/$shared")" "$copy/$shared"
-done
+first=$root
+if [ $in_copies -eq 1 ]; then
+    first="$work/first"
+    copy_checkout "$first"
+    mkdir -p "$first/buck-out/forge/cache"
+    for part in cas ac; do
+        [ -d "$root/buck-out/forge/cache/$part" ] || {
+            echo "repro_check: $root has no action cache to start the first copy from; build $target there first" >&2
+            exit 3
+        }
+        cp -al "$root/buck-out/forge/cache/$part" "$first/buck-out/forge/cache/$part"
+    done
+fi
+copy="$work/second/checkout/one/level/deeper"
+copy_checkout "$copy"
+
+echo "repro_check: building $target in $first" >&2
+# the copies skip the package and venv steps: what they would install is this checkout's
+skip=$in_copies
+(cd "$first" && FORGE_SKIP_BOOTSTRAP=$skip nice ./forge build "$target" --console simple >&2) || {
+    echo "repro_check: the build in $first failed" >&2
+    exit 3
+}
 
 echo "repro_check: building $target again in $copy (umask 077, TZ=Pacific/Chatham, LANG=C.UTF-8, USER=repro)" >&2
 (
     cd "$copy"
     umask 077
     export TZ=Pacific/Chatham LANG=C.UTF-8 LC_ALL=C.UTF-8 USER=repro LOGNAME=repro
-    nice ./forge build "$target" --console simple >&2
+    FORGE_SKIP_BOOTSTRAP=1 nice ./forge build "$target" --console simple >&2
 ) || {
     echo "repro_check: the build in $copy failed" >&2
     exit 3
 }
-ran=$( (cd "$copy" && "$root/target/release/forge" log what-ran 2>/dev/null | head -1) || true)
+ran=$( (cd "$copy" && FORGE_SKIP_BOOTSTRAP=1 ./forge log what-ran 2>/dev/null | head -1) || true)
 echo "repro_check: second build: ${ran:-?}" >&2
 
 status=0
-(cd "$copy" && ./forge log diff "$root" "$copy") || status=$?
+(cd "$copy" && FORGE_SKIP_BOOTSTRAP=1 ./forge log diff "$first" "$copy") || status=$?
 if [ "${FORGE_REPRO_KEEP:-0}" = 1 ]; then
-    echo "repro_check: the copy is kept at $copy" >&2
+    echo "repro_check: the copies are kept in $work" >&2
 fi
 exit "$status"

@@ -6,6 +6,7 @@ def _script_test_impl(ctx: AnalysisContext) -> list[Provider]:
             type = "custom",
             command = command,
             env = ctx.attrs.env,
+            labels = ctx.attrs.labels,
         ),
     ]
 
@@ -14,6 +15,7 @@ script_test = rule(
     attrs = {
         "args": attrs.list(attrs.source(), default = []),
         "env": attrs.dict(attrs.string(), attrs.string(), default = {}),
+        "labels": attrs.list(attrs.string(), default = []),
         "script": attrs.source(),
     },
 )

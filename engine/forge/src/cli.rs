@@ -5,6 +5,7 @@ mod build;
 mod docs;
 mod out;
 mod query;
+mod test_labels;
 mod test_timeout;
 
 use std::path::{Path, PathBuf};
@@ -116,6 +117,16 @@ enum Command {
         /// Per-test timeout (`90`, `90s`, `5m`); default `[test] timeout` in .buckconfig.
         #[arg(long)]
         timeout: Option<String>,
+        /// Labels on targets to include from tests; `!label` excludes. The first pattern
+        /// that names a label of the test wins; with any, tests they do not name are left out.
+        #[arg(long, num_args = 1..)]
+        include: Vec<String>,
+        /// Labels on targets to exclude from tests.
+        #[arg(long, num_args = 1..)]
+        exclude: Vec<String>,
+        /// A label of `--exclude` excludes whatever `--include` says.
+        #[arg(long)]
+        always_exclude: bool,
         #[command(flatten)]
         common: Common,
     },
@@ -268,8 +279,18 @@ pub fn main() -> i32 {
         Command::Test {
             patterns,
             timeout,
+            include,
+            exclude,
+            always_exclude,
             common,
-        } => Session::open(&common).map(|s| build::test(&s, &patterns, timeout.as_deref())),
+        } => {
+            let labels = test_labels::LabelFilter {
+                include,
+                exclude,
+                always_exclude,
+            };
+            Session::open(&common).map(|s| build::test(&s, &patterns, timeout.as_deref(), &labels))
+        }
         Command::Targets { patterns, common } => {
             Session::open(&common).and_then(|s| query::targets(&s, &patterns))
         }

@@ -315,7 +315,12 @@ pub(super) fn run(s: &Session, target: &str, args: &[String]) -> i32 {
     }
 }
 
-pub(super) fn test(s: &Session, patterns: &[String], timeout: Option<&str>) -> i32 {
+pub(super) fn test(
+    s: &Session,
+    patterns: &[String],
+    timeout: Option<&str>,
+    labels: &super::test_labels::LabelFilter,
+) -> i32 {
     let timeout =
         match super::test_timeout::resolve(timeout, s.loader.workspace().config("test", "timeout"))
         {
@@ -334,7 +339,11 @@ pub(super) fn test(s: &Session, patterns: &[String], timeout: Option<&str>) -> i
             return exit_code_for(&e);
         }
     };
-    let tests: Vec<_> = targets.into_iter().filter_map(|(_, o)| o.test).collect();
+    let tests: Vec<_> = targets
+        .into_iter()
+        .filter_map(|(_, o)| o.test)
+        .filter(|t| !labels.excludes(&t.labels))
+        .collect();
     let mut exec = match executor(s, &analyzer) {
         Ok((e, _)) => e,
         Err(e) => {

@@ -217,7 +217,8 @@ fn render(dep: &Deployment, platform: &Platform, launch: &Launch, kind: Kind) ->
 /// The bundle's directory, from the script itself, and the check that every file arrived
 /// intact. Slurm runs a copy of the job script from its spool directory, so a job asks Slurm
 /// which script was submitted (`scontrol show job`: `Command=`, relative to the submit
-/// directory when sbatch was given a relative path).
+/// directory when sbatch was given a relative path, and followed by the job's arguments,
+/// which are cut off again: they are this script's own).
 fn bundle_root(name: &str, kind: &Kind) -> String {
     let script = match kind {
         Kind::Job(_) => "job.sh",
@@ -230,6 +231,7 @@ fn bundle_root(name: &str, kind: &Kind) -> String {
         s.push_str(
             "if [ -z \"${AURORAFORGE_ROOT:-}\" ] && [ -n \"${SLURM_JOB_ID:-}\" ]; then\n\
              \x20   submitted=$(scontrol show job \"$SLURM_JOB_ID\" 2>/dev/null | sed -n 's/^ *Command=//p' | head -n 1) || submitted=\n\
+             \x20   [ $# -eq 0 ] || submitted=${submitted% \"$*\"}\n\
              \x20   case \"$submitted\" in\n\
              \x20   /*) AURORAFORGE_ROOT=$(dirname \"$submitted\") ;;\n\
              \x20   ?*) AURORAFORGE_ROOT=$(dirname \"${SLURM_SUBMIT_DIR:-$PWD}/$submitted\") ;;\n\
