@@ -225,7 +225,7 @@ fn command(
                 .aurora
                 .values()
                 .filter_map(|c| {
-                    bench::peer_of(&d, c).map(|(pd, pp)| {
+                    bench::peer_of(&d, &c.name, c.port).map(|(pd, pp)| {
                         (
                             c.name.clone(),
                             format!("{}:{} <-> {pd}:{pp}", d.device, c.port),
@@ -278,11 +278,6 @@ fn command(
             throttle_us,
             csv,
         } => {
-            if rank.aurora.is_empty() || cli.backend != "sim" {
-                bail!(
-                    "bench runs on the simulated devices only (--backend sim): over XRT it needs AuroraFlow's send/recv kernels driven through the device interface, which is not implemented yet"
-                );
-            }
             let rows = bench::run(
                 world,
                 rank,
@@ -293,7 +288,9 @@ fn command(
                     iterations: *iterations,
                     repetitions: *repetitions,
                     throttle_us: *throttle_us,
+                    backend: cli.backend.clone(),
                 },
+                timeout,
             )?;
             let all = gather::to_root(world, rows.join("\n"));
             if rank.rank == 0 {

@@ -233,6 +233,36 @@ impl StreamFifo {
         }
     }
 
+    /// A new run of the producer begins: the stream carries words again after the end of
+    /// the previous run (a card's stream has no end; the simulation closes it per run).
+    pub fn reopen(&self) {
+        let mut s = self.state.lock().unwrap();
+        s.closed = false;
+        self.changed.notify_all();
+    }
+
+    /// After the end of a producer run: waits until the next run reopens the stream (true)
+    /// or `stop` is set (false).
+    pub fn wait_reopened(&self, stop: &std::sync::atomic::AtomicBool) -> Result<bool> {
+        let mut s = self.state.lock().unwrap();
+        loop {
+            if let Some(e) = &s.failed {
+                bail!("stream {}: {e}", self.name);
+            }
+            if !s.closed || !s.queue.is_empty() {
+                return Ok(true);
+            }
+            if stop.load(std::sync::atomic::Ordering::SeqCst) {
+                return Ok(false);
+            }
+            s = self
+                .changed
+                .wait_timeout(s, Duration::from_millis(5))
+                .unwrap()
+                .0;
+        }
+    }
+
     pub fn fail(&self, why: &str) {
         self.state.lock().unwrap().failed = Some(why.to_string());
         self.changed.notify_all();
