@@ -429,8 +429,9 @@ pub fn run(
                     )?;
                     sends.push(device.start(&l.send, &a)?);
                 }
-                wait_all(device, &sends, budget)?;
+                // as the public host: the receivers first, then the senders
                 wait_all(device, &recvs, budget)?;
+                wait_all(device, &sends, budget)?;
                 wall += t0.elapsed().as_secs_f64();
                 for l in &mut lanes {
                     let mut got = vec![0u8; size as usize];

@@ -135,6 +135,7 @@ pub fn loopback(dir: &Path) -> Vec<PathBuf> {
 }
 
 /// Two devices, fpga0:p <-> fpga1:p for p = 0, 1 (contract "pair").
+#[allow(dead_code)] // not every test binary uses every fixture
 pub fn pair(dir: &Path) -> Vec<PathBuf> {
     (0..2)
         .map(|i| {
