@@ -15,7 +15,14 @@ fn every_command_over_xrt_without_a_card_names_the_missing_device() {
     for args in [
         &["--backend", "xrt", "status"][..],
         &["--backend", "xrt", "infer", "--images", "1"][..],
-        &["--backend", "xrt", "bench", "throughput", "--max-bytes", "4096"][..],
+        &[
+            "--backend",
+            "xrt",
+            "bench",
+            "throughput",
+            "--max-bytes",
+            "4096",
+        ][..],
         &["--backend", "xrt", "bench", "latency"][..],
         &[
             "--backend",

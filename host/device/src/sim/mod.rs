@@ -373,7 +373,7 @@ impl SimDevice {
     pub fn start_link_pumps(&mut self) -> Result<Vec<RunId>> {
         let mut ids = Vec::new();
         for cu in self.aurora_ports().into_values() {
-            ids.extend(self.start_pumps_of(&cu));
+            ids.extend(self.start_pumps_of(&cu, false));
         }
         Ok(ids)
     }
@@ -392,14 +392,15 @@ impl SimDevice {
             .is_some_and(|k| k.control() != "ap_ctrl_none")
     }
 
-    /// The link pumps of one AuroraFlow CU (see `start_link_pumps`). When a host-started
-    /// kernel feeds `tx_axis` (the benchmark's `send`), the end of one of its runs ends a
-    /// message, not the link: the pump waits for the next run until `end_free_running`.
-    fn start_pumps_of(&mut self, cu: &Arc<AuroraCu>) -> Vec<RunId> {
+    /// The link pumps of one AuroraFlow CU (see `start_link_pumps`). With `session` (the CU
+    /// takes part until `end_free_running`) and a host-started kernel feeding `tx_axis` (the
+    /// benchmark's `send`), the end of one of its runs ends a message, not the link: the
+    /// pump waits for the next run until `end_free_running`.
+    fn start_pumps_of(&mut self, cu: &Arc<AuroraCu>, session: bool) -> Vec<RunId> {
         let timeout = self.options.stall_timeout;
         let mut ids = Vec::new();
         let tx_axis = format!("{}.tx_axis", cu.name);
-        let per_run = self.fed_by_host_started_cu(&tx_axis);
+        let per_run = session && self.fed_by_host_started_cu(&tx_axis);
         if let Some(tx) = self.stream(&tx_axis) {
             let cu2 = cu.clone();
             let stop = self.stop_free.clone();
@@ -668,7 +669,7 @@ impl Device for SimDevice {
         let ids = match self.cus.get(cu) {
             Some(SimCu::Aurora(a)) => {
                 let a = a.clone();
-                self.start_pumps_of(&a)
+                self.start_pumps_of(&a, true)
             }
             Some(SimCu::Finn { .. }) => vec![self.start_finn(cu)?],
             Some(SimCu::Hls { .. }) => vec![self.start_named(cu, &[])?],

@@ -349,6 +349,30 @@ mod tests {
     }
 
     #[test]
+    fn a_reopened_stream_carries_the_next_run_and_stop_ends_the_wait() {
+        use std::sync::atomic::AtomicBool;
+        let f = std::sync::Arc::new(StreamFifo::new("send_0.data_output -> tx_axis", 4));
+        let stop = AtomicBool::new(false);
+        f.push(Beat::new(vec![1]), T).unwrap();
+        f.close().unwrap();
+        assert_eq!(drain(&f).len(), 1);
+        // the producer's next run: the consumer waiting for it sees the stream open again
+        let g = f.clone();
+        let next = std::thread::spawn(move || {
+            std::thread::sleep(Duration::from_millis(20));
+            g.reopen();
+            g.push(Beat::new(vec![2]), T).unwrap();
+            g.close().unwrap();
+        });
+        assert!(f.wait_reopened(&stop).unwrap());
+        assert_eq!(drain(&f)[0].data, vec![2]);
+        next.join().unwrap();
+        // no further run: stop ends the wait with false
+        stop.store(true, std::sync::atomic::Ordering::SeqCst);
+        assert!(!f.wait_reopened(&stop).unwrap());
+    }
+
+    #[test]
     fn converter_widths_must_be_whole_bytes() {
         assert!(StreamFifo::with_converter("t", 2, 512, 12).is_err());
     }
