@@ -219,3 +219,52 @@ fn bench_calls_follow_auroraflows_host_on_both_backends() {
         );
     }
 }
+
+#[test]
+fn bench_without_the_benchmark_kernels_names_the_stream_and_the_deployment_to_use() {
+    // A pair of cards whose AuroraFlow CUs have nothing on their streams (no send/recv).
+    let tmp = tempfile::tempdir().unwrap();
+    let xclbins: Vec<PathBuf> = (0..2)
+        .map(|i| {
+            let (me, peer) = (format!("fpga{i}"), format!("fpga{}", 1 - i));
+            pack(
+                tmp.path(),
+                &me,
+                serde_json::json!({
+                    "format": "auroraforge-sim-device/1", "deployment": "links_only", "device": me,
+                    "platform": PLATFORM, "clock_mhz": 250,
+                    "kernels": [aurora(0, 65536), aurora(1, 65536)], "streams": [], "memory": [],
+                    "links": [{"cu": "aurora_flow_0", "port": 0, "peer_device": peer, "peer_port": 0, "cable_m": 5},
+                              {"cu": "aurora_flow_1", "port": 1, "peer_device": peer, "peer_port": 1, "cable_m": 5}]
+                }),
+            )
+        })
+        .collect();
+    for backend in ["sim", "xrt-sim"] {
+        let o = mpirun(
+            &xclbins,
+            &[
+                "--backend",
+                backend,
+                "--timeout-s",
+                "5",
+                "bench",
+                "throughput",
+            ],
+            tmp.path(),
+        )
+        .output()
+        .unwrap();
+        let t = text(&o);
+        assert!(!o.status.success(), "{backend}: {t}");
+        assert!(
+            t.contains("device fpga0 (links_only): aurora_flow_0.tx_axis is not connected to a benchmark kernel"),
+            "{backend}: {t}"
+        );
+        assert!(t.contains("app = \"aurora_bench\""), "{backend}: {t}");
+        assert!(
+            !tmp.path().join("results.csv").exists(),
+            "{backend}: no CSV"
+        );
+    }
+}
