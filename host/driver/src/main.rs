@@ -95,7 +95,8 @@ enum Command {
         iterations: Option<u64>,
         #[arg(long, default_value_t = 1)]
         repetitions: u32,
-        /// Receiver pause every 64 words, microseconds (makes flow control fire)
+        /// Receiver pause every 64 words, microseconds (makes flow control fire; simulated
+        /// devices only)
         #[arg(long, default_value_t = 0)]
         throttle_us: u64,
         #[arg(long, default_value = "results.csv")]
