@@ -174,12 +174,6 @@ impl AuroraCu {
         std::time::Duration::from_micros(self.rx_throttle_us.load(Ordering::Relaxed))
     }
 
-    /// COUNTER_RESET pulse and a new timing window (one benchmark size).
-    pub fn reset_counters_for_bench(&self) {
-        let _ = self.write32(regs::COUNTER_RESET, 1);
-        let _ = self.write32(regs::COUNTER_RESET, 0);
-    }
-
     fn link_up(&self) -> bool {
         let rx_ok = self.rx_link().is_some_and(|l| l.failure().is_none());
         rx_ok && self.tx_sender().is_some() && self.core_reset.load(Ordering::Relaxed) == 0
