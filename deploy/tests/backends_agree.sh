@@ -8,12 +8,17 @@
 # starts with their arguments, waits, reads with their digests), and both runs must agree
 # bit for bit with the unpartitioned reference. A link deployment runs `reset-counters`
 # (its register writes recorded and compared) and `status`, whose report of every CU and
-# link (registers read through the same interface) must be the same on both.
+# link (registers read through the same interface) must be the same on both; then a small
+# `bench throughput` and `bench latency` run on both with their calls recorded: the same
+# sequence (buffers in the link configuration's banks, the pattern written with its digest,
+# every recv started before any send with the same arguments, the waits, the read-backs),
+# and every CSV row of both with byte_errors 0.
 #
 #   backends_agree.sh --deployment NAME TOPOLOGY REPORT JOB RUN BUNDLE [...]
 set -euo pipefail
 out=${TEST_OUTPUT_DIR:-$(mktemp -d)}
 mkdir -p "$out"
+out=$(cd "$out" && pwd)
 images=5
 fail=0
 while [ $# -gt 0 ]; do
@@ -46,6 +51,37 @@ while [ $# -gt 0 ]; do
             [ "$up" -ge 2 ] || { echo "FAIL $name: xrt-sim status shows $up link ends up"; ok=0; }
             [ $ok -eq 1 ] && echo "ok   $name: reset-counters' calls and status ($(wc -l <"$out/$name.sim.status") lines, $up link ends up) the same on sim and xrt-sim"
         fi
+        for mode in throughput latency; do
+            case $mode in
+            throughput) bench_args=(--max-bytes 4096 --iterations 50) ;;
+            latency) bench_args=(--max-bytes 4096 --iterations 4) ;;
+            esac
+            for backend in sim xrt-sim; do
+                calls="$out/$name.$backend.bench-$mode.calls" csv="$out/$name.$backend.bench-$mode.csv"
+                rm -rf "$calls"
+                if ! bash "$run" local --backend "$backend" --record-calls "$calls" bench "$mode" "${bench_args[@]}" --csv "$csv" \
+                    >"$out/$name.$backend.bench-$mode.log" 2>&1; then
+                    echo "FAIL $name: bench $mode --backend $backend failed:"; cat "$out/$name.$backend.bench-$mode.log"; ok=0; continue
+                fi
+                bad=$(python3 -c 'import csv,sys; r=list(csv.DictReader(open(sys.argv[1]))); print(sum(x["byte_errors"] != "0" for x in r) if r else "no")' "$csv")
+                [ "$bad" = 0 ] || { echo "FAIL $name: bench $mode --backend $backend: $bad CSV rows with byte errors (or no rows) in $csv"; ok=0; }
+            done
+            [ $ok -eq 1 ] || continue
+            n=0
+            for sim in "$out/$name.sim.bench-$mode.calls"/rank*.calls; do
+                diff -u "$sim" "$out/$name.xrt-sim.bench-$mode.calls/$(basename "$sim")" ||
+                    { echo "FAIL $name: $(basename "$sim" .calls): bench $mode's calls differ (above: - sim, + xrt-sim)"; ok=0; }
+                n=$((n + $(wc -l <"$sim")))
+                # the first transfer: both receivers started before either sender
+                first=$(grep -E '^start run#[0-3] ' "$sim" | sed -E 's/^start run#[0-9]+ ([a-z]+)_.*/\1/' | tr '\n' ' ')
+                [ "$first" = "recv recv send send " ] ||
+                    { echo "FAIL $name: $(basename "$sim" .calls): bench $mode's first starts are '$first', not recv, recv, send, send"; ok=0; }
+                for want in '^alloc buffer#[0-9]* [0-9]* B in HBM\[' '^write buffer#[0-9]* at 0: ' '^wait run#' '^read buffer#[0-9]* at 0: '; do
+                    grep -q "$want" "$sim" || { echo "FAIL $name: bench $mode: no call matching '$want' in $sim"; ok=0; }
+                done
+            done
+            [ $ok -eq 1 ] && echo "ok   $name: bench $mode: $n device calls the same on sim and xrt-sim, byte_errors 0 on both"
+        done
         [ $ok -eq 1 ] || fail=1
         continue
     fi

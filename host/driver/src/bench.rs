@@ -1,17 +1,20 @@
-//! `bench latency|throughput`: AuroraFlow's link benchmark (test/host of pc2/AuroraFlow) on
-//! the emulated links: every cabled CU sends messages of 64 B .. 1 MiB while receiving its
-//! peer's, the data is checked, and one CSV row per receiving CU and size is written with
-//! AuroraFlow's columns. Times are modelled link time (cycles of the Aurora user clock).
+//! `bench latency|throughput`: AuroraFlow's link benchmark (the host program of
+//! pc2/AuroraFlow's test application) through the device interface, on the cards and the
+//! simulated devices by the same calls: per cabled AuroraFlow CU its `send` and `recv`
+//! kernels (hw/hls/send.cpp, recv.cpp, joined to the CU's streams by the link
+//! configuration) get their buffers in the banks the configuration assigns, the pattern is
+//! written, every recv CU is started before any send CU, the runs are waited for, the
+//! received bytes are read back and compared, the counters read through the CU's
+//! registers, and one CSV row per receiving CU and size is written with AuroraFlow's
+//! columns. Times: on simulated links the modelled link time (cycles of the Aurora user
+//! clock); on cards the host's wall clock around the runs.
 
-use std::collections::BTreeMap;
-use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use anyhow::{bail, Result};
+use anyhow::{bail, Context, Result};
 use aurora::AuroraFlow;
-use fpga_device::sim::aurora_cu::AuroraCu;
 use fpga_device::sim::link::LINK_CLOCK_MHZ;
-use fpga_device::sim::stream::Beat;
+use fpga_device::{BufferId, CuRegisters, Device, KernelArg, RunId};
 use mpi::collective::CommunicatorCollectives;
 use mpi::topology::SimpleCommunicator;
 use xclbin::DeviceDescription;
@@ -58,7 +61,8 @@ pub const CSV_COLUMNS: &[&str] = &[
     "channel_down",
     "frames_received",
     "frames_with_errors",
-    // added: modelled per-message latency, modelled throughput, host wall time
+    // added: per-message latency and throughput (modelled link time on simulated links,
+    // the host's wall clock on cards), the host's wall time around the runs
     "latency_s",
     "throughput_gbit_s",
     "wall_time_s",
@@ -77,16 +81,18 @@ pub struct BenchArgs {
     pub iterations: Option<u64>,
     pub repetitions: u32,
     pub throttle_us: u64,
+    /// What the CSV's `xrt_version` column says: the backend the rows were measured on.
+    pub backend: String,
 }
 
-/// Who sends into `cu`: its link's other end.
-pub fn peer_of(d: &DeviceDescription, cu: &AuroraCu) -> Option<(String, u32)> {
-    if let Some(l) = d.links.iter().find(|l| l.cu == cu.name) {
+/// Who sends into the AuroraFlow CU `cu` on QSFP `port`: its link's other end.
+pub fn peer_of(d: &DeviceDescription, cu: &str, port: u32) -> Option<(String, u32)> {
+    if let Some(l) = d.links.iter().find(|l| l.cu == cu) {
         return Some((l.peer_device.clone(), l.peer_port));
     }
     d.links
         .iter()
-        .find(|l| l.peer_device == d.device && l.peer_port == cu.port)
+        .find(|l| l.peer_device == d.device && l.peer_port == port)
         .map(|l| (d.device.clone(), l.port))
 }
 
@@ -100,11 +106,8 @@ fn pattern(seed: u32, message: u64, index: usize) -> u8 {
     ((index as u32).wrapping_mul(2654435761) ^ seed ^ (message as u32).wrapping_mul(40503)) as u8
 }
 
-struct Result_ {
-    byte_errors: u64,
-    failed: u64,
-    cycles: u64,
-    latency_cycles: u64,
+fn message_bytes(seed: u32, message: u64, size: usize) -> Vec<u8> {
+    (0..size).map(|i| pattern(seed, message, i)).collect()
 }
 
 fn sizes(args: &BenchArgs) -> Vec<u64> {
@@ -117,31 +120,211 @@ fn sizes(args: &BenchArgs) -> Vec<u64> {
     s
 }
 
-pub fn run(world: &SimpleCommunicator, rank: &Rank, args: &BenchArgs) -> Result<Vec<String>> {
-    let d = rank.device.description()?.clone();
-    let cus: Vec<Arc<AuroraCu>> = rank
-        .aurora
-        .values()
-        .filter(|c| c.rx_link().is_some() && c.tx_sender().is_some())
-        .cloned()
+/// One cabled AuroraFlow CU with the benchmark kernels on its streams and their buffers.
+struct Lane {
+    /// The AuroraFlow CU and its QSFP port.
+    cu: String,
+    port: u32,
+    send: String,
+    recv: String,
+    send_buf: BufferId,
+    recv_buf: BufferId,
+    /// Who sends into this CU (device, port): whose pattern recv must hold.
+    peer: (String, u32),
+    byte_errors: u64,
+    failed: u64,
+    cycles: u64,
+    latency_cycles: u64,
+}
+
+/// The CU at the other end of the stream into or out of `endpoint` ("cu.port").
+fn stream_peer(d: &DeviceDescription, endpoint: &str) -> Option<String> {
+    d.streams.iter().find_map(|s| {
+        let other = if s.from == endpoint {
+            &s.to
+        } else if s.to == endpoint {
+            &s.from
+        } else {
+            return None;
+        };
+        other.split('.').next().map(str::to_string)
+    })
+}
+
+/// The memory bank the link configuration (sp=) gives `cu`'s m_axi port.
+fn bank(d: &DeviceDescription, cu: &str) -> Result<String> {
+    d.memory
+        .iter()
+        .find(|m| m.cu == cu)
+        .map(|m| m.bank.clone())
+        .with_context(|| {
+            format!(
+                "device {}: CU {cu} has no memory bank in the link configuration (sp=)",
+                d.device
+            )
+        })
+}
+
+/// `cu`'s arguments in its kernel's argument order: `given` by name, streams as streams.
+fn kernel_args(
+    d: &DeviceDescription,
+    cu: &str,
+    given: &[(&str, KernelArg)],
+) -> Result<Vec<(String, KernelArg)>> {
+    let k = d
+        .kernel(cu)
+        .with_context(|| format!("device {}: no CU {cu}", d.device))?;
+    let mut out = Vec::new();
+    for a in k.args() {
+        match (a.kind.as_str(), given.iter().find(|(n, _)| *n == a.name)) {
+            ("stream", _) => out.push((a.name.clone(), KernelArg::Stream)),
+            (_, Some((_, v))) => out.push((a.name.clone(), *v)),
+            (kind, None) => bail!(
+                "device {}: CU {cu} ({}) has {kind} argument '{}' that bench does not set (AuroraFlow's send/recv ports: hw/hls/send.cpp, recv.cpp)",
+                d.device,
+                k.kernel,
+                a.name
+            ),
+        }
+    }
+    Ok(out)
+}
+
+/// This device's cabled AuroraFlow CUs (QSFP port, CU name), by port.
+fn cabled_cus(d: &DeviceDescription) -> Vec<(u32, String)> {
+    let mut out: Vec<(u32, String)> = d
+        .kernels
+        .iter()
+        .filter(|k| k.kind == "rtl" && k.kernel.starts_with("aurora_flow"))
+        .filter_map(|k| {
+            let port = k
+                .params
+                .get("instance")
+                .and_then(|v| v.as_u64())
+                .or_else(|| k.cu.rsplit('_').next().and_then(|s| s.parse().ok()))?
+                as u32;
+            peer_of(d, &k.cu, port).map(|_| (port, k.cu.clone()))
+        })
         .collect();
-    if cus.is_empty() {
+    out.sort();
+    out
+}
+
+/// The send and recv CUs on `cu`'s streams, refused with what to change when missing.
+fn bench_kernels(d: &DeviceDescription, cu: &str) -> Result<(String, String)> {
+    let find = |endpoint: String, want: &str| -> Result<String> {
+        let other = stream_peer(d, &endpoint).with_context(|| {
+            format!(
+                "device {} ({}): {endpoint} is not connected to a benchmark kernel in the link configuration: bench needs AuroraFlow's send/recv kernels on every cabled port (a deployment with app = \"aurora_bench\" and role = \"bench\", e.g. deploy/aurora_pair.toml)",
+                d.device, d.deployment
+            )
+        })?;
+        let k = d
+            .kernel(&other)
+            .with_context(|| format!("device {}: no CU {other}", d.device))?;
+        if k.kernel != want {
+            bail!(
+                "device {} ({}): {endpoint} is connected to {other} (kernel {}), not to AuroraFlow's {want} kernel: bench runs on a deployment with app = \"aurora_bench\" and role = \"bench\"",
+                d.device,
+                d.deployment,
+                k.kernel
+            );
+        }
+        Ok(other)
+    };
+    Ok((
+        find(format!("{cu}.tx_axis"), "send")?,
+        find(format!("{cu}.rx_axis"), "recv")?,
+    ))
+}
+
+fn wait_all(device: &mut dyn Device, runs: &[RunId], budget: Duration) -> Result<()> {
+    let t0 = Instant::now();
+    for r in runs {
+        device.wait(
+            *r,
+            budget
+                .saturating_sub(t0.elapsed())
+                .max(Duration::from_millis(10)),
+        )?;
+    }
+    Ok(())
+}
+
+pub fn run(
+    world: &SimpleCommunicator,
+    rank: &mut Rank,
+    args: &BenchArgs,
+    timeout: Duration,
+) -> Result<Vec<String>> {
+    let d = rank.device.description()?.clone();
+    let cabled = cabled_cus(&d);
+    if cabled.is_empty() {
         bail!(
             "device {}: no cabled AuroraFlow CU (check the deployment's topology)",
             d.device
         );
     }
-    // Without --throttle-us the receiving kernel is AuroraFlow's recv, always ready at one
-    // word per ap_clk cycle; with it, the host thread is the (slow) receiving kernel.
-    let rate = if args.throttle_us > 0 {
-        None
-    } else {
-        Some(d.clock_mhz / LINK_CLOCK_MHZ)
-    };
-    for c in &cus {
-        c.rx_link().unwrap().set_consumer_rate(rate);
-    }
     let sizes = sizes(args);
+    let Some(&max_size) = sizes.last() else {
+        bail!(
+            "bench: no message size between --min-bytes {} and --max-bytes {}",
+            args.min_bytes,
+            args.max_bytes
+        );
+    };
+    // The link model is there on simulated links only: there the times are its cycles.
+    let modelled = !rank.aurora.is_empty();
+    if args.throttle_us > 0 && !modelled {
+        bail!(
+            "--throttle-us slows the simulated receiving kernel; on a card AuroraFlow's recv reads at one word per cycle (run without it)"
+        );
+    }
+    for c in rank.aurora.values() {
+        // Without --throttle-us the receiving kernel is AuroraFlow's recv, always ready at
+        // one word per ap_clk cycle; with it, a slow one (the RX FIFO fills).
+        let link = c.rx_link();
+        if let Some(l) = &link {
+            l.set_consumer_rate((args.throttle_us == 0).then(|| d.clock_mhz / LINK_CLOCK_MHZ));
+        }
+        c.set_rx_throttle(Duration::from_micros(args.throttle_us));
+    }
+    let device: &mut dyn Device = &mut *rank.device;
+    let mut width = 0u64;
+    let mut lanes = Vec::new();
+    for (port, cu) in &cabled {
+        let (send, recv) = bench_kernels(&d, cu)?;
+        let w = d
+            .kernel(&send)
+            .and_then(|k| k.ports.iter().find(|p| p.name == "data_output"))
+            .map_or(64, |p| (p.width / 8).max(1) as u64);
+        width = width.max(w);
+        // Buffers of the largest message, in the banks the link configuration names.
+        let send_buf = device.alloc(&bank(&d, &send)?, max_size as usize)?;
+        let recv_buf = device.alloc(&bank(&d, &recv)?, max_size as usize)?;
+        lanes.push(Lane {
+            cu: cu.clone(),
+            port: *port,
+            send,
+            recv,
+            send_buf,
+            recv_buf,
+            peer: peer_of(&d, cu, *port).expect("cabled"),
+            byte_errors: 0,
+            failed: 0,
+            cycles: 0,
+            latency_cycles: 0,
+        });
+    }
+    for s in &sizes {
+        if s % width != 0 {
+            bail!("message size {s} B is not a multiple of the {width} B stream width");
+        }
+    }
+    // The links take part from now on (a card's run since the xclbin was loaded).
+    for l in &lanes {
+        device.begin_free_running(&l.cu)?;
+    }
     let bar = if rank.rank == 0 {
         let b = indicatif::ProgressBar::new(sizes.len() as u64 * args.repetitions as u64);
         b.set_style(indicatif::ProgressStyle::with_template("{bar:40} {pos}/{len} {msg}").unwrap());
@@ -160,143 +343,166 @@ pub fn run(world: &SimpleCommunicator, rank: &Rank, args: &BenchArgs) -> Result<
     } else {
         1
     };
+    let per_message = args.mode == Mode::Latency;
+    // send.cpp: ack_mode 0 acknowledges through recv on the same card (loopback), 1 through
+    // the peer card's (pair); throughput runs without acknowledges (2).
+    let ack_mode = match (per_message, testmode) {
+        (false, _) => 2,
+        (true, 0) => 0,
+        (true, _) => 1,
+    };
     let mut rows = Vec::new();
+    let mut message = 0u64;
     for &size in &sizes {
         for rep in 0..args.repetitions {
             bar.set_message(format!("{size} B"));
-            let width = cus[0].params.fifo_width as u64;
-            if size % width != 0 {
-                bail!("message size {size} B is not a multiple of the {width} B stream width");
-            }
-            let words = (size / width) as usize;
             let iterations = args.iterations.unwrap_or(match args.mode {
                 Mode::Latency => 20,
                 Mode::Throughput => ((4u64 << 20) / size).clamp(1, 1000),
             });
-            for cu in &cus {
-                cu.reset_counters_for_bench();
+            for l in &mut lanes {
+                (l.byte_errors, l.failed, l.cycles, l.latency_cycles) = (0, 0, 0, 0);
+                AuroraFlow::new(
+                    l.cu.clone(),
+                    CuRegisters {
+                        device: &*device,
+                        cu: l.cu.clone(),
+                    },
+                )
+                .reset_counters()?;
             }
             world.barrier();
-            let start = Instant::now();
-            let mut results: BTreeMap<String, Result_> = cus
-                .iter()
-                .map(|c| {
-                    (
-                        c.name.clone(),
-                        Result_ {
-                            byte_errors: 0,
-                            failed: 0,
-                            cycles: 0,
-                            latency_cycles: 0,
-                        },
-                    )
-                })
-                .collect();
-            let per_message = args.mode == Mode::Latency;
-            let batches: Vec<(u64, u64)> = if per_message {
-                (0..iterations).map(|m| (m, m + 1)).collect()
+            // Latency: one acknowledged message per run; throughput: all in one run.
+            let (runs, per_run) = if per_message {
+                (iterations, 1)
             } else {
-                vec![(0, iterations)]
+                (1, iterations)
             };
-            for (from, to) in batches {
-                if per_message {
-                    for c in &cus {
-                        c.rx_link().unwrap().reset_timing();
-                    }
-                    world.barrier();
+            // Latency: TLAST on every message's last word (send.cpp's frame_size), which ends
+            // the message on the link before its acknowledge is awaited.
+            let frame_size = if per_message { size / width } else { 0 };
+            let budget = timeout * (per_run.min(1000) as u32 + 10);
+            let mut wall = 0.0;
+            for _ in 0..runs {
+                message += 1;
+                for l in &lanes {
+                    let data = message_bytes(seed(&d.device, l.port), message, size as usize);
+                    device.write_buffer(l.send_buf, 0, &data)?;
                 }
-                let senders: Vec<_> = cus
-                    .iter()
-                    .map(|c| {
-                        let c = c.clone();
-                        let s = seed(&d.device, c.port);
-                        std::thread::spawn(move || -> Result<()> {
-                            for m in from..to {
-                                for w in 0..words {
-                                    let data = (0..width as usize)
-                                        .map(|j| pattern(s, m, w * width as usize + j))
-                                        .collect();
-                                    c.transmit(Beat::new(data))?;
-                                }
-                                c.flush_tx()?;
-                            }
-                            Ok(())
-                        })
-                    })
-                    .collect();
-                for c in &cus {
-                    let (pd, pp) = peer_of(&d, c).unwrap_or((d.device.clone(), c.port));
-                    let s = seed(&pd, pp);
-                    let r = results.get_mut(&c.name).unwrap();
-                    for m in from..to {
-                        let mut errors = 0;
-                        for w in 0..words {
-                            let beat = c.receive()?.ok_or_else(|| {
-                                anyhow::anyhow!("link into {} closed mid-message", c.name)
-                            })?;
-                            for (j, b) in beat.data.iter().enumerate() {
-                                if *b != pattern(s, m, w * width as usize + j) {
-                                    errors += 1;
-                                }
-                            }
-                            if args.throttle_us > 0 && w % 64 == 63 {
-                                std::thread::sleep(Duration::from_micros(args.throttle_us));
-                            }
+                if modelled && per_message {
+                    for c in rank.aurora.values() {
+                        if let Some(link) = c.rx_link() {
+                            link.reset_timing();
                         }
-                        r.byte_errors += errors;
-                        r.failed += (errors > 0) as u64;
-                    }
-                    let t = c.rx_link().unwrap().timing();
-                    if let (Some(s0), Some(a0), Some(a1)) = (
-                        t.first_send_cycle,
-                        t.first_arrival_cycle,
-                        t.last_arrival_cycle,
-                    ) {
-                        r.cycles += a1 - s0 + 1;
-                        r.latency_cycles += a0 - s0;
                     }
                 }
-                for s in senders {
-                    s.join()
-                        .map_err(|_| anyhow::anyhow!("sender thread panicked"))??;
+                world.barrier();
+                let mut recvs = Vec::new();
+                for l in &lanes {
+                    let a = kernel_args(
+                        &d,
+                        &l.recv,
+                        &[
+                            ("data_output", KernelArg::Buffer(l.recv_buf)),
+                            ("byte_size", KernelArg::Scalar(size)),
+                            ("iterations", KernelArg::Scalar(per_run)),
+                            ("ack_mode", KernelArg::Scalar(ack_mode)),
+                        ],
+                    )?;
+                    recvs.push(device.start(&l.recv, &a)?);
                 }
+                // Every receiver of every rank runs before any sender starts.
+                world.barrier();
+                let t0 = Instant::now();
+                let mut sends = Vec::new();
+                for l in &lanes {
+                    let a = kernel_args(
+                        &d,
+                        &l.send,
+                        &[
+                            ("data_input", KernelArg::Buffer(l.send_buf)),
+                            ("byte_size", KernelArg::Scalar(size)),
+                            ("frame_size", KernelArg::Scalar(frame_size)),
+                            ("iterations", KernelArg::Scalar(per_run)),
+                            ("ack_mode", KernelArg::Scalar(ack_mode)),
+                        ],
+                    )?;
+                    sends.push(device.start(&l.send, &a)?);
+                }
+                // as the public host: the receivers first, then the senders
+                wait_all(device, &recvs, budget)?;
+                wait_all(device, &sends, budget)?;
+                wall += t0.elapsed().as_secs_f64();
+                for l in &mut lanes {
+                    let mut got = vec![0u8; size as usize];
+                    device.read_buffer(l.recv_buf, 0, &mut got)?;
+                    let want = message_bytes(seed(&l.peer.0, l.peer.1), message, size as usize);
+                    let errors = got.iter().zip(&want).filter(|(a, b)| a != b).count() as u64;
+                    l.byte_errors += errors;
+                    l.failed += (errors > 0) as u64;
+                }
+                if modelled {
+                    for l in &mut lanes {
+                        let Some(t) = rank.aurora.get(&l.port).and_then(|c| c.rx_link()) else {
+                            continue;
+                        };
+                        let t = t.timing();
+                        if let (Some(s0), Some(a0), Some(a1)) = (
+                            t.first_send_cycle,
+                            t.first_arrival_cycle,
+                            t.last_arrival_cycle,
+                        ) {
+                            l.cycles += a1 - s0 + 1;
+                            l.latency_cycles += a0 - s0;
+                        }
+                    }
+                }
+                // The pattern of the next message is written once every rank compared.
+                world.barrier();
             }
-            let wall = start.elapsed().as_secs_f64();
-            world.barrier();
-            for c in &cus {
-                let r = &results[&c.name];
-                let k = AuroraFlow::new(c.name.clone(), &**c).counters()?;
-                let seconds = r.cycles as f64 / (LINK_CLOCK_MHZ * 1e6);
-                let latency = if per_message {
-                    r.latency_cycles as f64 / iterations as f64 / (LINK_CLOCK_MHZ * 1e6)
+            for l in &lanes {
+                let k = AuroraFlow::new(
+                    l.cu.clone(),
+                    CuRegisters {
+                        device: &*device,
+                        cu: l.cu.clone(),
+                    },
+                )
+                .counters()?;
+                let (seconds, latency) = if modelled {
+                    let per = if per_message { iterations } else { 1 };
+                    (
+                        l.cycles as f64 / (LINK_CLOCK_MHZ * 1e6),
+                        l.latency_cycles as f64 / per as f64 / (LINK_CLOCK_MHZ * 1e6),
+                    )
                 } else {
-                    r.latency_cycles as f64 / (LINK_CLOCK_MHZ * 1e6)
+                    (wall, wall / iterations as f64)
                 };
                 let gbit = (size * iterations) as f64 * 8.0 / seconds / 1e9;
                 let values: Vec<String> = vec![
                     host.clone(),
                     job.clone(),
                     commit.clone(),
-                    "sim".into(),
+                    args.backend.clone(),
                     d.device.clone(),
                     rank.rank.to_string(),
-                    c.name.clone(),
+                    l.cu.clone(),
                     rep.to_string(),
                     testmode.to_string(),
-                    "0".into(),
+                    frame_size.to_string(),
                     size.to_string(),
                     iterations.to_string(),
                     ((args.throttle_us > 0) as u8).to_string(),
                     format!("{seconds:.9}"),
                     k.rx_count.to_string(),
                     k.tx_count.to_string(),
-                    r.failed.to_string(),
+                    l.failed.to_string(),
                     k.fifo_rx_overflow.to_string(),
                     k.fifo_tx_overflow.to_string(),
                     k.nfc_full_trigger.to_string(),
                     k.nfc_empty_trigger.to_string(),
                     k.nfc_latency.to_string(),
-                    r.byte_errors.to_string(),
+                    l.byte_errors.to_string(),
                     k.gt_not_ready[0].to_string(),
                     k.gt_not_ready[1].to_string(),
                     k.gt_not_ready[2].to_string(),
@@ -321,6 +527,7 @@ pub fn run(world: &SimpleCommunicator, rank: &Rank, args: &BenchArgs) -> Result<
             bar.inc(1);
         }
     }
+    device.end_free_running(timeout)?;
     bar.finish_and_clear();
     Ok(rows)
 }

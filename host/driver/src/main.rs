@@ -95,7 +95,8 @@ enum Command {
         iterations: Option<u64>,
         #[arg(long, default_value_t = 1)]
         repetitions: u32,
-        /// Receiver pause every 64 words, microseconds (makes flow control fire)
+        /// Receiver pause every 64 words, microseconds (makes flow control fire; simulated
+        /// devices only)
         #[arg(long, default_value_t = 0)]
         throttle_us: u64,
         #[arg(long, default_value = "results.csv")]
@@ -225,7 +226,7 @@ fn command(
                 .aurora
                 .values()
                 .filter_map(|c| {
-                    bench::peer_of(&d, c).map(|(pd, pp)| {
+                    bench::peer_of(&d, &c.name, c.port).map(|(pd, pp)| {
                         (
                             c.name.clone(),
                             format!("{}:{} <-> {pd}:{pp}", d.device, c.port),
@@ -278,11 +279,6 @@ fn command(
             throttle_us,
             csv,
         } => {
-            if rank.aurora.is_empty() || cli.backend != "sim" {
-                bail!(
-                    "bench runs on the simulated devices only (--backend sim): over XRT it needs AuroraFlow's send/recv kernels driven through the device interface, which is not implemented yet"
-                );
-            }
             let rows = bench::run(
                 world,
                 rank,
@@ -293,7 +289,9 @@ fn command(
                     iterations: *iterations,
                     repetitions: *repetitions,
                     throttle_us: *throttle_us,
+                    backend: cli.backend.clone(),
                 },
+                timeout,
             )?;
             let all = gather::to_root(world, rows.join("\n"));
             if rank.rank == 0 {

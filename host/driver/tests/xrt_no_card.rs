@@ -1,4 +1,4 @@
-//! `--backend xrt` on a machine without a card: every command (status, infer, ...) opens
+//! `--backend xrt` on a machine without a card: every command (status, infer, bench, ...) opens
 //! the card through XRT (libxrt_coreutil) and the run ends at once with XRT's own reason,
 //! naming the call, rather than an abort or a hang.
 
@@ -15,6 +15,15 @@ fn every_command_over_xrt_without_a_card_names_the_missing_device() {
     for args in [
         &["--backend", "xrt", "status"][..],
         &["--backend", "xrt", "infer", "--images", "1"][..],
+        &[
+            "--backend",
+            "xrt",
+            "bench",
+            "throughput",
+            "--max-bytes",
+            "4096",
+        ][..],
+        &["--backend", "xrt", "bench", "latency"][..],
         &[
             "--backend",
             "xrt",

@@ -1,7 +1,7 @@
 //! A simulated AuroraFlow CU: the kernel's AXI4-Lite map (offsets from kernel.toml via the
 //! `aurora` crate) over the emulated links into and out of it.
 
-use std::sync::atomic::{AtomicU32, Ordering};
+use std::sync::atomic::{AtomicU32, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 
 use anyhow::{bail, Result};
@@ -57,6 +57,8 @@ pub struct AuroraCu {
     frames_received: AtomicU32,
     core_reset: AtomicU32,
     counter_reset: AtomicU32,
+    /// Pause of the receiving kernel after every 64 words, microseconds (0: none).
+    rx_throttle_us: AtomicU64,
 }
 
 impl AuroraCu {
@@ -100,6 +102,7 @@ impl AuroraCu {
             frames_received: AtomicU32::new(0),
             core_reset: AtomicU32::new(0),
             counter_reset: AtomicU32::new(0),
+            rx_throttle_us: AtomicU64::new(0),
         })
     }
 
@@ -160,10 +163,15 @@ impl AuroraCu {
         Ok(b)
     }
 
-    /// COUNTER_RESET pulse and a new timing window (one benchmark size).
-    pub fn reset_counters_for_bench(&self) {
-        let _ = self.write32(regs::COUNTER_RESET, 1);
-        let _ = self.write32(regs::COUNTER_RESET, 0);
+    /// Makes the kernel reading `rx_axis` slow: it pauses `pause` after every 64 words
+    /// (bench --throttle-us), so the RX FIFO fills and flow control fires.
+    pub fn set_rx_throttle(&self, pause: std::time::Duration) {
+        self.rx_throttle_us
+            .store(pause.as_micros() as u64, Ordering::Relaxed);
+    }
+
+    pub fn rx_throttle(&self) -> std::time::Duration {
+        std::time::Duration::from_micros(self.rx_throttle_us.load(Ordering::Relaxed))
     }
 
     fn link_up(&self) -> bool {

@@ -14,6 +14,7 @@ pub mod stream;
 use std::collections::BTreeMap;
 use std::ffi::CString;
 use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
@@ -81,6 +82,8 @@ pub struct SimDevice {
     runs: BTreeMap<RunId, Run>,
     /// Runs of the free-running CUs begun for the current run.
     free: Vec<RunId>,
+    /// Set by `end_free_running`: link pumps waiting for their producer's next run end.
+    stop_free: Arc<AtomicBool>,
     next: u64,
 }
 
@@ -99,6 +102,7 @@ impl SimDevice {
             buffers: BTreeMap::new(),
             runs: BTreeMap::new(),
             free: Vec::new(),
+            stop_free: Arc::new(AtomicBool::new(false)),
             next: 1,
         }
     }
@@ -333,6 +337,10 @@ impl SimDevice {
             .filter(|p| p.kind == "axis" && p.dir.as_deref() == Some("out"))
             .filter_map(|p| self.streams.get(&format!("{cu}.{}", p.name)).cloned())
             .collect();
+        // A new run of this CU: its output streams carry words again after the last run's end.
+        for o in &outputs {
+            o.reopen();
+        }
         let name = format!("{}:{cu}", self.label);
         let thread = std::thread::Builder::new()
             .name(name.clone())
@@ -365,22 +373,53 @@ impl SimDevice {
     pub fn start_link_pumps(&mut self) -> Result<Vec<RunId>> {
         let mut ids = Vec::new();
         for cu in self.aurora_ports().into_values() {
-            ids.extend(self.start_pumps_of(&cu));
+            ids.extend(self.start_pumps_of(&cu, false));
         }
         Ok(ids)
     }
 
-    /// The link pumps of one AuroraFlow CU (see `start_link_pumps`).
-    fn start_pumps_of(&mut self, cu: &Arc<AuroraCu>) -> Vec<RunId> {
+    /// Whether the producer of `endpoint` (a stream's consumer end) is started by the host
+    /// (ap_ctrl_hs / ap_ctrl_chain): its runs end one by one, the stream does not.
+    fn fed_by_host_started_cu(&self, endpoint: &str) -> bool {
+        let Ok(d) = self.description() else {
+            return false;
+        };
+        d.streams
+            .iter()
+            .find(|s| s.to == endpoint)
+            .and_then(|s| s.from.split('.').next())
+            .and_then(|p| d.kernel(p))
+            .is_some_and(|k| k.control() != "ap_ctrl_none")
+    }
+
+    /// The link pumps of one AuroraFlow CU (see `start_link_pumps`). With `session` (the CU
+    /// takes part until `end_free_running`) and a host-started kernel feeding `tx_axis` (the
+    /// benchmark's `send`), the end of one of its runs ends a message, not the link: the
+    /// pump waits for the next run until `end_free_running`.
+    fn start_pumps_of(&mut self, cu: &Arc<AuroraCu>, session: bool) -> Vec<RunId> {
         let timeout = self.options.stall_timeout;
         let mut ids = Vec::new();
-        if let Some(tx) = self.stream(&format!("{}.tx_axis", cu.name)) {
+        let tx_axis = format!("{}.tx_axis", cu.name);
+        let per_run = session && self.fed_by_host_started_cu(&tx_axis);
+        if let Some(tx) = self.stream(&tx_axis) {
             let cu2 = cu.clone();
+            let stop = self.stop_free.clone();
             let t = std::thread::spawn(move || -> Result<()> {
-                while let Some(b) = tx.pop(timeout)? {
-                    cu2.transmit(b)?;
+                loop {
+                    while let Some(b) = tx.pop(timeout)? {
+                        let last = b.last;
+                        cu2.transmit(b)?;
+                        // TLAST ends a message: the link may drain (an acknowledged
+                        // benchmark message waits for its ack before the run ends)
+                        if last {
+                            cu2.flush_tx()?;
+                        }
+                    }
+                    cu2.flush_tx()?;
+                    if !(per_run && tx.wait_reopened(&stop)?) {
+                        break;
+                    }
                 }
-                cu2.flush_tx()?;
                 if let Some(s) = cu2.tx_sender() {
                     s.close()?;
                 }
@@ -391,8 +430,15 @@ impl SimDevice {
         if let Some(rx) = self.stream(&format!("{}.rx_axis", cu.name)) {
             let cu2 = cu.clone();
             let t = std::thread::spawn(move || -> Result<()> {
+                let mut words = 0u64;
                 while let Some(b) = cu2.receive()? {
                     rx.push(b, timeout)?;
+                    words += 1;
+                    // a slow receiving kernel (bench --throttle-us): the RX FIFO fills
+                    let pause = cu2.rx_throttle();
+                    if !pause.is_zero() && words.is_multiple_of(64) {
+                        std::thread::sleep(pause);
+                    }
                 }
                 rx.close()
             });
@@ -617,10 +663,13 @@ impl Device for SimDevice {
     }
 
     fn begin_free_running(&mut self, cu: &str) -> Result<()> {
+        if self.free.is_empty() {
+            self.stop_free.store(false, Ordering::SeqCst);
+        }
         let ids = match self.cus.get(cu) {
             Some(SimCu::Aurora(a)) => {
                 let a = a.clone();
-                self.start_pumps_of(&a)
+                self.start_pumps_of(&a, true)
             }
             Some(SimCu::Finn { .. }) => vec![self.start_finn(cu)?],
             Some(SimCu::Hls { .. }) => vec![self.start_named(cu, &[])?],
@@ -650,6 +699,7 @@ impl Device for SimDevice {
     }
 
     fn end_free_running(&mut self, timeout: Duration) -> Result<()> {
+        self.stop_free.store(true, Ordering::SeqCst);
         for r in std::mem::take(&mut self.free) {
             self.wait(r, timeout)?;
         }

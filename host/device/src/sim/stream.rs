@@ -233,6 +233,36 @@ impl StreamFifo {
         }
     }
 
+    /// A new run of the producer begins: the stream carries words again after the end of
+    /// the previous run (a card's stream has no end; the simulation closes it per run).
+    pub fn reopen(&self) {
+        let mut s = self.state.lock().unwrap();
+        s.closed = false;
+        self.changed.notify_all();
+    }
+
+    /// After the end of a producer run: waits until the next run reopens the stream (true)
+    /// or `stop` is set (false).
+    pub fn wait_reopened(&self, stop: &std::sync::atomic::AtomicBool) -> Result<bool> {
+        let mut s = self.state.lock().unwrap();
+        loop {
+            if let Some(e) = &s.failed {
+                bail!("stream {}: {e}", self.name);
+            }
+            if !s.closed || !s.queue.is_empty() {
+                return Ok(true);
+            }
+            if stop.load(std::sync::atomic::Ordering::SeqCst) {
+                return Ok(false);
+            }
+            s = self
+                .changed
+                .wait_timeout(s, Duration::from_millis(5))
+                .unwrap()
+                .0;
+        }
+    }
+
     pub fn fail(&self, why: &str) {
         self.state.lock().unwrap().failed = Some(why.to_string());
         self.changed.notify_all();
@@ -316,6 +346,30 @@ mod tests {
         // the consumer gets the same error instead of a word the card would never send
         let e2 = f.pop(T).unwrap_err().to_string();
         assert!(e2.contains("22 B of a 64 B"), "{e2}");
+    }
+
+    #[test]
+    fn a_reopened_stream_carries_the_next_run_and_stop_ends_the_wait() {
+        use std::sync::atomic::AtomicBool;
+        let f = std::sync::Arc::new(StreamFifo::new("send_0.data_output -> tx_axis", 4));
+        let stop = AtomicBool::new(false);
+        f.push(Beat::new(vec![1]), T).unwrap();
+        f.close().unwrap();
+        assert_eq!(drain(&f).len(), 1);
+        // the producer's next run: the consumer waiting for it sees the stream open again
+        let g = f.clone();
+        let next = std::thread::spawn(move || {
+            std::thread::sleep(Duration::from_millis(20));
+            g.reopen();
+            g.push(Beat::new(vec![2]), T).unwrap();
+            g.close().unwrap();
+        });
+        assert!(f.wait_reopened(&stop).unwrap());
+        assert_eq!(drain(&f)[0].data, vec![2]);
+        next.join().unwrap();
+        // no further run: stop ends the wait with false
+        stop.store(true, std::sync::atomic::Ordering::SeqCst);
+        assert!(!f.wait_reopened(&stop).unwrap());
     }
 
     #[test]
