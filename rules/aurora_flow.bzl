@@ -12,8 +12,8 @@ or `vivado_package_xo` (`<name>.xo`, vitis), and `kernel.json` (params include `
 [docs/auroraflow.md](auroraflow.md).
 """
 
-load("@toolchains//:fpga.bzl", "FpgaToolchainInfo")
-load("@toolchains//:python.bzl", "PythonToolchainInfo")
+load("//rules/toolchains:fpga.bzl", "FpgaToolchainInfo")
+load("//rules/toolchains:python.bzl", "PythonToolchainInfo")
 load(":aurora_flow_desc.bzl", "AXILITE", "FLOW_CONTROL")
 load(":kernel.bzl", "KernelInfo", "kernel_description")
 load(":verilator.bzl", "HDL_TOOLCHAIN_ATTRS", "include_dirs", "verilator_model")

@@ -24,7 +24,7 @@ changes. `//:bootstrap_test` fails if the wrapper and `toolchains//:cargo` stop 
 the target dir or profile.
 """
 
-load("@toolchains//:cargo.bzl", "CargoToolchainInfo")
+load("//rules/toolchains:cargo.bzl", "CargoToolchainInfo")
 
 CargoWorkspaceInfo = provider(
     doc = "A Cargo workspace as action inputs. `manifest`: Artifact, the root Cargo.toml; " +

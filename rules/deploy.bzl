@@ -33,11 +33,11 @@ direction; the link kernel's other direction gets a tie-off (`//hw/hls:tie_off_s
 there. Format, checks and outputs: [`rules/tools/deploy/README.md`](../rules/tools/deploy/README.md).
 """
 
-load("@toolchains//:finn.bzl", "FinnToolchainInfo")
-load("@toolchains//:fpga.bzl", "FpgaToolchainInfo")
-load("@toolchains//:system.bzl", "SystemToolInfo", "tool_test_env")
 load("//rules:finn.bzl", "FinnEstimatesInfo", "PartitionPlanInfo", "finn_partition", "finn_script")
 load("//rules:vitis_link.bzl", "BitstreamInfo", "DeploymentDescInfo", "vitis_link")
+load("//rules/toolchains:finn.bzl", "FinnToolchainInfo")
+load("//rules/toolchains:fpga.bzl", "FpgaToolchainInfo")
+load("//rules/toolchains:system.bzl", "SystemToolInfo", "tool_test_env")
 
 DeploymentInfo = provider(
     doc = "A built deployment. `name`: str; `devices`: list[str] in pipeline order; " +

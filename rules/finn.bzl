@@ -13,8 +13,8 @@ Python execution on seeded random frames), then `finn-exec check` against it; `f
 (`report.txt`, `report.png`). FINN and the partitioner: [docs/finn.md](finn.md).
 """
 
-load("@toolchains//:finn.bzl", "FinnToolchainInfo")
 load("//finn/flow:steps.bzl", "AMD_ONLY_STEPS")
+load("//rules/toolchains:finn.bzl", "FinnToolchainInfo")
 
 FinnModelInfo = provider(
     doc = "`model`: Artifact, an ONNX model.",

@@ -27,8 +27,8 @@ with action `hls_test_binary` and runs it as `prog [VECTORS] args... NAME=<lib.s
 a `generator` writes VECTORS in action `hls_test_vectors` (sim toolchain only).
 """
 
-load("@toolchains//:fpga.bzl", "FpgaToolchainInfo")
-load("@toolchains//:python.bzl", "PythonToolchainInfo")
+load("//rules/toolchains:fpga.bzl", "FpgaToolchainInfo")
+load("//rules/toolchains:python.bzl", "PythonToolchainInfo")
 load(":kernel.bzl", "KernelInfo", "kernel_description")
 
 # argument kind (as in `#pragma HLS INTERFACE <mode>`) -> (ABI kind, af_arg_kind constant)

@@ -6,8 +6,8 @@ a test that opens such a page in a browser toolchain.
 toolchain's command in the env as `TOOL_<NAME>`.
 """
 
-load("@toolchains//:system.bzl", "SystemToolInfo", "tool_test_env")
 load("//rules:finn.bzl", "PartitionPlanInfo")
+load("//rules/toolchains:system.bzl", "SystemToolInfo", "tool_test_env")
 
 def _run_report_impl(ctx: AnalysisContext) -> list[Provider]:
     plan = ctx.attrs.partition[PartitionPlanInfo]

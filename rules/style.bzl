@@ -12,9 +12,9 @@
 # `expect_rejection` turns a check around for a fixture with a deliberate slip: the test
 # passes only if the tool rejects the files and its output contains each given text.
 
-load("@toolchains//:cargo.bzl", "CargoToolchainInfo")
-load("@toolchains//:python.bzl", "PythonToolchainInfo")
-load("@toolchains//:system.bzl", "SystemToolInfo")
+load("//rules/toolchains:cargo.bzl", "CargoToolchainInfo")
+load("//rules/toolchains:python.bzl", "PythonToolchainInfo")
+load("//rules/toolchains:system.bzl", "SystemToolInfo")
 load(":cargo.bzl", "CargoWorkspaceInfo")
 
 def _style_test(ctx: AnalysisContext, check: str, fix: str, tool: list, inputs: list) -> list[Provider]:

@@ -8,10 +8,10 @@ test that fails when any configuration warns. `verilator_test` builds the testbe
 `IVERILOG`, `VVP`, `YOSYS`, `PYTHON` (no other copy runs), every tool's version an input.
 """
 
-load("@toolchains//:iverilog.bzl", "IverilogToolchainInfo")
-load("@toolchains//:python.bzl", "PythonToolchainInfo")
-load("@toolchains//:verilator.bzl", "VerilatorToolchainInfo")
-load("@toolchains//:yosys.bzl", "YosysToolchainInfo")
+load("//rules/toolchains:iverilog.bzl", "IverilogToolchainInfo")
+load("//rules/toolchains:python.bzl", "PythonToolchainInfo")
+load("//rules/toolchains:verilator.bzl", "VerilatorToolchainInfo")
+load("//rules/toolchains:yosys.bzl", "YosysToolchainInfo")
 
 def _toolchain_attr(name: str, provider):
     return attrs.default_only(attrs.toolchain_dep(

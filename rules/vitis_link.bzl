@@ -20,10 +20,10 @@ the config uses; local-only, cache-uploadable) and, for a FINN partition, `finn_
 `CreateVitisXO`).
 """
 
-load("@toolchains//:finn.bzl", "FinnToolchainInfo")
-load("@toolchains//:fpga.bzl", "FpgaToolchainInfo")
 load("//rules:finn.bzl", "PartitionPlanInfo")
 load("//rules:kernel.bzl", "KernelInfo")
+load("//rules/toolchains:finn.bzl", "FinnToolchainInfo")
+load("//rules/toolchains:fpga.bzl", "FpgaToolchainInfo")
 
 DeploymentDescInfo = provider(
     doc = "A checked deployment description. `name`: str; `description`: Artifact, the " +

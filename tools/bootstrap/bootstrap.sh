@@ -7,7 +7,7 @@
 #   npm     the packages of tools/bootstrap/npm/package-lock.json in .node/node_modules
 #           (`npm ci`: exactly the locked versions; buildifier for the style checks).
 #   engine  target/release/forge, rebuilt with cargo when an engine source is newer. The
-#           target dir and profile are those of the graph's cargo actions (toolchains/cargo.bzl),
+#           target dir and profile are those of the graph's cargo actions (rules/toolchains/cargo.bzl),
 #           so the graph reuses every crate this build compiled.
 #
 # Each step is silent when there is nothing to do, says what it does otherwise, and on
@@ -185,7 +185,7 @@ forge_engine_stale() {
 }
 
 # The cargo target dir (project-relative) and profile of the engine build: the defaults of
-# `system_cargo_toolchain` in toolchains/cargo.bzl, which the graph's cargo actions use.
+# `system_cargo_toolchain` in rules/toolchains/cargo.bzl, which the graph's cargo actions use.
 FORGE_CARGO_TARGET_DIR=target
 FORGE_CARGO_PROFILE=release
 

@@ -218,7 +218,7 @@ check "wrapper: FORGE_SKIP_BOOTSTRAP=1 skips the packages" bash -c "! grep -q ap
 # graph's cargo toolchain, and that dir must reach the actions (passthrough), or a fresh clone
 # compiles every crate twice.
 toolchain_default() {
-    sed -n "s/^ *\"$1\": attrs.string(default = \"\([^\"]*\)\"),\$/\1/p" "$repo/toolchains/cargo.bzl"
+    sed -n "s/^ *\"$1\": attrs.string(default = \"\([^\"]*\)\"),\$/\1/p" "$repo/rules/toolchains/cargo.bzl"
 }
 check "one build: the toolchain's target_dir is the wrapper's" \
     test "$(toolchain_default target_dir)" = "$FORGE_CARGO_TARGET_DIR"
