@@ -26,6 +26,12 @@ the target dir or profile.
 
 load("//rules/toolchains:cargo.bzl", "CargoToolchainInfo")
 
+# cargo runs one build at a time in the shared target directory (it locks it) and spreads
+# that build over every core itself, so a cargo action takes all of the build's job slots
+# instead of holding one while it waits for another cargo's lock. A weight above the job
+# count takes them all (buck2 0676d75903 and forge both cap it).
+CARGO_ACTION_WEIGHT = 1000
+
 CargoWorkspaceInfo = provider(
     doc = "A Cargo workspace as action inputs. `manifest`: Artifact, the root Cargo.toml; " +
           "`srcs`: list[Artifact], the root manifest, Cargo.lock and every member's manifest " +
@@ -79,6 +85,7 @@ def _cargo_binary_impl(ctx: AnalysisContext) -> list[Provider]:
         # The shared target directory lives on this machine only.
         local_only = True,
         allow_cache_upload = True,
+        weight = CARGO_ACTION_WEIGHT,
     )
     return [
         DefaultInfo(default_output = out),
@@ -122,6 +129,7 @@ def _cargo_test_impl(ctx: AnalysisContext) -> list[Provider]:
         category = "cargo_test_build",
         local_only = True,
         allow_cache_upload = True,
+        weight = CARGO_ACTION_WEIGHT,
     )
     crate_dir = ctx.label.package or "."
     command = cmd_args(

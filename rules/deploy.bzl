@@ -150,6 +150,26 @@ deployment_description = rule(
           "check`), and the partitioner's devices/topology inputs derived from it.",
 )
 
+def _deploy_tool_per_profile(tool, verb: str, desc, fpga, profile: str, host, links: dict) -> cmd_args:
+    """`deploy-tool VERB` with what every per-profile step reads: the description, the
+    platform, the profile, the host driver and each card's xclbin."""
+    args = cmd_args(
+        tool,
+        verb,
+        "--deployment",
+        desc.description,
+        "--platform",
+        fpga.platform_desc,
+        "--profile",
+        profile,
+        "--host",
+        host,
+        hidden = [desc.checked],
+    )
+    for d in desc.devices:
+        args.add("--xclbin", cmd_args(d, "=", links[d].xclbin, delimiter = ""))
+    return args
+
 def _fpga_deployment_impl(ctx: AnalysisContext) -> list[Provider]:
     fpga = ctx.attrs._fpga[FpgaToolchainInfo]
     desc = ctx.attrs.deployment[DeploymentDescInfo]
@@ -176,21 +196,7 @@ def _fpga_deployment_impl(ctx: AnalysisContext) -> list[Provider]:
         job = ctx.actions.declare_output(prefix + "job_{}.sh".format(profile))
         this_run = ctx.actions.declare_output(prefix + "run.sh")
         this_topology = ctx.actions.declare_output(prefix + "topology.json")
-        scripts = cmd_args(
-            tool,
-            "scripts",
-            "--deployment",
-            desc.description,
-            "--platform",
-            fpga.platform_desc,
-            "--profile",
-            profile,
-            "--host",
-            host,
-            hidden = [desc.checked],
-        )
-        for d in desc.devices:
-            scripts.add("--xclbin", cmd_args(d, "=", links[d].xclbin, delimiter = ""))
+        scripts = _deploy_tool_per_profile(tool, "scripts", desc, fpga, profile, host, links)
         if plan != None:
             scripts.add("--plan", plan)
         if finn_exec != None:
@@ -246,25 +252,8 @@ def _fpga_deployment_impl(ctx: AnalysisContext) -> list[Provider]:
     for profile in ["noctua2", "local"]:
         prefix = "" if profile == ctx.attrs.profile else profile + "/"
         this_bundle = ctx.actions.declare_output(prefix + ctx.label.name, dir = True)
-        pack = cmd_args(
-            tool,
-            "bundle",
-            "--deployment",
-            desc.description,
-            "--platform",
-            fpga.platform_desc,
-            "--profile",
-            profile,
-            "--host",
-            host,
-            "--topology",
-            topologies[profile],
-            "--report",
-            report,
-            hidden = [desc.checked],
-        )
-        for d in desc.devices:
-            pack.add("--xclbin", cmd_args(d, "=", links[d].xclbin, delimiter = ""))
+        pack = _deploy_tool_per_profile(tool, "bundle", desc, fpga, profile, host, links)
+        pack.add("--topology", topologies[profile], "--report", report)
         if finn_exec != None:
             pack.add("--finn-exec", finn_exec, "--plan", plan, "--devices-json", desc.devices_json)
         pack.add("--out", this_bundle.as_output())

@@ -19,6 +19,7 @@ use mpi::collective::CommunicatorCollectives;
 use mpi::topology::SimpleCommunicator;
 use xclbin::DeviceDescription;
 
+use crate::link_config::{bank, kernel_args, stream_peer};
 use crate::setup::Rank;
 
 /// AuroraFlow's CSV columns (eval/eval.jl of pc2/Aurora-HLS), then ours.
@@ -135,59 +136,6 @@ struct Lane {
     failed: u64,
     cycles: u64,
     latency_cycles: u64,
-}
-
-/// The CU at the other end of the stream into or out of `endpoint` ("cu.port").
-fn stream_peer(d: &DeviceDescription, endpoint: &str) -> Option<String> {
-    d.streams.iter().find_map(|s| {
-        let other = if s.from == endpoint {
-            &s.to
-        } else if s.to == endpoint {
-            &s.from
-        } else {
-            return None;
-        };
-        other.split('.').next().map(str::to_string)
-    })
-}
-
-/// The memory bank the link configuration (sp=) gives `cu`'s m_axi port.
-fn bank(d: &DeviceDescription, cu: &str) -> Result<String> {
-    d.memory
-        .iter()
-        .find(|m| m.cu == cu)
-        .map(|m| m.bank.clone())
-        .with_context(|| {
-            format!(
-                "device {}: CU {cu} has no memory bank in the link configuration (sp=)",
-                d.device
-            )
-        })
-}
-
-/// `cu`'s arguments in its kernel's argument order: `given` by name, streams as streams.
-fn kernel_args(
-    d: &DeviceDescription,
-    cu: &str,
-    given: &[(&str, KernelArg)],
-) -> Result<Vec<(String, KernelArg)>> {
-    let k = d
-        .kernel(cu)
-        .with_context(|| format!("device {}: no CU {cu}", d.device))?;
-    let mut out = Vec::new();
-    for a in k.args() {
-        match (a.kind.as_str(), given.iter().find(|(n, _)| *n == a.name)) {
-            ("stream", _) => out.push((a.name.clone(), KernelArg::Stream)),
-            (_, Some((_, v))) => out.push((a.name.clone(), *v)),
-            (kind, None) => bail!(
-                "device {}: CU {cu} ({}) has {kind} argument '{}' that bench does not set (AuroraFlow's send/recv ports: hw/hls/send.cpp, recv.cpp)",
-                d.device,
-                k.kernel,
-                a.name
-            ),
-        }
-    }
-    Ok(out)
 }
 
 /// This device's cabled AuroraFlow CUs (QSFP port, CU name), by port.
@@ -408,6 +356,8 @@ pub fn run(
                             ("iterations", KernelArg::Scalar(per_run)),
                             ("ack_mode", KernelArg::Scalar(ack_mode)),
                         ],
+                        "bench",
+                        "AuroraFlow's send/recv ports: hw/hls/send.cpp, recv.cpp",
                     )?;
                     recvs.push(device.start(&l.recv, &a)?);
                 }
@@ -426,6 +376,8 @@ pub fn run(
                             ("iterations", KernelArg::Scalar(per_run)),
                             ("ack_mode", KernelArg::Scalar(ack_mode)),
                         ],
+                        "bench",
+                        "AuroraFlow's send/recv ports: hw/hls/send.cpp, recv.cpp",
                     )?;
                     sends.push(device.start(&l.send, &a)?);
                 }

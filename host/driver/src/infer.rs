@@ -23,6 +23,7 @@ use xclbin::DeviceDescription;
 use crate::finn_cu::{stream_ports, FinnExecFactory, WordLayout};
 use crate::gather;
 use crate::infer_report::{self, LinkSample, RankReport, Run};
+use crate::link_config::{bank, kernel_args, stream_peer};
 use crate::progress;
 use crate::setup::Rank;
 
@@ -78,33 +79,6 @@ fn hls_cu<'a>(d: &'a DeviceDescription, kernel: &str) -> Option<&'a xclbin::Kern
 }
 
 /// The memory bank of `cu`'s m_axi port.
-fn bank(d: &DeviceDescription, cu: &str) -> Result<String> {
-    d.memory
-        .iter()
-        .find(|m| m.cu == cu)
-        .map(|m| m.bank.clone())
-        .with_context(|| {
-            format!(
-                "device {}: CU {cu} has no memory bank in the link configuration (sp=)",
-                d.device
-            )
-        })
-}
-
-/// The CU at the other end of the stream into or out of `endpoint` ("cu.port").
-fn peer_cu(d: &DeviceDescription, endpoint: &str) -> Option<String> {
-    d.streams.iter().find_map(|s| {
-        let other = if s.from == endpoint {
-            &s.to
-        } else if s.to == endpoint {
-            &s.from
-        } else {
-            return None;
-        };
-        other.split('.').next().map(str::to_string)
-    })
-}
-
 /// Rank 0's part before anything runs: the reference and the images.
 struct Inputs {
     whole: Partition,
@@ -245,45 +219,6 @@ fn link_roles(d: &DeviceDescription) -> Vec<LinkRoles> {
         out.push((l.cu.clone(), roles));
     }
     out
-}
-
-/// `cu`'s arguments in its kernel's argument order (the signature its rule records, as
-/// the xclbin's metadata numbers it): `given` by name, its streams as streams.
-fn kernel_args(
-    d: &DeviceDescription,
-    cu: &str,
-    given: &[(&str, KernelArg)],
-) -> Result<Vec<(String, KernelArg)>> {
-    let k = d
-        .kernel(cu)
-        .with_context(|| format!("device {}: no CU {cu}", d.device))?;
-    let mut out = Vec::new();
-    for a in k.args() {
-        match (a.kind.as_str(), given.iter().find(|(n, _)| *n == a.name)) {
-            ("stream", _) => out.push((a.name.clone(), KernelArg::Stream)),
-            (_, Some((_, v))) => out.push((a.name.clone(), *v)),
-            (kind, None) => bail!(
-                "device {}: CU {cu} ({}) has {kind} argument '{}' that infer does not set",
-                d.device,
-                k.kernel,
-                a.name
-            ),
-        }
-    }
-    for (n, _) in given {
-        if !out.iter().any(|(m, _)| m == n) {
-            bail!(
-                "device {}: CU {cu} ({}) has no argument '{n}' (its signature: {})",
-                d.device,
-                k.kernel,
-                out.iter()
-                    .map(|(m, _)| m.as_str())
-                    .collect::<Vec<_>>()
-                    .join(", ")
-            );
-        }
-    }
-    Ok(out)
 }
 
 /// The layout of the words the FINN CU `feeder` sends into the output DMA: what the
@@ -464,7 +399,7 @@ pub fn run(
     let mut runs: Vec<RunId> = Vec::new();
     let mut out_buffer = None;
     if let Some(cu) = &dma_out {
-        let feeder = peer_cu(&d, &format!("{cu}.in"))
+        let feeder = stream_peer(&d, &format!("{cu}.in"))
             .with_context(|| format!("device {}: nothing streams into {cu}.in", d.device))?;
         let layout = output_layout(&d, &feeder, factory, args.reference.as_deref())?;
         let bytes = n * layout.frame_bytes();
@@ -476,12 +411,14 @@ pub fn run(
                 ("mem", KernelArg::Buffer(buf)),
                 ("size", KernelArg::Scalar(bytes as u64)),
             ],
+            "infer",
+            "the DMA ports: hw/hls/dma_in.cpp, dma_out.cpp",
         )?;
         runs.push(device.start(cu, &a)?);
         out_buffer = Some((buf, bytes, layout));
     }
     if let (Some(cu), Some(inp)) = (&dma_in, &inputs) {
-        let target = peer_cu(&d, &format!("{cu}.out"))
+        let target = stream_peer(&d, &format!("{cu}.out"))
             .with_context(|| format!("device {}: {cu}.out streams nowhere", d.device))?;
         let k = d
             .kernel(&target)
@@ -505,6 +442,8 @@ pub fn run(
                 ("mem", KernelArg::Buffer(buf)),
                 ("size", KernelArg::Scalar(packed.len() as u64)),
             ],
+            "infer",
+            "the DMA ports: hw/hls/dma_in.cpp, dma_out.cpp",
         )?;
         runs.push(device.start(cu, &a)?);
     }

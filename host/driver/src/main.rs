@@ -9,6 +9,7 @@ mod gather;
 mod infer;
 mod infer_report;
 mod launch;
+mod link_config;
 mod progress;
 mod setup;
 mod status;
