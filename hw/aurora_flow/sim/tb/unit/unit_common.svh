@@ -1,0 +1,35 @@
+// Shared by the unit testbenches of sim/tb/unit/, included inside each checking module (one
+// module per configuration of the unit under test): the seed, failure reporting with the
+// module's path, seed and time, and the random generator. Every process that draws random
+// numbers keeps its own generator state, so the order in which the simulator runs processes
+// of one time step cannot change the stimulus.
+// Plusargs: +seed=N
+
+int unsigned seed = 1;
+
+task automatic fail(input string msg);
+  $display("FAIL seed=%0d time=%0t %m: %s", seed, $time, msg);
+  $fatal(1, "testbench failed (replay with +seed=%0d)", seed);
+endtask
+
+// one xorshift64 step (Marsaglia, "Xorshift RNGs", 2003)
+function automatic logic [63:0] xorshift(input logic [63:0] x);
+  x ^= x << 13;
+  x ^= x >> 7;
+  x ^= x << 17;
+  return x;
+endfunction
+
+// the starting state of generator `salt` (reads +seed itself: it runs at time 0, in no
+// particular order with the other initial blocks)
+function automatic logic [63:0] rng_start(input int unsigned salt);
+  logic [63:0] x;
+  if ($value$plusargs("seed=%d", seed)) begin end
+  x = 64'h9E3779B97F4A7C15 ^ (64'(seed) * 64'hBF58476D1CE4E5B9) ^ (64'(salt) * 64'h94D049BB133111EB);
+  return (x == 0) ? 64'h1 : x;
+endfunction
+
+// a number in 0..n-1 from a generator state (the high bits: xorshift's low bits are weakest)
+function automatic int unsigned below(input logic [63:0] x, input int unsigned n);
+  return x[63:32] % n;
+endfunction
