@@ -47,7 +47,7 @@ fail=0
 # job_end ID: waits (bounded) for the job to end and prints its state.
 job_end() {
     local state=""
-    for _ in $(seq 240); do
+    for _ in $(seq 480); do
         state=$(scontrol show job "$1" 2>/dev/null | sed -n 's/.*JobState=\([A-Z_]*\).*/\1/p')
         case "$state" in COMPLETED | FAILED | CANCELLED* | TIMEOUT | NODE_FAIL | OUT_OF_MEMORY) break ;; esac
         sleep 0.25
@@ -179,8 +179,14 @@ else
     # independently of slurm_down's own list: no link but loopback left in this namespace,
     # no process but this one in its PID namespace
     extra=$(ip -o link show | awk -F': ' '$2 != "lo" {print $2}' | xargs)
-    procs=$(ps -e -o pid=,comm=)
-    procs=$(awk -v me=$$ '$1 != me && $2 != "ps"' <<<"$procs" | xargs)
+    procs=""
+    for d in /proc/[0-9]*; do
+        [ "${d#/proc/}" != $$ ] || continue
+        _slurm_gone "${d#/proc/}" && continue
+        comm=?
+        read -r comm <"$d/comm" 2>/dev/null || true
+        procs+=" ${d#/proc/}($comm)"
+    done
     if [ -n "$extra" ] || [ -n "$procs" ]; then
         echo "FAIL teardown: left behind: links [$extra] processes [$procs]"; fail=1
     else
