@@ -18,6 +18,7 @@ _SLURM_PIDS=()
 _SLURM_HOLDERS=()
 _SLURM_LINKS=()
 _SLURM_MOUNTS=()
+_SLURM_MOUNT_IDS=()
 
 _slurm_free_port() {
     python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'
@@ -109,6 +110,17 @@ CONF
     _slurm_wait 30 "node $host idle" bash -c "sinfo -h -n $host -o %t | grep -qx idle" || return 1
 }
 
+# _slurm_mount ARGS... MOUNTPOINT: mount, and note the new mount (its id: a mount point
+# may hold the host's own mount beneath, e.g. a container's /etc/hosts) for slurm_down.
+_slurm_mount() {
+    local at=${*: -1} id
+    mount "$@" || return 1
+    # the last entry for a mount point is the one on top
+    id=$(awk -v at="$at" '$5 == at {id = $1} END {print id}' /proc/self/mountinfo)
+    _SLURM_MOUNTS+=("$at")
+    _SLURM_MOUNT_IDS+=("$id:$at")
+}
+
 # A process that is gone (or only a zombie waiting for its parent).
 _slurm_gone() {
     local state
@@ -137,20 +149,21 @@ slurm_down() {
     # its network namespace; each link is deleted here too, so none depends on that
     _slurm_stop "${_SLURM_HOLDERS[@]}"
     for i in "${_SLURM_LINKS[@]}"; do ip link del "$i" 2>/dev/null || true; done
-    for i in "${_SLURM_MOUNTS[@]}"; do umount "$i" 2>/dev/null || true; done
     rm -rf "$SLURM_DIR"
+    for ((i = ${#_SLURM_MOUNTS[@]} - 1; i >= 0; i--)); do umount "${_SLURM_MOUNTS[i]}" 2>/dev/null || true; done
     for pid in "${_SLURM_PIDS[@]}" "${_SLURM_HOLDERS[@]}"; do
         _slurm_gone "$pid" || left+=("process $pid ($(tr '\0' ' ' <"/proc/$pid/cmdline" 2>/dev/null))")
     done
     for i in "${_SLURM_LINKS[@]}"; do
         ! ip link show "$i" >/dev/null 2>&1 || left+=("link $i")
     done
-    for i in "${_SLURM_MOUNTS[@]}"; do
-        ! grep -q " $i " /proc/self/mountinfo || left+=("mount on $i")
+    for i in "${_SLURM_MOUNT_IDS[@]}"; do
+        ! awk -v id="${i%%:*}" '$1 == id {found = 1} END {exit !found}' /proc/self/mountinfo ||
+            left+=("mount on ${i#*:}")
     done
     [ ! -e "$SLURM_DIR" ] || left+=("directory $SLURM_DIR")
     SLURM_DIR=""
-    _SLURM_PIDS=() _SLURM_HOLDERS=() _SLURM_LINKS=() _SLURM_MOUNTS=()
+    _SLURM_PIDS=() _SLURM_HOLDERS=() _SLURM_LINKS=() _SLURM_MOUNTS=() _SLURM_MOUNT_IDS=()
     if [ ${#left[@]} -gt 0 ]; then
         printf 'slurm_down: still there after the teardown: %s\n' "${left[@]}" >&2
         return 1

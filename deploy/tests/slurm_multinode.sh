@@ -34,6 +34,7 @@ fi
 
 slurm_isolate "$0" "$@"
 start=$(date +%s.%N)
+mounts_before=$(cat /proc/self/mountinfo)
 slurm_up_nodes 4 3
 up=$(date +%s.%N)
 # Open MPI's out-of-band channel (mpirun <-> the orted on the other node) and its TCP
@@ -177,18 +178,19 @@ if ! slurm_down; then
     fail=1
 else
     # independently of slurm_down's own list: no link but loopback left in this namespace,
-    # no process but this one in its PID namespace
+    # no process but this one in its PID namespace, the mounts as they were before
     extra=$(ip -o link show | awk -F': ' '$2 != "lo" {print $2}' | xargs)
     procs=""
     for d in /proc/[0-9]*; do
         [ "${d#/proc/}" != $$ ] || continue
         _slurm_gone "${d#/proc/}" && continue
-        comm=?
+        comm="?"
         read -r comm <"$d/comm" 2>/dev/null || true
         procs+=" ${d#/proc/}($comm)"
     done
-    if [ -n "$extra" ] || [ -n "$procs" ]; then
-        echo "FAIL teardown: left behind: links [$extra] processes [$procs]"; fail=1
+    mounts=$(diff <(echo "$mounts_before") /proc/self/mountinfo | grep '^>' | xargs || true)
+    if [ -n "$extra" ] || [ -n "$procs" ] || [ -n "$mounts" ]; then
+        echo "FAIL teardown: left behind: links [$extra] processes [$procs] mounts [$mounts]"; fail=1
     else
         echo "ok   teardown: no process, link, mount or directory of the cluster left"
     fi

@@ -21,6 +21,7 @@ source "$(dirname "${BASH_SOURCE[0]}")/slurm_cluster.sh"
 
 # The bridge's /24 and its name; both exist only in the test's network namespace.
 SLURM_SUBNET=10.77.0
+# shellcheck disable=SC2034 # read by the scripts that source this one (Open MPI settings)
 SLURM_SUBNET_CIDR=$SLURM_SUBNET.0/24
 SLURM_BRIDGE=slurmbr0
 
@@ -66,6 +67,9 @@ slurm_up_nodes() {
         echo "slurm_up_nodes: usage: slurm_up_nodes N CPUS (1 <= N <= 99 nodes, CPUS >= 1 per node), got '$n' '$cpus'" >&2
         return 1
     fi
+    # the cluster's files on a tmpfs of the test's mount namespace, which goes with the
+    # namespace whatever ends the test; every node sees it (one file system for all)
+    _slurm_mount -t tmpfs -o mode=1777 forge-slurm /tmp || return 1
     _slurm_prepare || return 1
 
     # the controller's host: this namespace, on the bridge every node is plugged into
@@ -85,8 +89,7 @@ slurm_up_nodes() {
         names+=("$name")
         printf '%s.%d %s\n' "$SLURM_SUBNET" $((10 + i)) "$name" >>"$hosts"
     done
-    mount --bind "$hosts" /etc/hosts
-    _SLURM_MOUNTS+=(/etc/hosts)
+    _slurm_mount --bind "$hosts" /etc/hosts || return 1
 
     # one slurm.conf and gres.conf for all (slurmd reads gres.conf beside slurm.conf); the
     # paths a node writes carry its name
