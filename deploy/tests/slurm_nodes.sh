@@ -10,7 +10,7 @@
 #   source deploy/tests/slurm_nodes.sh
 #   slurm_isolate "$0" "$@"   # first: the test runs on in namespaces of its own (below)
 #   slurm_up_nodes 4 3        # 4 nodes with 3 CPUs each (may exceed the machine)
-#   sbatch -N 4 ...           # SLURM_CONF is exported; OMPI_* settings: SLURM_SUBNET_CIDR
+#   sbatch -N 4 ...           # SLURM_CONF is exported; the nodes' subnet: SLURM_SUBNET_CIDR
 #   slurm_down                # returns 1 when anything it made is still there afterwards
 #
 # The network exists only inside the test's namespaces: the host's network, hostname,
@@ -21,29 +21,33 @@ source "$(dirname "${BASH_SOURCE[0]}")/slurm_cluster.sh"
 
 # The bridge's /24 and its name; both exist only in the test's network namespace.
 SLURM_SUBNET=10.77.0
-# shellcheck disable=SC2034 # read by the scripts that source this one (Open MPI settings)
+# shellcheck disable=SC2034 # for the scripts that source this one (Open MPI's *_if_include)
 SLURM_SUBNET_CIDR=$SLURM_SUBNET.0/24
 SLURM_BRIDGE=slurmbr0
 
 # slurm_isolate "$0" "$@": runs the calling script again, from the start, as PID 1 of new
-# PID, mount, network and UTS namespaces (root: its own; any other user: inside a user
-# namespace that maps that user to itself and keeps the capabilities it holds there, so
-# `ip` and `unshare` work on the namespaces and on nothing else). Returns at once in the
-# re-run script.
+# PID, mount, network and UTS namespaces: directly where the test may (root with its
+# capabilities), else inside a user namespace that maps the user to itself and keeps the
+# capabilities it holds there (unprivileged user namespaces), so that `ip`, `mount` and
+# `unshare` work on these namespaces and nothing else. Returns at once in the re-run script.
 slurm_isolate() {
     if [ "${SLURM_ISOLATED:-}" = 1 ]; then return 0; fi
-    local ns=(--pid --fork --mount-proc --mount --net --uts) why
-    if [ "$(id -u)" -ne 0 ]; then
-        ns=(--user --map-current-user --keep-caps "${ns[@]}")
-    fi
-    if ! why=$(unshare "${ns[@]}" -- ip link add probe0 type bridge 2>&1); then
-        echo "slurm_nodes: the test cannot make namespaces of its own (unshare ${ns[*]}: $why)." \
-            "It needs root, or unprivileged user namespaces for another user" \
-            "(sysctl kernel.unprivileged_userns_clone=1 and user.max_user_namespaces > 0)." >&2
-        exit 1
-    fi
-    export SLURM_ISOLATED=1
-    exec unshare "${ns[@]}" --kill-child -- "$BASH" "$@"
+    local ns=(--pid --fork --mount-proc --mount --net --uts) why=() try out
+    for try in "" "--user --map-current-user --keep-caps"; do
+        # shellcheck disable=SC2206 # the options are words
+        local these=($try "${ns[@]}")
+        if out=$(unshare "${these[@]}" -- ip link add probe0 type bridge 2>&1); then
+            export SLURM_ISOLATED=1
+            exec unshare "${these[@]}" --kill-child -- "$BASH" "$@"
+        fi
+        why+=("unshare ${these[*]}: $out")
+    done
+    printf 'slurm_nodes: the test cannot make namespaces of its own:\n' >&2
+    printf '  %s\n' "${why[@]}" >&2
+    echo "It needs root with its capabilities, or unprivileged user namespaces (sysctl" \
+        "kernel.unprivileged_userns_clone=1, user.max_user_namespaces > 0; a user namespace" \
+        "may map uid 0 only with CAP_SETFCAP, so root without capabilities cannot)." >&2
+    exit 1
 }
 
 _slurm_ns_made() {
