@@ -144,7 +144,7 @@ fn main() {
     transport::abort_on_panic();
     if let Err(e) = run(&world) {
         if let Some(transport::Agreed(why)) = e.downcast_ref() {
-            transport::fail_alone(why);
+            transport::fail_after_finalize(universe, why);
         }
         transport::fatal(&format!("{e:#}"));
     }

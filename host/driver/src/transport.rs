@@ -145,7 +145,8 @@ pub fn fatal(msg: &str) -> ! {
 static ABORTING: AtomicBool = AtomicBool::new(false);
 
 /// A failure every rank has agreed on and reached the end of the run with (a refused
-/// input): the reporting rank ends alone, so the others' `done` lines are not cut off.
+/// input): the ranks finish together and the reporting rank then exits with an error, so
+/// the others' `done` lines are not cut off.
 #[derive(Debug)]
 pub struct Agreed(pub String);
 
@@ -157,10 +158,13 @@ impl std::fmt::Display for Agreed {
 
 impl std::error::Error for Agreed {}
 
-/// Prints the error and ends this rank only (status 2).
-pub fn fail_alone(msg: &str) -> ! {
-    let world = SimpleCommunicator::world();
-    crate::launch::stderr_line(&format!("aurora-host: rank {}: error: {msg}", world.rank()));
+/// Ends MPI as every other rank does (`MPI_Finalize` is collective: a rank that exited
+/// without it would leave the others waiting in theirs for good), then prints the error
+/// and exits with status 2.
+pub fn fail_after_finalize(universe: mpi::environment::Universe, msg: &str) -> ! {
+    let rank = SimpleCommunicator::world().rank();
+    drop(universe);
+    crate::launch::stderr_line(&format!("aurora-host: rank {rank}: error: {msg}"));
     std::process::exit(2)
 }
 
