@@ -71,9 +71,9 @@ slurm_up_nodes() {
         echo "slurm_up_nodes: usage: slurm_up_nodes N CPUS (1 <= N <= 99 nodes, CPUS >= 1 per node), got '$n' '$cpus'" >&2
         return 1
     fi
-    # the cluster's files on a tmpfs of the test's mount namespace, which goes with the
-    # namespace whatever ends the test; every node sees it (one file system for all)
-    _slurm_mount -t tmpfs -o mode=1777 forge-slurm /tmp || return 1
+    # the cluster's files in a temporary directory every node sees (one file system for
+    # all, as a cluster's shared one); not a tmpfs over /tmp, which would hide a checkout
+    # or a bundle that lives under /tmp from the jobs
     _slurm_prepare || return 1
 
     # the controller's host: this namespace, on the bridge every node is plugged into
