@@ -115,16 +115,6 @@ def _verilator_test_impl(ctx: AnalysisContext) -> list[Provider]:
             "--timing",
             "-j",
             "2",
-            # -O1 for the model's C++ instead of Verilator's default -Os: the flow-control
-            # testbench builds in 3.6 s instead of 12.7 s and runs 300,000 beats in 3.1 s
-            # instead of 4.2 s (Verilator 5.006, g++ 12, 2026-12-03); -O0 builds in 5.5 s but
-            # runs 12x slower.
-            "-MAKEFLAGS",
-            "OPT_FAST=-O1",
-            "-MAKEFLAGS",
-            "OPT_SLOW=-O1",
-            "-MAKEFLAGS",
-            "OPT_GLOBAL=-O1",
             # testbench code is not held to the RTL's lint rules (verilator_lint covers those)
             "-Wno-fatal",
             "-Wno-lint",
