@@ -206,27 +206,5 @@ module af_axis_downsize_check #(
   end
 endmodule
 
-module tb_unit_axis_downsize;
-  logic clk = 1'b0;
-  logic done0, done1;
-  initial forever #(1241ps) clk = !clk;  // the link clock
-
-  af_axis_downsize_check #(.FRAMING(1'b0)) u_streaming (
-      .clk (clk),
-      .done(done0)
-  );
-  af_axis_downsize_check #(.FRAMING(1'b1)) u_framing (
-      .clk (clk),
-      .done(done1)
-  );
-
-  initial begin
-    wait (done0 && done1);
-    $finish;
-  end
-  initial begin
-    repeat (2000) #(1us);
-    $display("FAIL timeout after 2000 us");
-    $fatal(1, "testbench failed");
-  end
-endmodule
+// the top: both framing modes side by side on the link clock (unit_common.svh)
+`AF_UNIT_TOP_BOTH_FRAMINGS(tb_unit_axis_downsize, af_axis_downsize_check)

@@ -33,3 +33,25 @@ endfunction
 function automatic int unsigned below(input logic [63:0] x, input int unsigned n);
   return x[63:32] % n;
 endfunction
+
+`ifndef AF_UNIT_TOP_BOTH_FRAMINGS
+// The top of a converter's testbench: its checking module CHECK once per framing mode on the
+// link clock, finished when both are done, failed after 2000 us.
+`define AF_UNIT_TOP_BOTH_FRAMINGS(TOP, CHECK) \
+module TOP; \
+  logic clk = 1'b0; \
+  logic done0, done1; \
+  initial forever #(1241ps) clk = !clk; \
+  CHECK #(.FRAMING(1'b0)) u_streaming (.clk(clk), .done(done0)); \
+  CHECK #(.FRAMING(1'b1)) u_framing (.clk(clk), .done(done1)); \
+  initial begin \
+    wait (done0 && done1); \
+    $finish; \
+  end \
+  initial begin \
+    repeat (2000) #(1us); \
+    $display("FAIL timeout after 2000 us"); \
+    $fatal(1, "testbench failed"); \
+  end \
+endmodule
+`endif
