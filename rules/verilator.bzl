@@ -10,7 +10,7 @@ test that fails when any configuration warns. `verilator_test` builds the testbe
 
 load("//rules/toolchains:iverilog.bzl", "IverilogToolchainInfo")
 load("//rules/toolchains:python.bzl", "PythonToolchainInfo")
-load("//rules/toolchains:verilator.bzl", "VerilatorToolchainInfo")
+load("//rules/toolchains:verilator.bzl", "VERILATOR_BINARY_ARGS", "VerilatorToolchainInfo")
 load("//rules/toolchains:yosys.bzl", "YosysToolchainInfo")
 
 def _toolchain_attr(name: str, provider):
@@ -31,16 +31,19 @@ def include_dirs(headers: list) -> list:
     # -I<dir of each header>; the header itself is a hidden input of the action
     return [cmd_args(h, parent = 1, format = "-I{}") for h in headers]
 
-def verilator_model(ctx: AnalysisContext, args: list, headers: list, category: str) -> Artifact:
+def verilator_model(ctx: AnalysisContext, args: list, headers: list, category: str, shared_runtime: bool = False) -> Artifact:
     """`model/`: what `verilator ARGS --Mdir model` writes, built by the toolchain's
     build_model (which drops Verilator's timestamped files). `headers` are the files the
     sources `include` (ARGS name their directories with `include_dirs`); they and the
-    toolchain's version are inputs."""
+    toolchain's version are inputs. `shared_runtime`: ARGS start with
+    `VERILATOR_BINARY_ARGS`, and the model links the toolchain's runtime objects instead of
+    compiling its own."""
     tc = ctx.attrs._verilator[VerilatorToolchainInfo]
     model = ctx.actions.declare_output("model", dir = True)
     ctx.actions.run(
         cmd_args(
             tc.build_model,
+            ["--runtime", tc.runtime] if shared_runtime else [],
             model.as_output(),
             tc.verilator,
             "--",
@@ -110,11 +113,7 @@ def _verilator_test_impl(ctx: AnalysisContext) -> list[Provider]:
     tc = ctx.attrs._verilator[VerilatorToolchainInfo]
     model = verilator_model(
         ctx,
-        [
-            "--binary",
-            "--timing",
-            "-j",
-            "2",
+        VERILATOR_BINARY_ARGS + [
             # testbench code is not held to the RTL's lint rules (verilator_lint covers those)
             "-Wno-fatal",
             "-Wno-lint",
@@ -129,6 +128,7 @@ def _verilator_test_impl(ctx: AnalysisContext) -> list[Provider]:
         ],
         ctx.attrs.headers,
         "verilator_model",
+        shared_runtime = True,
     )
     binary = cmd_args(model, format = "{}/sim")
     command = cmd_args(tc.run_sim, binary)

@@ -28,8 +28,12 @@ fn bit_range(spec: &str, what: &str) -> (u32, u32) {
 
 fn main() {
     let manifest = PathBuf::from(std::env::var("CARGO_MANIFEST_DIR").unwrap());
-    let path = manifest.join("../../hw/aurora_flow/kernel.toml");
-    println!("cargo:rerun-if-changed={}", path.display());
+    // Relative to the package root, as cargo resolves it: an absolute path would tie the
+    // fingerprint to this checkout, and a second checkout sharing the target directory (the
+    // reproducibility check's) would rebuild every crate that uses these constants.
+    const KERNEL_TOML: &str = "../../hw/aurora_flow/kernel.toml";
+    let path = manifest.join(KERNEL_TOML);
+    println!("cargo:rerun-if-changed={KERNEL_TOML}");
     let text = std::fs::read_to_string(&path).unwrap_or_else(|e| {
         panic!(
             "{}: {e} (the AuroraFlow kernel description)",
