@@ -26,7 +26,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 FINNPLUS_U280 = {"LUT": 1163520, "FF": 2327040, "BRAM_18K": 3504, "URAM": 960, "DSP": 8496}
 SCORED = ["LUT", "BRAM_18K", "DSP"]
 # The paper's figures: their one copy, which the run report compiles in too.
-with open(os.path.join(HERE, "..", "..", "host", "run_report", "src", "paper.toml"), "rb") as _f:
+with open(os.path.join(HERE, "..", "..", "paper", "figures.toml"), "rb") as _f:
     _PAPER = tomllib.load(_f)["mobilenet_2fpga"]
 PAPER_FPS, PAPER_LATENCY_MS = _PAPER["fps"], _PAPER["latency_ms"]
 PAPER_CLOCKS = "/".join(str(c) for c in _PAPER["clk_mhz"])

@@ -13,7 +13,7 @@ import tomllib
 
 # The paper's figures have one copy, which the run report compiles in too.
 PAPER_FIGURES = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..",
-                             "host", "run_report", "src", "paper.toml")
+                             "paper", "figures.toml")
 RESOURCES = ["LUT", "FF", "BRAM_18K", "URAM", "DSP"]
 
 

@@ -3,7 +3,6 @@
 //! flow-control events over time, a histogram of per-frame latencies (from the pipeline
 //! simulation), and the modelled and simulated figures beside the paper's measured ones.
 
-pub mod paper;
 pub mod run;
 pub mod svg;
 

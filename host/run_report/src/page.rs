@@ -4,7 +4,6 @@ use std::fmt::Write as _;
 
 use perf_model::Deployment;
 
-use crate::paper;
 use crate::run::RunRecord;
 use crate::svg::{esc, grouped, histogram, step_chart, util_bars, Series};
 use crate::{max, min, Budgets, Figures};

@@ -234,7 +234,7 @@ pub fn render(
             }
         }
         html.push_str("</table>\n");
-        let paper = run_report::paper::figures();
+        let paper = paper::figures();
         let mobilenet = &paper.mobilenet_2fpga;
         html.push_str(&format!(
             "<h2>Next to the paper</h2>\n<table><tr><th></th><th>card 0 LUT</th><th>card 1 LUT</th>\

@@ -1,5 +1,6 @@
-//! The AuroraFlow paper's measured figures, read from `paper.toml` (their one copy; the
-//! FINN flow's report and the partitioner benchmark read the same file).
+//! The AuroraFlow paper's measured figures, read from `paper/figures.toml` (their one copy,
+//! a leaf of the graph: the run report, the deployment report, the FINN flow's report and the
+//! partitioner benchmark all read this file and depend on nothing else for it).
 
 use std::sync::OnceLock;
 
@@ -29,14 +30,13 @@ pub struct Mobilenet {
     pub bram: [f64; 2],
 }
 
-const TOML: &str = include_str!("paper.toml");
+const TOML: &str = include_str!("../figures.toml");
 
 /// The figures (parsed once; the file is compiled in, so a malformed one fails the tests).
 pub fn figures() -> &'static Figures {
     static FIGURES: OnceLock<Figures> = OnceLock::new();
-    FIGURES.get_or_init(|| {
-        toml::from_str(TOML).unwrap_or_else(|e| panic!("host/run_report/src/paper.toml: {e}"))
-    })
+    FIGURES
+        .get_or_init(|| toml::from_str(TOML).unwrap_or_else(|e| panic!("paper/figures.toml: {e}")))
 }
 
 #[cfg(test)]
