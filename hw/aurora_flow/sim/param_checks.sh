@@ -2,7 +2,7 @@
 # Illegal kernel parameters are refused at elaboration by Verilator, Yosys and
 # Icarus Verilog, each naming the parameter and, for the in-flight budget, the
 # numbers (rtl/af_refuse.svh; lint itself: the verilator_lint targets). The
-# project's own rules refusing them: engine/forge/tests/kernel_params.rs.
+# project's own rules refusing them: hw/aurora_flow/desc/tests/kernel_params.rs.
 # Tools come from their toolchains (hdl_script_test): $VERILATOR, $YOSYS, $IVERILOG.
 set -euo pipefail
 : "${VERILATOR:?set by hdl_script_test}" "${YOSYS:?set by hdl_script_test}"

@@ -1,6 +1,8 @@
 //! The project's own `aurora_flow_kernel` rule rejects illegal parameter combinations at
 //! analysis, naming the target and the parameter, before any action runs. Each case builds a
-//! scratch copy of the project's Starlark and the kernel's sources with one bad target added.
+//! scratch copy of the project's Starlark and the kernel's sources with one bad target added,
+//! and builds it with the engine `FORGE` names (`//hw/aurora_flow:desc_check` sets it to
+//! `//engine/forge:forge`).
 
 use std::fs;
 use std::path::{Path, PathBuf};
@@ -8,9 +10,24 @@ use std::process::Command;
 
 fn project_root() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("../..")
+        .join("../../..")
         .canonicalize()
-        .expect("the project root above engine/forge")
+        .expect("the project root above hw/aurora_flow/desc")
+}
+
+/// The forge binary under test: `FORGE`, set by the BUCK target from the engine it builds.
+fn forge() -> PathBuf {
+    let forge = std::env::var_os("FORGE").expect(
+        "FORGE names no forge binary: run `./forge test //hw/aurora_flow:desc_check`, or set \
+         FORGE=target/release/forge for `cargo test -p aurora_flow_desc`",
+    );
+    let forge = PathBuf::from(forge);
+    // the BUCK target passes a project-relative path; the tests run from the crate's directory
+    if forge.is_absolute() {
+        forge
+    } else {
+        project_root().join(forge)
+    }
 }
 
 fn copy_tree(from: &Path, to: &Path) {
@@ -55,7 +72,7 @@ fn build_bad_kernel(params: &str) -> (i32, String) {
          rtl = RTL,\n    sim_srcs = SIM_MODEL,\n    {params}\n)\n"
     ));
     fs::write(&buck, text).unwrap();
-    let out = Command::new(env!("CARGO_BIN_EXE_forge"))
+    let out = Command::new(forge())
         .args(["build", "//hw/aurora_flow:bad", "--console", "simple"])
         .current_dir(ws.path())
         .output()
@@ -137,7 +154,7 @@ fn headroom_at_the_in_flight_limit_passes_analysis() {
          cable_m = 30,\n    rx_fifo_prog_full = 264,\n)\n",
     );
     fs::write(&buck, text).unwrap();
-    let out = Command::new(env!("CARGO_BIN_EXE_forge"))
+    let out = Command::new(forge())
         .args([
             "build",
             "//hw/aurora_flow:at_limit[description]",
@@ -159,7 +176,7 @@ fn legal_parameters_pass_analysis() {
     // The same scratch project with legal parameters builds (the rendered packaging files):
     // the failures above come from the parameters, not from the copy.
     let ws = scratch_project();
-    let out = Command::new(env!("CARGO_BIN_EXE_forge"))
+    let out = Command::new(forge())
         .args([
             "build",
             "//hw/aurora_flow:aurora_flow_0[package]",
@@ -191,7 +208,7 @@ fn verilator_model_of_a_small_rx_fifo_does_not_build() {
          top = \"tb_stream_rate\",\n)\n",
     );
     fs::write(&buck, text).unwrap();
-    let out = Command::new(env!("CARGO_BIN_EXE_forge"))
+    let out = Command::new(forge())
         .args(["build", "//hw/aurora_flow:bad_model", "--console", "simple"])
         .current_dir(ws.path())
         .output()
