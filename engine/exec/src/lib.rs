@@ -16,6 +16,7 @@ mod executor;
 mod failure;
 mod file_diff;
 mod in_process;
+mod isolated;
 mod janitor;
 mod layout;
 mod lock;
@@ -40,6 +41,7 @@ use anyhow::{Context, Result};
 use forge_core::{ActionGraph, ArtifactRef, TestSpec};
 
 pub use failure::{ActionFailure, BuildFailed};
+pub use isolated::isolated_command;
 pub use procs::install_signal_handlers;
 pub use progress::ConsoleMode;
 pub use sandbox::{SandboxMode, EXCLUDED_ENV, NETWORK_ENV, STRICT_ENV};
