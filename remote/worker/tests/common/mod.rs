@@ -209,6 +209,8 @@ schedulers:
       connection-string: {url}
     property-set: !dynamic-property-set
       match-property-keys: [OSFamily, fpga-tools, test]
+      # forge's toolchain identity (`forge-tool`) is part of every Command's platform.
+      wildcard-property-keys: [forge-tool]
     bot-session-keepalive-timeout: 4
     session-expiry-timer-interval: 1
     poll-interval: 0.2
