@@ -22,6 +22,9 @@ use crate::{CachePolicy, RemoteExecPolicy, RemoteMode};
 /// so a dead server costs a few timeouts, not one per action.
 const MAX_ERRORS_PER_BUILD: usize = 3;
 
+/// A platform property (name, value).
+type Property = (String, String);
+
 pub struct RemoteState {
     client: Option<Arc<dyn RemoteCache>>,
     mode: RemoteMode,
@@ -74,7 +77,7 @@ impl RemoteState {
     }
 
     /// The engine and the platform properties for a remote run (`None`: not configured).
-    pub fn engine(&self) -> Option<(&dyn forge_reapi::RemoteExecution, &[(String, String)])> {
+    pub fn engine(&self) -> Option<(&dyn forge_reapi::RemoteExecution, &[Property])> {
         let policy = self.execution.as_ref()?;
         let exec = self.client.as_ref()?.execution()?;
         Some((exec, &policy.properties))
