@@ -255,6 +255,10 @@ pub struct Worker {
 
 impl Worker {
     pub fn start(server: &Server, test: &str, n: usize) -> Worker {
+        Self::start_with(server, test, n, &[])
+    }
+
+    pub fn start_with(server: &Server, test: &str, n: usize, props: &[&str]) -> Worker {
         let log = server.dir.join(format!("worker-{test}-{n}.log"));
         let f = std::fs::File::create(&log).unwrap();
         let mut cmd = Command::new(env!("CARGO_BIN_EXE_forge-re-worker"));
@@ -262,6 +266,7 @@ impl Worker {
             .args(["--property", "OSFamily=linux"])
             .args(["--property", &format!("test={test}")])
             .args(["--name", &format!("{test}-{n}")])
+            .args(props.iter().flat_map(|p| ["--property", p]))
             .stdin(Stdio::null())
             .stdout(f.try_clone().unwrap())
             .stderr(f);
