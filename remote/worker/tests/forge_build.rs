@@ -27,20 +27,32 @@ const RULES: &str = r#"def _gen_impl(ctx: AnalysisContext) -> list[Provider]:
 gen = rule(impl = _gen_impl, attrs = {"word": attrs.string()})
 "#;
 
-/// The engine that runs this test: `FORGE_BIN`, else `forge` beside the test binary's
-/// profile directory (the one `./forge` and `cargo build -p forge` make).
+/// The engine under test: `FORGE_BIN`, else the newest `forge` of the workspace's cargo
+/// target dir (`./forge` builds `target/release/forge` from this tree before it runs the
+/// tests; `cargo build -p forge` makes `target/debug/forge`).
 fn forge_bin() -> PathBuf {
     if let Some(p) = std::env::var_os("FORGE_BIN") {
         return p.into();
     }
+    let target = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../target");
     let exe = std::env::current_exe().unwrap();
-    let p = exe.parent().unwrap().parent().unwrap().join("forge");
-    assert!(
-        p.exists(),
-        "no forge binary at {} (build it, or set FORGE_BIN)",
-        p.display()
-    );
-    p
+    let beside = exe.parent().and_then(Path::parent).map(|d| d.join("forge"));
+    let newest = [
+        Some(target.join("release/forge")),
+        Some(target.join("debug/forge")),
+        beside,
+    ]
+    .into_iter()
+    .flatten()
+    .filter_map(|p| Some((std::fs::metadata(&p).ok()?.modified().ok()?, p)))
+    .max();
+    match newest {
+        Some((_, p)) => p,
+        None => panic!(
+            "no forge binary in {} (build it, or set FORGE_BIN)",
+            target.display()
+        ),
+    }
 }
 
 fn workspace(remote_exec: bool, address: &str) -> tempfile::TempDir {
