@@ -1,11 +1,24 @@
 """The execution platform: every action runs on the local machine. With `remote_cache = True`
 the same platform also reads from and uploads to the remote cache configured in
-`[buck2_re_client]` (local execution + remote cache, buck2 >= 2025-04).
+`[buck2_re_client]` (local execution + remote cache, buck2 >= 2025-04). With
+`remote_execution = True` run actions execute on the engine of `[buck2_re_client]` (buck2's
+hybrid executor: `local_only = True` actions, and `prefer_local = True` ones, stay local),
+asking for workers with `remote_execution_properties`.
 """
 
 def _platforms_impl(ctx: AnalysisContext) -> list[Provider]:
     configuration = ConfigurationInfo(constraints = {}, values = {})
-    if ctx.attrs.remote_cache:
+    if ctx.attrs.remote_execution:
+        executor = CommandExecutorConfig(
+            local_enabled = True,
+            remote_enabled = True,
+            remote_cache_enabled = True,
+            allow_cache_uploads = True,
+            max_cache_upload_mebibytes = ctx.attrs.max_cache_upload_mebibytes,
+            remote_execution_properties = ctx.attrs.remote_execution_properties,
+            remote_execution_use_case = "buck2-default",
+        )
+    elif ctx.attrs.remote_cache:
         executor = CommandExecutorConfig(
             local_enabled = True,
             remote_enabled = False,
@@ -33,6 +46,8 @@ platforms = rule(
     attrs = {
         "max_cache_upload_mebibytes": attrs.int(default = 4096),
         "remote_cache": attrs.bool(default = False),
+        "remote_execution": attrs.bool(default = False),
+        "remote_execution_properties": attrs.dict(attrs.string(), attrs.string(), default = {}),
     },
-    doc = "Registers the local execution platform, optionally with a remote cache.",
+    doc = "Registers the execution platform: local, optionally with a remote cache or remote execution.",
 )

@@ -4,6 +4,7 @@
 
 mod local_run;
 mod pipeline;
+mod remote_run;
 mod scheduler;
 
 use std::sync::atomic::{AtomicBool, AtomicUsize};
@@ -25,6 +26,8 @@ enum Outcome {
     UpToDate,
     Cache,
     Remote,
+    /// Executed by the remote engine.
+    RemoteExec,
     Local,
     InProcess,
 }
@@ -35,6 +38,7 @@ impl Outcome {
             Outcome::UpToDate => "up-to-date",
             Outcome::Cache => "cache",
             Outcome::Remote => "remote",
+            Outcome::RemoteExec => "remote-exec",
             Outcome::Local => "local",
             Outcome::InProcess => "in-process",
         }
@@ -78,7 +82,8 @@ impl<'a> Build<'a> {
                 opts.remote_mode,
                 opts.default_allow_cache_upload,
                 opts.cache_policy,
-            ),
+            )
+            .with_execution(opts.remote_exec.clone()),
             progress,
             sandbox_counter: AtomicUsize::new(0),
             forest_notice: AtomicBool::new(false),

@@ -16,6 +16,7 @@ mod executor;
 mod failure;
 mod file_diff;
 mod in_process;
+mod isolated;
 mod janitor;
 mod layout;
 mod lock;
@@ -40,6 +41,7 @@ use anyhow::{Context, Result};
 use forge_core::{ActionGraph, ArtifactRef, TestSpec};
 
 pub use failure::{ActionFailure, BuildFailed};
+pub use isolated::isolated_command;
 pub use procs::install_signal_handlers;
 pub use progress::ConsoleMode;
 pub use sandbox::{SandboxMode, EXCLUDED_ENV, NETWORK_ENV, STRICT_ENV};
@@ -83,6 +85,18 @@ impl Default for CachePolicy {
     }
 }
 
+/// Remote execution, from the execution platform's `CommandExecutorConfig` (buck2's
+/// semantics): with `remote_enabled` every run action goes to the engine of
+/// `[buck2_re_client]`, except `local_only = True` actions and, while `local_enabled`,
+/// `prefer_local = True` ones.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct RemoteExecPolicy {
+    /// `local_enabled`.
+    pub local_enabled: bool,
+    /// `remote_execution_properties`: into the Command's and Action's platform.
+    pub properties: Vec<(String, String)>,
+}
+
 pub struct ExecOptions {
     pub project_root: PathBuf,
     /// Parallel jobs (weight permits); 0 = number of cores.
@@ -93,6 +107,8 @@ pub struct ExecOptions {
     pub default_allow_cache_upload: bool,
     /// What the execution platform's `CommandExecutorConfig` allows of the remote cache.
     pub cache_policy: CachePolicy,
+    /// `Some` when the platform has `remote_enabled = True` (off by default).
+    pub remote_exec: Option<RemoteExecPolicy>,
     /// `[forge] sandbox_passthrough`: see the `sandbox` module docs.
     pub sandbox_passthrough: Vec<String>,
     /// `[forge] sandbox` ([`SandboxMode::parse`]); the module docs of `sandbox` explain the
@@ -116,6 +132,7 @@ impl ExecOptions {
             remote_mode: RemoteMode::Off,
             default_allow_cache_upload: false,
             cache_policy: CachePolicy::default(),
+            remote_exec: None,
             sandbox_passthrough: Vec::new(),
             sandbox: SandboxMode::Bubblewrap,
             sandbox_worker: None,
@@ -133,6 +150,8 @@ pub struct BuildReport {
     pub cached: usize,
     /// Run actions served from the remote cache.
     pub remote: usize,
+    /// Run actions executed by the remote engine (buck2's `remote:`).
+    pub remote_executed: usize,
     /// Remote cache calls that failed (the build continued locally).
     pub remote_errors: usize,
     /// write/copy/symlinked_dir/copied_dir actions performed (not commands).
@@ -146,7 +165,7 @@ pub struct BuildReport {
 impl BuildReport {
     /// Run actions that executed or were served from a cache (buck2's `Commands: N`).
     pub fn commands(&self) -> usize {
-        self.local + self.cached + self.remote
+        self.local + self.cached + self.remote + self.remote_executed
     }
 
     /// buck2's two summary lines, when any command ran:
@@ -161,7 +180,9 @@ impl BuildReport {
             format!("Cache hits: {hits}%"),
             format!(
                 "Commands: {n} (cached: {}, remote: {}, local: {})",
-                self.cached, self.remote, self.local
+                self.cached,
+                self.remote + self.remote_executed,
+                self.local
             ),
         ]
     }

@@ -16,11 +16,14 @@ use crate::cas::Cas;
 use crate::digest::DigestCache;
 use crate::layout::Layout;
 use crate::progress::Progress;
-use crate::{CachePolicy, RemoteMode};
+use crate::{CachePolicy, RemoteExecPolicy, RemoteMode};
 
 /// After this many errors in one build the remote cache is not asked again in that build,
 /// so a dead server costs a few timeouts, not one per action.
 const MAX_ERRORS_PER_BUILD: usize = 3;
+
+/// A platform property (name, value).
+type Property = (String, String);
 
 pub struct RemoteState {
     client: Option<Arc<dyn RemoteCache>>,
@@ -30,6 +33,7 @@ pub struct RemoteState {
     policy: CachePolicy,
     pub errors: AtomicUsize,
     warned: AtomicBool,
+    execution: Option<RemoteExecPolicy>,
 }
 
 impl RemoteState {
@@ -46,7 +50,57 @@ impl RemoteState {
             policy,
             errors: AtomicUsize::new(0),
             warned: AtomicBool::new(false),
+            execution: None,
         }
+    }
+
+    pub fn with_execution(mut self, policy: Option<RemoteExecPolicy>) -> RemoteState {
+        self.execution = policy;
+        self
+    }
+
+    /// The platform's remote execution settings and the engine, when this action goes
+    /// remote: `local_only` stays local, `prefer_local` too while local execution is on.
+    pub fn runs_remotely(&self, action: &Action) -> bool {
+        let Some(policy) = &self.execution else {
+            return false;
+        };
+        let forge_core::ActionKind::Run {
+            local_only,
+            prefer_local,
+            ..
+        } = &action.kind
+        else {
+            return false;
+        };
+        !(*local_only || (*prefer_local && policy.local_enabled))
+    }
+
+    /// The engine and the platform properties for a remote run (`None`: not configured).
+    pub fn engine(&self) -> Option<(&dyn forge_reapi::RemoteExecution, &[Property])> {
+        let policy = self.execution.as_ref()?;
+        let exec = self.client.as_ref()?.execution()?;
+        Some((exec, &policy.properties))
+    }
+
+    /// Puts the blobs of a remote result in the local CAS (fetching what it lacks) and
+    /// returns the result as a local cache entry.
+    pub fn materialize(
+        &self,
+        action: &Action,
+        hit: &RemoteHit,
+        cas: &Cas,
+        digests: &DigestCache,
+    ) -> Result<CachedResult> {
+        let Some(client) = self.client.as_ref() else {
+            bail!("no remote client");
+        };
+        for f in &hit.files {
+            if !cas.verify(&f.digest.hash, digests) {
+                client.fetch(&f.digest, &cas.path_of(&f.digest.hash))?;
+            }
+        }
+        to_cached(action, hit, cas)
     }
 
     fn client(&self) -> Option<&Arc<dyn RemoteCache>> {

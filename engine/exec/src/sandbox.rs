@@ -171,7 +171,7 @@ fn find_worker(program: Option<&Path>) -> Result<SandboxKind> {
 }
 
 /// bubblewrap, when it is installed and can create namespaces here.
-fn find_bwrap() -> Result<SandboxKind> {
+pub(crate) fn find_bwrap() -> Result<SandboxKind> {
     let Some(bwrap) = find_on_path("bwrap") else {
         bail!("bubblewrap (`bwrap`) is not installed: `apt-get install bubblewrap`");
     };

@@ -70,7 +70,24 @@ pub fn command_of(desc: &ActionDescription) -> Command {
 type Command = re::Command;
 
 pub fn encode_action(desc: &ActionDescription) -> Result<EncodedAction> {
-    let (command_digest, command_bytes) = Digest::of_message(&command_of(desc));
+    encode_action_with(desc, false)
+}
+
+/// `action_platform`: also put the Command's platform into `Action.platform` (REAPI v2.2),
+/// which remote execution does so schedulers can match workers without reading the
+/// Command. Cache-only keys leave it out, so they stay what they were.
+#[allow(deprecated)] // Command.platform: v2.0/2.1 servers read it there
+pub fn encode_action_with(
+    desc: &ActionDescription,
+    action_platform: bool,
+) -> Result<EncodedAction> {
+    let command = command_of(desc);
+    let platform = if action_platform {
+        command.platform.clone()
+    } else {
+        None
+    };
+    let (command_digest, command_bytes) = Digest::of_message(&command);
     let mut root = DirNode::default();
     for input in &desc.inputs {
         root.insert(&input.path, &input.digest, input.is_executable)
@@ -81,6 +98,7 @@ pub fn encode_action(desc: &ActionDescription) -> Result<EncodedAction> {
     let action = re::Action {
         command_digest: Some(command_digest.to_proto()),
         input_root_digest: Some(input_root_digest.to_proto()),
+        platform,
         ..Default::default()
     };
     let (action_digest, action_bytes) = Digest::of_message(&action);

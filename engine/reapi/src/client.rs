@@ -52,6 +52,27 @@ impl GrpcRemoteCache {
         })
     }
 
+    /// Reads one blob whole (verified against its digest).
+    pub fn read_blob(&self, digest: &Digest) -> Result<Vec<u8>> {
+        self.block_on(self.inner.read_blob(digest))
+    }
+
+    /// Uploads outputs + stdout/stderr and returns the ActionResult naming them (not
+    /// written to the action cache: a remote worker reports it to its scheduler).
+    pub fn upload_outputs(
+        &self,
+        outputs: &[LocalOutput],
+        stdout: &[u8],
+        stderr: &[u8],
+        exit_code: i32,
+        worker: &str,
+    ) -> Result<re::ActionResult> {
+        self.block_on(
+            self.inner
+                .upload_outputs(outputs, stdout, stderr, exit_code, worker),
+        )
+    }
+
     /// The effective max batch size (bytes) after capabilities.
     pub fn batch_limit(&self) -> usize {
         self.inner.batch_limit
@@ -236,7 +257,10 @@ impl Inner {
     /// Turns an ActionResult into a hit, or a miss when it cannot be restored faithfully:
     /// a failed action, symlink outputs, unsafe paths, or blobs the CAS no longer holds.
     #[allow(deprecated)] // older servers may still fill the deprecated symlink lists
-    async fn hit_from_result(&self, result: re::ActionResult) -> Result<Option<RemoteHit>> {
+    pub(crate) async fn hit_from_result(
+        &self,
+        result: re::ActionResult,
+    ) -> Result<Option<RemoteHit>> {
         if result.exit_code != 0
             || !result.output_symlinks.is_empty()
             || !result.output_file_symlinks.is_empty()
@@ -299,7 +323,11 @@ impl Inner {
         }))
     }
 
-    async fn std_stream(&self, raw: &[u8], digest: Option<&re::Digest>) -> Result<Option<Vec<u8>>> {
+    pub(crate) async fn std_stream(
+        &self,
+        raw: &[u8],
+        digest: Option<&re::Digest>,
+    ) -> Result<Option<Vec<u8>>> {
         match digest {
             Some(d) if raw.is_empty() && d.size_bytes > 0 => {
                 let d = Digest::from_proto(Some(d))?;
@@ -336,11 +364,42 @@ impl Inner {
         .await
         .context("uploading the Action, Command and input-root directories")?;
 
+        let result = self
+            .upload_outputs(outputs, stdout, stderr, 0, "forge (local execution)")
+            .await?;
+
+        let req = re::UpdateActionResultRequest {
+            instance_name: self.cfg.instance_name.clone(),
+            action_digest: Some(encoded.action_digest.to_proto()),
+            action_result: Some(result),
+            results_cache_policy: None,
+            digest_function: 0,
+        };
+        let client = self.clients.action_cache.clone();
+        unary(&self.health, &self.opts, "UpdateActionResult", || {
+            let mut c = client.clone();
+            let r = req.clone();
+            async move { c.update_action_result(r).await }
+        })
+        .await?;
+        Ok(())
+    }
+
+    /// Uploads an action's outputs, stdout and stderr (what the CAS lacks) and returns the
+    /// ActionResult that references them; used for local results and by remote workers.
+    pub(crate) async fn upload_outputs(
+        &self,
+        outputs: &[LocalOutput],
+        stdout: &[u8],
+        stderr: &[u8],
+        exit_code: i32,
+        worker: &str,
+    ) -> Result<re::ActionResult> {
         let mut blobs: Vec<(Digest, BlobSource)> = Vec::new();
         let mut result = re::ActionResult {
-            exit_code: 0,
+            exit_code,
             execution_metadata: Some(re::ExecutedActionMetadata {
-                worker: "forge (local execution)".to_string(),
+                worker: worker.to_string(),
                 ..Default::default()
             }),
             ..Default::default()
@@ -393,22 +452,7 @@ impl Inner {
         self.upload_blobs(blobs)
             .await
             .context("uploading the action's outputs")?;
-
-        let req = re::UpdateActionResultRequest {
-            instance_name: self.cfg.instance_name.clone(),
-            action_digest: Some(encoded.action_digest.to_proto()),
-            action_result: Some(result),
-            results_cache_policy: None,
-            digest_function: 0,
-        };
-        let client = self.clients.action_cache.clone();
-        unary(&self.health, &self.opts, "UpdateActionResult", || {
-            let mut c = client.clone();
-            let r = req.clone();
-            async move { c.update_action_result(r).await }
-        })
-        .await?;
-        Ok(())
+        Ok(result)
     }
 }
 
@@ -484,5 +528,15 @@ impl RemoteCache for GrpcRemoteCache {
 
     fn is_available(&self) -> bool {
         self.inner.health.is_available()
+    }
+
+    fn execution(&self) -> Option<&dyn crate::RemoteExecution> {
+        self.inner.clients.execution.as_ref().map(|_| self as _)
+    }
+}
+
+impl crate::RemoteExecution for GrpcRemoteCache {
+    fn execute(&self, cmd: &crate::RemoteCommand<'_>) -> Result<crate::RemoteOutcome> {
+        self.block_on(self.inner.execute(cmd))
     }
 }

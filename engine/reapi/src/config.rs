@@ -62,6 +62,9 @@ pub struct Endpoint {
 pub struct ReConfig {
     pub cas: Endpoint,
     pub action_cache: Endpoint,
+    /// The Execution service: `engine_address`, else `address` (buck2's keys); `None`
+    /// when only `cas_address`/`action_cache_address` are set (a cache-only setup).
+    pub engine: Option<Endpoint>,
     pub instance_name: String,
     pub tls: bool,
     pub tls_ca_certs: Option<String>,
@@ -115,10 +118,11 @@ impl ReConfig {
         };
         let cas = parse_address(key_of("cas_address"), &cas, tls)?;
         let action_cache = parse_address(key_of("action_cache_address"), &ac, tls)?;
-        if let Some(engine) = get("engine_address")? {
-            // Not used by a cache-only client, but a typo here should not go unnoticed.
-            parse_address("engine_address", &engine, tls)?;
-        }
+        let engine = match (get("engine_address")?, get("address")?) {
+            (Some(e), _) => Some(parse_address("engine_address", &e, tls)?),
+            (None, Some(a)) => Some(parse_address("address", &a, tls)?),
+            (None, None) => None,
+        };
         let http_headers = match get("http_headers")? {
             None => Vec::new(),
             Some(v) => parse_headers(&v)?,
@@ -126,6 +130,7 @@ impl ReConfig {
         Ok(Some(ReConfig {
             cas,
             action_cache,
+            engine,
             instance_name: get("instance_name")?.unwrap_or_default(),
             tls,
             tls_ca_certs: get("tls_ca_certs")?,

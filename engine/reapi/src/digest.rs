@@ -53,7 +53,7 @@ impl Digest {
         self.size_bytes == 0
     }
 
-    pub(crate) fn to_proto(&self) -> re::Digest {
+    pub fn to_proto(&self) -> re::Digest {
         re::Digest {
             hash: self.hash.clone(),
             size_bytes: self.size_bytes,
@@ -62,7 +62,7 @@ impl Digest {
 
     /// Digests from the server end up in resource names and file names: only well-formed
     /// SHA-256 digests are accepted.
-    pub(crate) fn from_proto(d: Option<&re::Digest>) -> Result<Digest> {
+    pub fn from_proto(d: Option<&re::Digest>) -> Result<Digest> {
         let d = d.context("the server sent a message without a digest")?;
         if d.hash.len() != 64 || !d.hash.bytes().all(|b| b.is_ascii_hexdigit()) {
             bail!("the server sent a malformed SHA-256 digest `{}`", d.hash);

@@ -1,4 +1,4 @@
-//! A Remote Execution API v2 cache client (cache only, no remote execution), configured with
+//! A Remote Execution API v2 client (action cache, CAS, and `Execution`), configured with
 //! buck2's own `[buck2_re_client]` keys so buck2 and forge users can share one server.
 //!
 //! The action key is the digest of a real REAPI `Action` (`Command` + input-root Merkle tree
@@ -17,12 +17,19 @@ mod client;
 pub mod config;
 mod digest;
 mod error;
+mod execute;
 mod transport;
 
 pub use action::{command_of, encode_action, EncodedAction};
+
+/// Refuses output paths that are absolute or could escape the execution root.
+pub fn check_output_path(path: &str) -> Result<()> {
+    action::check_relative_path(path).map(|_| ())
+}
 pub use client::GrpcRemoteCache;
 pub use config::{CacheMode, ClientOptions, ReConfig};
 pub use error::{is_corrupt, is_unavailable, RemoteError};
+pub use execute::{remote_action_digest, RemoteCommand, RemoteOutcome};
 
 /// Opens the remote cache described by the `[buck2_re_client]` section, or `Ok(None)` when
 /// the section configures no address.
@@ -119,4 +126,14 @@ pub trait RemoteCache: Send + Sync {
     fn is_available(&self) -> bool {
         true
     }
+    /// The remote execution side of this client, when it has one.
+    fn execution(&self) -> Option<&dyn RemoteExecution> {
+        None
+    }
+}
+
+/// `Execution.Execute` of one action. Blocks until the engine reports it done; a non-zero
+/// exit is `Ok` (the outcome carries exit code and stderr), an engine failure is `Err`.
+pub trait RemoteExecution: Send + Sync {
+    fn execute(&self, cmd: &RemoteCommand<'_>) -> Result<RemoteOutcome>;
 }

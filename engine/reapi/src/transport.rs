@@ -10,6 +10,7 @@ use anyhow::{bail, Context, Result};
 use bazel_remote_apis::build::bazel::remote::execution::v2::{
     action_cache_client::ActionCacheClient, capabilities_client::CapabilitiesClient,
     content_addressable_storage_client::ContentAddressableStorageClient,
+    execution_client::ExecutionClient,
 };
 use bazel_remote_apis::google::bytestream::byte_stream_client::ByteStreamClient;
 use tonic::metadata::{AsciiMetadataKey, AsciiMetadataValue};
@@ -43,6 +44,9 @@ pub struct Clients {
     pub bytestream: ByteStreamClient<Svc>,
     pub action_cache: ActionCacheClient<Svc>,
     pub capabilities: CapabilitiesClient<Svc>,
+    /// The Execution service; its channel is opened lazily (first use), so a cache-only
+    /// build never connects to an engine it does not use.
+    pub execution: Option<ExecutionClient<Svc>>,
 }
 
 pub async fn connect(cfg: &ReConfig, opts: &ClientOptions) -> Result<Clients> {
@@ -67,6 +71,7 @@ pub async fn connect(cfg: &ReConfig, opts: &ClientOptions) -> Result<Clients> {
         None
     };
     let cas_channel = open_channel(&cfg.cas, cfg, opts, tls.clone()).await?;
+    let tls_for_engine = tls.clone();
     let ac_channel = if cfg.action_cache.uri == cfg.cas.uri {
         cas_channel.clone()
     } else {
@@ -85,6 +90,20 @@ pub async fn connect(cfg: &ReConfig, opts: &ClientOptions) -> Result<Clients> {
             .max_encoding_message_size(limit),
         action_cache: ActionCacheClient::with_interceptor(ac_channel, headers.clone())
             .max_decoding_message_size(limit),
+        execution: match &cfg.engine {
+            Some(ep) if ep.uri == cfg.cas.uri => Some(
+                ExecutionClient::with_interceptor(cas_channel.clone(), headers.clone())
+                    .max_decoding_message_size(limit),
+            ),
+            Some(ep) => Some(
+                ExecutionClient::with_interceptor(
+                    lazy_channel(ep, cfg, opts, tls_for_engine)?,
+                    headers.clone(),
+                )
+                .max_decoding_message_size(limit),
+            ),
+            None => None,
+        },
         capabilities: CapabilitiesClient::with_interceptor(cas_channel, headers),
     })
 }
@@ -111,12 +130,22 @@ fn tls_config(cfg: &ReConfig) -> Result<ClientTlsConfig> {
     Ok(tls)
 }
 
-async fn open_channel(
+/// A channel that connects on first use: the engine of a cache-only build stays untouched.
+fn lazy_channel(
     ep: &Endpoint,
     cfg: &ReConfig,
     opts: &ClientOptions,
     tls: Option<ClientTlsConfig>,
 ) -> Result<Channel> {
+    Ok(endpoint_of(ep, cfg, opts, tls)?.connect_lazy())
+}
+
+fn endpoint_of(
+    ep: &Endpoint,
+    cfg: &ReConfig,
+    opts: &ClientOptions,
+    tls: Option<ClientTlsConfig>,
+) -> Result<tonic::transport::Endpoint> {
     let mut endpoint = tonic::transport::Endpoint::from_shared(ep.uri.clone())
         .with_context(|| format!("[{SECTION}] {} = `{}`", ep.key, ep.written))?
         .connect_timeout(opts.connect_timeout)
@@ -137,6 +166,16 @@ async fn open_channel(
             .tls_config(tls)
             .with_context(|| format!("[{SECTION}] tls: configuring TLS for `{}`", ep.written))?;
     }
+    Ok(endpoint)
+}
+
+async fn open_channel(
+    ep: &Endpoint,
+    cfg: &ReConfig,
+    opts: &ClientOptions,
+    tls: Option<ClientTlsConfig>,
+) -> Result<Channel> {
+    let endpoint = endpoint_of(ep, cfg, opts, tls)?;
     let connecting = endpoint.connect();
     match tokio::time::timeout(opts.connect_timeout + Duration::from_secs(1), connecting).await {
         Ok(Ok(ch)) => Ok(ch),

@@ -83,6 +83,9 @@ impl Build<'_> {
             }
         }
         match &action.kind {
+            ActionKind::Run { .. } if desc.is_some() && self.remote.runs_remotely(action) => {
+                self.run_remote(action, keyed, desc.as_ref().expect("checked"))
+            }
             ActionKind::Run { .. } => {
                 let (stdout, stderr) = self.run_local(action, keyed, slot)?;
                 if let Some(desc) = &desc {
@@ -113,7 +116,7 @@ impl Build<'_> {
 
     /// Restores outputs from the CAS; `false` (and the bad blobs dropped) when a blob is
     /// missing or corrupt.
-    fn restore(&self, cached: &CachedResult) -> Result<bool> {
+    pub(super) fn restore(&self, cached: &CachedResult) -> Result<bool> {
         let mut ok = true;
         for o in &cached.outputs {
             for hash in outputs::blobs(&o.node) {

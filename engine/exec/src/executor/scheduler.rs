@@ -268,6 +268,7 @@ impl Build<'_> {
                         Outcome::Local => r.local += 1,
                         Outcome::Cache => r.cached += 1,
                         Outcome::Remote => r.remote += 1,
+                        Outcome::RemoteExec => r.remote_executed += 1,
                         Outcome::InProcess => r.in_process += 1,
                         Outcome::UpToDate => r.up_to_date += 1,
                     }

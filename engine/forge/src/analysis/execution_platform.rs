@@ -10,7 +10,11 @@
 //! - `remote_cache_enabled` (default: `remote_enabled`) gates action cache lookups;
 //! - `allow_cache_uploads` (default false) gates uploads of locally run actions, which also
 //!   need the action's own `allow_cache_upload` (None → `[buck2] default_allow_cache_upload`);
-//! - `max_cache_upload_mebibytes` caps the outputs' total size of an upload.
+//! - `max_cache_upload_mebibytes` caps the outputs' total size of an upload;
+//! - `remote_enabled` runs actions on the engine of `[buck2_re_client]`, with
+//!   `remote_execution_properties` as the platform properties of their Command/Action;
+//!   `local_enabled` (default true) lets `prefer_local = True` actions stay local
+//!   (`local_only = True` ones always do).
 
 use anyhow::{anyhow, Context, Result};
 use starlark::values::list::ListRef;
@@ -30,6 +34,10 @@ pub struct ExecutorConfig {
     pub allow_cache_uploads: bool,
     /// `max_cache_upload_mebibytes` in bytes (`None` = no cap).
     pub max_cache_upload_bytes: Option<u64>,
+    pub remote_enabled: bool,
+    pub local_enabled: bool,
+    /// `remote_execution_properties`, sorted by name.
+    pub remote_execution_properties: Vec<(String, String)>,
 }
 
 fn bool_field(instance: &ProviderInstance<'_>, field: &str) -> Option<bool> {
@@ -81,5 +89,34 @@ pub fn executor_config(analyzer: &Analyzer, platforms: &ProvidersLabel) -> Resul
             .unwrap_or(remote_enabled),
         allow_cache_uploads: bool_field(executor, "allow_cache_uploads").unwrap_or(false),
         max_cache_upload_bytes: max,
+        remote_enabled,
+        local_enabled: bool_field(executor, "local_enabled").unwrap_or(true),
+        remote_execution_properties: properties(executor)?,
     })
+}
+
+/// `remote_execution_properties`: a dict of string keys to string (or int/bool) values.
+fn properties(executor: &ProviderInstance<'_>) -> Result<Vec<(String, String)>> {
+    let Some(v) = executor
+        .get("remote_execution_properties")
+        .filter(|v| !v.is_none())
+    else {
+        return Ok(Vec::new());
+    };
+    let dict = starlark::values::dict::DictRef::from_value(v).ok_or_else(|| {
+        anyhow!("`remote_execution_properties` of the execution platform is not a dict")
+    })?;
+    let mut out: Vec<(String, String)> = dict
+        .iter()
+        .map(|(k, v)| {
+            let s = |x: Value| {
+                x.unpack_str()
+                    .map(str::to_owned)
+                    .unwrap_or_else(|| x.to_str())
+            };
+            (s(k), s(v))
+        })
+        .collect();
+    out.sort();
+    Ok(out)
 }

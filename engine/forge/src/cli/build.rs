@@ -18,7 +18,7 @@ https://buck2.build/docs/users/faq/common_issues/#why-does-my-target-not-have-an
 
 /// The execution platform's cache settings: those of `[build] execution_platforms`, or
 /// buck2's local-only platform when the project names none.
-fn cache_policy(s: &Session, analyzer: &Analyzer) -> Result<CachePolicy> {
+fn executor_config_of(s: &Session, analyzer: &Analyzer) -> Result<ExecutorConfig> {
     let ws = s.loader.workspace();
     let config = match ws.config("build", "execution_platforms") {
         None => ExecutorConfig::default(),
@@ -38,11 +38,7 @@ fn cache_policy(s: &Session, analyzer: &Analyzer) -> Result<CachePolicy> {
             executor_config(analyzer, &label)?
         }
     };
-    Ok(CachePolicy {
-        reads: config.remote_cache_enabled,
-        uploads: config.allow_cache_uploads,
-        max_upload_bytes: config.max_cache_upload_bytes,
-    })
+    Ok(config)
 }
 
 /// The remote cache to use and its mode; `errors` counts a server found unreachable here.
@@ -88,7 +84,18 @@ fn executor(s: &Session, analyzer: &Analyzer) -> Result<(Executor, usize)> {
     let ws = s.loader.workspace();
     let mut opts = ExecOptions::new(ws.root.clone());
     opts.jobs = s.common.jobs.unwrap_or(0);
-    opts.cache_policy = cache_policy(s, analyzer)?;
+    let platform = executor_config_of(s, analyzer)?;
+    opts.cache_policy = CachePolicy {
+        reads: platform.remote_cache_enabled,
+        uploads: platform.allow_cache_uploads,
+        max_upload_bytes: platform.max_cache_upload_bytes,
+    };
+    opts.remote_exec = platform
+        .remote_enabled
+        .then(|| forge_exec::RemoteExecPolicy {
+            local_enabled: platform.local_enabled,
+            properties: platform.remote_execution_properties.clone(),
+        });
     let mut remote_errors = 0;
     let (remote, mode) = remote_cache(s, &opts.cache_policy, &mut remote_errors)?;
     opts.remote = remote;

@@ -1,0 +1,60 @@
+//! The local sandbox's bubblewrap view for a command whose whole input root is one fresh
+//! directory (a remote worker's execution root): the system directories read-only, that
+//! directory writable at its own path, private `/tmp`, every namespace unshared (no
+//! network, no other process), and the command dies with its parent.
+
+use std::os::unix::process::CommandExt;
+use std::path::Path;
+use std::process::{Command, Stdio};
+
+use anyhow::Result;
+
+use crate::sandbox::{find_bwrap, system_bwrap_args, SandboxKind, EXCLUDED_ENV};
+
+/// A command that runs `argv` in `exec_root/working_dir` under bubblewrap, with exactly
+/// `env` (REAPI's rule: the Command's environment, nothing inherited), plus `PATH` when
+/// `env` has none, so a bare program name resolves as under the local sandbox.
+/// Errors: bubblewrap missing or unable to create namespaces (names the Debian package).
+pub fn isolated_command(
+    exec_root: &Path,
+    working_dir: &str,
+    argv: &[String],
+    env: &[(String, String)],
+) -> Result<Command> {
+    let SandboxKind::Bubblewrap(bwrap) = find_bwrap()? else {
+        unreachable!("find_bwrap gives bubblewrap")
+    };
+    let root = exec_root.to_string_lossy().into_owned();
+    let cwd = if working_dir.is_empty() {
+        root.clone()
+    } else {
+        format!("{root}/{working_dir}")
+    };
+    let mut cmd = Command::new(bwrap);
+    cmd.args(["--die-with-parent", "--unshare-all", "--new-session"])
+        .args(system_bwrap_args(&[]))
+        .args(["--bind", &root, &root, "--chdir", &cwd, "--"])
+        .args(argv);
+    cmd.env_clear();
+    if !env.iter().any(|(k, _)| k == "PATH") {
+        cmd.env("PATH", "/usr/local/bin:/usr/bin:/bin");
+    }
+    cmd.envs(
+        env.iter()
+            .filter(|(k, _)| !EXCLUDED_ENV.contains(&k.as_str()))
+            .map(|(k, v)| (k, v)),
+    );
+    cmd.env("PWD", &cwd).current_dir(exec_root);
+    cmd.stdin(Stdio::null());
+    // Its own process group, so the caller can kill everything the action started.
+    cmd.process_group(0);
+    // SAFETY: prctl is async-signal-safe; the kernel kills the child when the spawning
+    // thread's process dies, so a killed worker leaves no action running.
+    unsafe {
+        cmd.pre_exec(|| {
+            libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL);
+            Ok(())
+        });
+    }
+    Ok(cmd)
+}

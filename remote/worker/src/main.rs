@@ -1,0 +1,23 @@
+//! forge-re-worker: a bot for BuildGrid's Bots service (Remote Workers API v1test2). It
+//! takes leases, runs each action in forge's bubblewrap sandbox on inputs fetched from the
+//! CAS, uploads the outputs and reports the ActionResult in the lease.
+
+mod args;
+mod execute;
+mod materialize;
+mod proto;
+mod session;
+
+fn main() {
+    let args = match args::Args::parse(std::env::args().skip(1)) {
+        Ok(a) => a,
+        Err(e) => {
+            eprintln!("forge-re-worker: {e:#}\n\n{}", args::USAGE);
+            std::process::exit(2);
+        }
+    };
+    if let Err(e) = session::run(args) {
+        eprintln!("forge-re-worker: {e:#}");
+        std::process::exit(1);
+    }
+}

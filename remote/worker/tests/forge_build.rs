@@ -1,0 +1,152 @@
+//! `forge build -c ci.remote_exec=true` of a scratch project on the shared BuildGrid: the
+//! remote action's output equals the same build's with remote execution off, the
+//! `local_only` action stays local, the summary counts the remote one, and a clean rebuild
+//! comes from the action cache without running on the worker.
+
+mod common;
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+
+use common::{server, Worker};
+
+const RULES: &str = r#"def _gen_impl(ctx: AnalysisContext) -> list[Provider]:
+    a = ctx.actions.declare_output("a.txt")
+    ctx.actions.run(
+        cmd_args("/bin/sh", "-c", "echo \"$1\" > \"$0\"", a.as_output(), ctx.attrs.word),
+        category = "gen_a",
+        local_only = True,
+    )
+    b = ctx.actions.declare_output("b.txt")
+    ctx.actions.run(
+        cmd_args("/bin/sh", "-c", "tr a-z A-Z < \"$1\" > \"$0\"; seq 1 300 | sha256sum >> \"$0\"", b.as_output(), a),
+        category = "gen_b",
+    )
+    return [DefaultInfo(default_output = b)]
+
+gen = rule(impl = _gen_impl, attrs = {"word": attrs.string()})
+"#;
+
+/// The engine under test: `FORGE_BIN`, else the newest `forge` of the workspace's cargo
+/// target dir (`./forge` builds `target/release/forge` from this tree before it runs the
+/// tests; `cargo build -p forge` makes `target/debug/forge`).
+fn forge_bin() -> PathBuf {
+    if let Some(p) = std::env::var_os("FORGE_BIN") {
+        return p.into();
+    }
+    let target = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../target");
+    let exe = std::env::current_exe().unwrap();
+    let beside = exe.parent().and_then(Path::parent).map(|d| d.join("forge"));
+    let newest = [
+        Some(target.join("release/forge")),
+        Some(target.join("debug/forge")),
+        beside,
+    ]
+    .into_iter()
+    .flatten()
+    .filter_map(|p| Some((std::fs::metadata(&p).ok()?.modified().ok()?, p)))
+    .max();
+    match newest {
+        Some((_, p)) => p,
+        None => panic!(
+            "no forge binary in {} (build it, or set FORGE_BIN)",
+            target.display()
+        ),
+    }
+}
+
+fn workspace(remote_exec: bool, address: &str) -> tempfile::TempDir {
+    let dir = tempfile::Builder::new()
+        .prefix("forge-re-ws-")
+        .tempdir()
+        .unwrap();
+    let root = dir.path();
+    let project = Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
+    for d in ["rules", "pkg", "platforms"] {
+        std::fs::create_dir_all(root.join(d)).unwrap();
+    }
+    for f in ["BUCK", "defs.bzl"] {
+        std::fs::copy(
+            project.join("platforms").join(f),
+            root.join("platforms").join(f),
+        )
+        .unwrap();
+    }
+    std::fs::write(root.join(".buckroot"), "").unwrap();
+    std::fs::write(
+        root.join(".buckconfig"),
+        format!(
+            "[cells]\n  root = .\n\n[buildfile]\n  name = BUCK\n\n[build]\n  execution_platforms = root//platforms:platforms\n\n[ci]\n  remote_exec = {remote_exec}\n\n[buck2_re_client]\n  address = {address}\n  tls = false\n"
+        ),
+    )
+    .unwrap();
+    std::fs::write(root.join("rules/defs.bzl"), RULES).unwrap();
+    std::fs::write(
+        root.join("pkg/BUCK"),
+        "load(\"//rules:defs.bzl\", \"gen\")\n\ngen(name = \"g\", word = \"hello\")\n",
+    )
+    .unwrap();
+    dir
+}
+
+fn build(root: &Path) -> String {
+    let out = Command::new(forge_bin())
+        .args(["build", "//pkg:g", "--show-output"])
+        .current_dir(root)
+        .stdin(Stdio::null())
+        .output()
+        .unwrap();
+    let text = format!(
+        "{}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(out.status.success(), "forge build failed:\n{text}");
+    text
+}
+
+fn output_of(root: &Path) -> Vec<u8> {
+    let found: Vec<_> = walk(&root.join("buck-out"))
+        .into_iter()
+        .filter(|p| p.file_name().is_some_and(|n| n == "b.txt"))
+        .collect();
+    assert_eq!(found.len(), 1, "{found:?}");
+    std::fs::read(&found[0]).unwrap()
+}
+
+fn walk(dir: &Path) -> Vec<PathBuf> {
+    let mut out = Vec::new();
+    for e in std::fs::read_dir(dir).into_iter().flatten().flatten() {
+        let p = e.path();
+        if p.is_dir() && !p.is_symlink() {
+            out.extend(walk(&p));
+        } else {
+            out.push(p);
+        }
+    }
+    out
+}
+
+#[test]
+fn forge_builds_remotely_what_it_builds_locally() {
+    let server = server();
+    let worker = Worker::start_with(server, "forge", 0, &["fpga-tools=sim"]);
+    let remote = workspace(true, &server.address());
+    let text = build(remote.path());
+    assert!(
+        text.contains("Commands: 2 (cached: 0, remote: 1, local: 1)"),
+        "summary:\n{text}"
+    );
+    assert_eq!(worker.leases_run(), 1, "worker log:\n{}", worker.log_text());
+    let local = workspace(false, &server.address());
+    let local_text = build(local.path());
+    assert!(local_text.contains("remote: 0, local: 2"), "{local_text}");
+    assert_eq!(output_of(remote.path()), output_of(local.path()));
+
+    // A clean checkout state: the remote action comes from the action cache, not the worker.
+    std::fs::remove_dir_all(remote.path().join("buck-out")).unwrap();
+    let again = build(remote.path());
+    assert!(again.contains("local: 1"), "{again}");
+    assert_eq!(worker.leases_run(), 1, "executed again:\n{again}");
+    assert_eq!(output_of(remote.path()), output_of(local.path()));
+}
