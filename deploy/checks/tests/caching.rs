@@ -1,0 +1,421 @@
+//! The deployment graph caches per device: `//deploy:tiny_2fpga` (the tiny FINN network over
+//! two cards in a chain) built in a scratch copy of this project by the `forge` binary.
+//!
+//! - a folding change of a layer on fpga1 re-runs fpga1's chain only: fpga0's link config and
+//!   xclbin stay cached (`forge log what-ran`) and its bitstream keeps its bytes;
+//! - an AuroraFlow parameter change rebuilds the two link kernels and the links using them,
+//!   nothing of FINN, the partition or the other kernels;
+//! - two copies sharing one BuildGrid: the second takes every action of the deployment's
+//!   targets from the remote cache, none runs locally.
+//!
+//! Each copy is the project's source tree with its Python environments and cargo target dir
+//! linked in, and its local cache seeded by hard links from the project's own cache, which
+//! `./forge test //deploy:caching` has just filled with this deployment (the test target's
+//! data); so a copy's first build runs nothing, and what a change re-runs is exactly what the
+//! change reaches. Run as `./forge test //deploy:caching`, which names the engine under test
+//! in `FORGE` (`//engine/forge:forge`).
+
+use forge_testkit as bgd;
+
+use std::path::Path;
+use std::process::{Command, Stdio};
+
+const TARGET: &str = "//deploy:tiny_2fpga";
+const DEPLOY_ART: &str = "buck-out/forge/art/root/1ef78538d8598cb2/deploy";
+
+/// One line of `forge log what-ran`: `<executor> <seconds>s  <action name>`.
+#[derive(Debug, Clone)]
+struct Ran {
+    executor: String,
+    name: String,
+}
+
+impl Ran {
+    /// The configured target that owns the action (`root//pkg:name`).
+    fn owner(&self) -> &str {
+        self.name.split(" (").next().unwrap_or("")
+    }
+
+    fn is(&self, owner: &str, category: &str) -> bool {
+        self.owner() == format!("root{owner}")
+            && (self.name.contains(&format!("({category} "))
+                || self.name.ends_with(&format!("({category})")))
+    }
+}
+
+/// The forge binary under test: `FORGE`, set by `//deploy:caching` from the engine it builds
+/// (a project-relative path).
+fn forge() -> std::path::PathBuf {
+    let forge = std::env::var_os("FORGE").expect(
+        "FORGE names no forge binary: run `./forge test //deploy:caching`, or set \
+         FORGE=target/release/forge for `cargo test -p deploy_checks`",
+    );
+    bgd::workspace_root().join(forge)
+}
+
+struct Scratch {
+    dir: tempfile::TempDir,
+}
+
+/// Top-level entries of the project that a copy does not get: build state, or linked in.
+const NOT_COPIED: [&str; 5] = ["buck-out", "target", ".venv", ".node", ".git"];
+
+fn copy_tree(from: &Path, to: &Path) {
+    std::fs::create_dir_all(to).unwrap();
+    for e in std::fs::read_dir(from).unwrap() {
+        let e = e.unwrap();
+        let (src, dst) = (e.path(), to.join(e.file_name()));
+        let ty = e.file_type().unwrap();
+        if ty.is_dir() {
+            copy_tree(&src, &dst);
+        } else if ty.is_symlink() {
+            std::os::unix::fs::symlink(std::fs::read_link(&src).unwrap(), &dst).unwrap();
+        } else {
+            std::fs::copy(&src, &dst).unwrap();
+        }
+    }
+}
+
+/// `from` as hard links (the cache's blobs are read-only and replaced only by rename).
+fn link_tree(from: &Path, to: &Path) {
+    std::fs::create_dir_all(to).unwrap();
+    for e in std::fs::read_dir(from).unwrap() {
+        let e = e.unwrap();
+        let (src, dst) = (e.path(), to.join(e.file_name()));
+        if e.file_type().unwrap().is_dir() {
+            link_tree(&src, &dst);
+        } else {
+            std::fs::hard_link(&src, &dst).unwrap();
+        }
+    }
+}
+
+impl Scratch {
+    fn new() -> Scratch {
+        let project = bgd::workspace_root().canonicalize().unwrap();
+        let dir = tempfile::Builder::new()
+            .prefix("forge-deploy-caching-")
+            .tempdir()
+            .unwrap();
+        let root = dir.path();
+        for e in std::fs::read_dir(&project).unwrap() {
+            let e = e.unwrap();
+            let name = e.file_name();
+            if NOT_COPIED.iter().any(|n| name == *n) {
+                continue;
+            }
+            let dst = root.join(&name);
+            if e.file_type().unwrap().is_dir() {
+                copy_tree(&e.path(), &dst);
+            } else {
+                std::fs::copy(e.path(), &dst).unwrap();
+            }
+        }
+        for shared in [".venv", ".node", "target"] {
+            std::os::unix::fs::symlink(project.join(shared), root.join(shared)).unwrap();
+        }
+        let cache = project.join("buck-out/forge/cache");
+        for part in ["cas", "ac"] {
+            assert!(
+                cache.join(part).is_dir(),
+                "{}: no local cache to seed the copy from; run `./forge test //deploy:caching`",
+                cache.display()
+            );
+            link_tree(
+                &cache.join(part),
+                &root.join("buck-out/forge/cache").join(part),
+            );
+        }
+        Scratch { dir }
+    }
+
+    fn root(&self) -> &Path {
+        self.dir.path()
+    }
+
+    fn forge(&self, args: &[&str]) -> std::process::Output {
+        Command::new(forge())
+            .args(args)
+            .current_dir(self.root())
+            .stdin(Stdio::null())
+            .output()
+            .unwrap()
+    }
+
+    /// Builds the deployment and returns what ran (`forge log what-ran`).
+    fn build(&self, extra: &[&str]) -> Vec<Ran> {
+        let mut args = vec!["build", TARGET];
+        args.extend_from_slice(extra);
+        let out = self.forge(&args);
+        assert!(
+            out.status.success(),
+            "forge build {TARGET} failed in {}:\n{}",
+            self.root().display(),
+            String::from_utf8_lossy(&out.stderr)
+        );
+        let log = self.forge(&["log", "what-ran"]);
+        assert!(
+            log.status.success(),
+            "{}",
+            String::from_utf8_lossy(&log.stderr)
+        );
+        String::from_utf8(log.stdout)
+            .unwrap()
+            .lines()
+            .skip(1)
+            .filter(|l| !l.starts_with(' '))
+            .map(|l| {
+                let (executor, rest) = l.split_once(' ').unwrap();
+                let name = rest.trim_start().split_once("s  ").unwrap().1;
+                Ran {
+                    executor: executor.to_string(),
+                    name: name.to_string(),
+                }
+            })
+            .collect()
+    }
+
+    /// Replaces `old` (which must occur once) by `new` in a project file, as a user would.
+    fn edit(&self, rel: &str, old: &str, new: &str) {
+        let path = self.root().join(rel);
+        let text = std::fs::read_to_string(&path).unwrap();
+        assert_eq!(
+            text.matches(old).count(),
+            1,
+            "{rel}: `{old}` not found once"
+        );
+        std::fs::write(&path, text.replacen(old, new, 1)).unwrap();
+    }
+
+    fn art(&self, rel: &str) -> Vec<u8> {
+        let p = self.root().join(DEPLOY_ART).join(rel);
+        std::fs::read(&p).unwrap_or_else(|e| panic!("{}: {e}", p.display()))
+    }
+
+    /// The action-cache keys of every action the last build recorded for `owner*` targets.
+    fn keys_of(&self, owner_prefix: &str) -> Vec<String> {
+        let log = self.root().join("buck-out/forge/log/last-build.json");
+        let v: serde_json::Value =
+            serde_json::from_str(&std::fs::read_to_string(log).unwrap()).unwrap();
+        v["actions"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|a| a["name"].as_str().unwrap().starts_with(owner_prefix))
+            .map(|a| a["key"].as_str().unwrap().to_string())
+            .collect()
+    }
+
+    /// Forgets the given local cache entries and every output: the next build has to get
+    /// those actions from elsewhere.
+    fn forget(&self, keys: &[String]) {
+        let ac = self.root().join("buck-out/forge/cache/ac");
+        for k in keys {
+            let _ = std::fs::remove_file(ac.join(&k[..2]).join(k));
+        }
+        let _ = std::fs::remove_dir_all(self.root().join("buck-out/forge/art"));
+    }
+}
+
+fn describe(ran: &[Ran]) -> String {
+    ran.iter()
+        .map(|r| format!("  {} {}", r.executor, r.name))
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+/// Builds once (everything comes from the seeded cache) and checks nothing ran.
+fn warm(s: &Scratch) {
+    let first = s.build(&[]);
+    let local: Vec<&Ran> = first.iter().filter(|r| r.executor == "local").collect();
+    assert!(
+        local.is_empty(),
+        "the seeded copy ran actions locally on its first build (is the project's cache \
+         filled with {TARGET}?):\n{}",
+        describe(&first)
+    );
+}
+
+#[test]
+fn folding_change_on_fpga1_reruns_fpga1_only() {
+    let s = Scratch::new();
+    warm(&s);
+    let xclbin0 = s.art("__tiny_2fpga__fpga0__/fpga0.xclbin");
+    let xclbin1 = s.art("__tiny_2fpga__fpga1__/fpga1.xclbin");
+    let cfg0 = s.art("__tiny_2fpga__fpga0__/fpga0.cfg");
+    // A folding config for the FINN flow, the way finn_steps takes one: MVAU_rtl_3, which the
+    // partition plan places on fpga1, gets PE 2 instead of 4.
+    std::fs::write(
+        s.root().join("finn/tiny/folding.json"),
+        "{\"MVAU_rtl_3\": {\"PE\": 2, \"SIMD\": 16}}\n",
+    )
+    .unwrap();
+    s.edit(
+        "finn/tiny/BUCK",
+        "    model = \":model\",\n    steps = FRONT_END_STEPS,",
+        "    folding = \"folding.json\",\n    model = \":model\",\n    steps = FRONT_END_STEPS,",
+    );
+    let ran = s.build(&[]);
+    let all = describe(&ran);
+    let plan: serde_json::Value =
+        serde_json::from_slice(&s.art("__tiny_2fpga__partition__/plan.json")).unwrap();
+    let device = plan["layers"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|l| l["name"] == "MVAU_rtl_3")
+        .map(|l| l["device"].clone());
+    assert_eq!(
+        device,
+        Some(serde_json::json!("fpga1")),
+        "the plan no longer places MVAU_rtl_3 on fpga1; pick a layer of fpga1"
+    );
+    assert!(
+        ran.iter()
+            .any(|r| r.executor == "local"
+                && r.is("//deploy:tiny_2fpga__partition", "finn_export_exec")),
+        "the folding change did not reach the partition:\n{all}"
+    );
+    for category in ["link_config", "xclbin_pack"] {
+        assert!(
+            ran.iter()
+                .any(|r| r.executor == "local" && r.is("//deploy:tiny_2fpga__fpga1", category)),
+            "fpga1's {category} did not re-run:\n{all}"
+        );
+        let fpga0: Vec<&Ran> = ran
+            .iter()
+            .filter(|r| r.is("//deploy:tiny_2fpga__fpga0", category))
+            .collect();
+        assert!(
+            fpga0.is_empty(),
+            "fpga0's {category} ran although only fpga1's layers changed:\n{all}"
+        );
+    }
+    assert_eq!(s.art("__tiny_2fpga__fpga0__/fpga0.xclbin"), xclbin0);
+    assert_eq!(s.art("__tiny_2fpga__fpga0__/fpga0.cfg"), cfg0);
+    assert_ne!(
+        s.art("__tiny_2fpga__fpga1__/fpga1.xclbin"),
+        xclbin1,
+        "fpga1's bitstream does not carry the new folding"
+    );
+}
+
+#[test]
+fn auroraflow_parameter_rebuilds_links_only() {
+    let s = Scratch::new();
+    warm(&s);
+    // Both link kernels' TX FIFO, 8 KiB (kernel.toml's default) -> 16 KiB, set on the targets.
+    s.edit(
+        "hw/aurora_flow/BUCK",
+        "        instance = port,\n",
+        "        instance = port,\n        tx_fifo_size = 16384,\n",
+    );
+    let ran = s.build(&[]);
+    let all = describe(&ran);
+    let allowed = [
+        "root//hw/aurora_flow:aurora_flow_0",
+        "root//hw/aurora_flow:aurora_flow_1",
+        "root//deploy:tiny_2fpga__fpga0",
+        "root//deploy:tiny_2fpga__fpga1",
+        "root//deploy:tiny_2fpga",
+    ];
+    for r in ran.iter().filter(|r| r.executor != "up-to-date") {
+        assert!(
+            allowed.contains(&r.owner()),
+            "{} ran although it does not use the AuroraFlow kernels:\n{all}",
+            r.name
+        );
+    }
+    for (owner, category) in [
+        ("//hw/aurora_flow:aurora_flow_0", "verilator_kernel_model"),
+        ("//hw/aurora_flow:aurora_flow_1", "verilator_kernel_model"),
+        ("//deploy:tiny_2fpga__fpga0", "link_config"),
+        ("//deploy:tiny_2fpga__fpga1", "link_config"),
+        ("//deploy:tiny_2fpga__fpga0", "xclbin_pack"),
+        ("//deploy:tiny_2fpga__fpga1", "xclbin_pack"),
+    ] {
+        assert!(
+            ran.iter()
+                .any(|r| r.executor == "local" && r.is(owner, category)),
+            "{owner} {category} did not re-run:\n{all}"
+        );
+    }
+    // The new size reached the simulated device (the link kernel's parameters).
+    let sim: serde_json::Value =
+        serde_json::from_slice(&s.art("__tiny_2fpga__fpga0__/fpga0.sim.json")).unwrap();
+    let sizes: Vec<i64> = sim["kernels"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|k| k["params"]["tx_fifo_size"].as_i64())
+        .collect();
+    assert_eq!(sizes, vec![16384], "fpga0's link kernel parameters: {sim}");
+}
+
+#[test]
+fn second_copy_links_from_buildgrid() {
+    let Some(server) = bgd::BuildGrid::start() else {
+        return;
+    };
+    // As a team sharing a cache would configure it: every action's result is uploaded (the
+    // project marks only its slow vendor and cargo actions `allow_cache_upload`).
+    let mut section =
+        String::from("[buck2]\n  default_allow_cache_upload = true\n\n[buck2_re_client]\n");
+    for (k, v) in server.section() {
+        section.push_str(&format!("  {k} = {v}\n"));
+    }
+    let remote = ["-c", "ci.remote_cache=true"];
+    let copies = [Scratch::new(), Scratch::new()];
+    for c in &copies {
+        std::fs::write(c.root().join(".buckconfig.local"), &section).unwrap();
+    }
+    // Neither copy may find the deployment's own actions in its local cache.
+    warm(&copies[0]);
+    let deployment: Vec<String> = copies[0].keys_of("root//deploy:tiny_2fpga");
+    assert!(deployment.len() >= 6, "{deployment:?}");
+    for c in &copies {
+        c.forget(&deployment);
+    }
+    let first = copies[0].build(&remote);
+    let uploaded: Vec<&Ran> = first
+        .iter()
+        .filter(|r| r.executor == "local" && r.owner().starts_with("root//deploy:tiny_2fpga"))
+        .collect();
+    assert!(
+        uploaded.len() >= 6,
+        "the first copy did not run the deployment's actions:\n{}",
+        describe(&first)
+    );
+
+    let second = copies[1].build(&remote);
+    let all = describe(&second);
+    let mine: Vec<&Ran> = second
+        .iter()
+        .filter(|r| r.owner().starts_with("root//deploy:tiny_2fpga"))
+        .collect();
+    for r in &mine {
+        assert!(
+            r.executor == "remote" || r.executor == "in-process",
+            "{} ran `{}` in the second copy, not from the remote cache:\n{all}",
+            r.name,
+            r.executor
+        );
+    }
+    for d in ["fpga0", "fpga1"] {
+        for category in ["link_config", "xclbin_pack"] {
+            let owner = format!("//deploy:tiny_2fpga__{d}");
+            assert!(
+                mine.iter()
+                    .any(|r| r.executor == "remote" && r.is(&owner, category)),
+                "{owner} {category} was not a remote cache hit:\n{all}"
+            );
+        }
+    }
+    for rel in [
+        "__tiny_2fpga__fpga0__/fpga0.xclbin",
+        "__tiny_2fpga__fpga1__/fpga1.xclbin",
+        "__tiny_2fpga__fpga0__/fpga0.cfg",
+    ] {
+        assert_eq!(copies[1].art(rel), copies[0].art(rel), "{rel}");
+    }
+}
