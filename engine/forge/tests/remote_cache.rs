@@ -6,8 +6,7 @@
 //! Expected outputs are known by construction of the workspace's shell commands (and, for the
 //! server side, read straight from BuildGrid's disk storage), not taken from forge.
 
-#[path = "../../reapi/tests/common/mod.rs"]
-mod bgd;
+use forge_testkit as bgd;
 
 use std::io::{BufRead, BufReader};
 use std::net::TcpListener;

@@ -2,8 +2,7 @@
 //! file, measured in the same run: `cargo bench -p forge_reapi --bench restore_bench`.
 //! Other restore paths (the executor's local cache) are added as rows in `main`.
 
-#[path = "../tests/common/mod.rs"]
-mod common;
+use forge_testkit as common;
 
 use std::path::Path;
 use std::process::Command;

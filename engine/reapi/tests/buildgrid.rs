@@ -1,6 +1,6 @@
 //! The REAPI cache client against a real BuildGrid server (started per test on 127.0.0.1).
 
-mod common;
+use forge_testkit as common;
 
 use std::collections::BTreeMap;
 use std::io::Write;

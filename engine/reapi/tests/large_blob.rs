@@ -1,7 +1,7 @@
 //! A 100 MB artifact through ByteStream against a real BuildGrid: intact, and never held in
 //! memory whole. (Own test binary, so the peak-memory reading sees only this test.)
 
-mod common;
+use forge_testkit as common;
 
 use common::BuildGrid;
 use forge_reapi::{ActionDescription, Digest, LocalOutput};
