@@ -3,7 +3,6 @@
 //! directory writable at its own path, private `/tmp`, every namespace unshared (no
 //! network, no other process), and the command dies with its parent.
 
-use std::os::unix::process::CommandExt;
 use std::path::Path;
 use std::process::{Command, Stdio};
 
@@ -46,15 +45,7 @@ pub fn isolated_command(
     );
     cmd.env("PWD", &cwd).current_dir(exec_root);
     cmd.stdin(Stdio::null());
-    // Its own process group, so the caller can kill everything the action started.
-    cmd.process_group(0);
-    // SAFETY: prctl is async-signal-safe; the kernel kills the child when the spawning
-    // thread's process dies, so a killed worker leaves no action running.
-    unsafe {
-        cmd.pre_exec(|| {
-            libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL);
-            Ok(())
-        });
-    }
+    // the caller kills everything the action started; a killed worker leaves nothing running
+    crate::procs::own_group_dying_with_parent(&mut cmd);
     Ok(cmd)
 }

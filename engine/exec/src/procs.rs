@@ -138,6 +138,21 @@ fn termination_set() -> libc::sigset_t {
     }
 }
 
+/// Makes `cmd` the leader of its own process group (what [`spawn_tracked`]'s group kills) and
+/// has the kernel kill it when the spawning thread's process dies, so a killed forge or worker
+/// leaves no command running.
+pub fn own_group_dying_with_parent(cmd: &mut std::process::Command) {
+    use std::os::unix::process::CommandExt;
+    cmd.process_group(0);
+    // SAFETY: prctl is async-signal-safe; it only asks the kernel for the parent-death signal.
+    unsafe {
+        cmd.pre_exec(|| {
+            libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL);
+            Ok(())
+        });
+    }
+}
+
 /// Spawns `cmd` as the leader of a new process group and tracks the group, with no moment in
 /// which a termination signal could leave the child untracked: this thread blocks the
 /// signals from before the spawn until the group is recorded (the child restores the mask

@@ -737,16 +737,9 @@ impl<'a> Sandbox<'a> {
         cmd.env("TMPDIR", self.tmpdir());
         cmd.envs(env.iter().map(|(k, v)| (k, v)));
         cmd.stdin(Stdio::null());
-        // Its own process group, which forge kills when the command exits (see `procs`).
-        cmd.process_group(0);
-        // SAFETY: prctl is async-signal-safe; it only asks the kernel to kill the child when
-        // the spawning thread's process dies, so a killed forge leaves no action running.
-        unsafe {
-            cmd.pre_exec(|| {
-                libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL);
-                Ok(())
-            });
-        }
+        // forge kills the group when the command exits (see `procs`), and a killed forge
+        // leaves no action running
+        crate::procs::own_group_dying_with_parent(&mut cmd);
         Ok((cmd, status))
     }
 

@@ -100,17 +100,9 @@ fn run_one(
         Ok(f) => f,
         Err(e) => return infra(format!("cannot capture the test's output: {e}")),
     };
-    cmd.stdin(Stdio::null())
-        .stdout(out)
-        .stderr(err)
-        .process_group(0);
-    // SAFETY: prctl is async-signal-safe; the test dies with forge instead of lingering.
-    unsafe {
-        cmd.pre_exec(|| {
-            libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL);
-            Ok(())
-        });
-    }
+    cmd.stdin(Stdio::null()).stdout(out).stderr(err);
+    // the test dies with forge instead of lingering
+    crate::procs::own_group_dying_with_parent(&mut cmd);
     let (mut child, group) = match spawn_tracked(&mut cmd, &root.join("buck-out/forge/procs")) {
         Ok(c) => c,
         Err(e) => return infra(format!("cannot start `{program}`: {e}")),
