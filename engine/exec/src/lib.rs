@@ -95,6 +95,9 @@ pub struct RemoteExecPolicy {
     pub local_enabled: bool,
     /// `remote_execution_properties`: into the Command's and Action's platform.
     pub properties: Vec<(String, String)>,
+    /// `[build] remote_execution_cancel_on_estimated_queue_time_exceeds_s`: an action no
+    /// worker takes within this long is cancelled and fails, naming its properties.
+    pub queue_timeout: Option<std::time::Duration>,
 }
 
 pub struct ExecOptions {

@@ -22,9 +22,6 @@ use crate::{CachePolicy, RemoteExecPolicy, RemoteMode};
 /// so a dead server costs a few timeouts, not one per action.
 const MAX_ERRORS_PER_BUILD: usize = 3;
 
-/// A platform property (name, value).
-type Property = (String, String);
-
 pub struct RemoteState {
     client: Option<Arc<dyn RemoteCache>>,
     mode: RemoteMode,
@@ -76,11 +73,18 @@ impl RemoteState {
         !(*local_only || (*prefer_local && policy.local_enabled))
     }
 
-    /// The engine and the platform properties for a remote run (`None`: not configured).
-    pub fn engine(&self) -> Option<(&dyn forge_reapi::RemoteExecution, &[Property])> {
+    /// The platform runs nothing locally (`local_enabled = False` with `remote_enabled`):
+    /// a `local_only` action has nowhere to run, as in buck2.
+    pub fn refuses_local(&self) -> bool {
+        self.execution.as_ref().is_some_and(|p| !p.local_enabled)
+    }
+
+    /// The engine and the platform's remote execution settings for a remote run (`None`:
+    /// not configured).
+    pub fn engine(&self) -> Option<(&dyn forge_reapi::RemoteExecution, &RemoteExecPolicy)> {
         let policy = self.execution.as_ref()?;
         let exec = self.client.as_ref()?.execution()?;
-        Some((exec, &policy.properties))
+        Some((exec, policy))
     }
 
     /// Puts the blobs of a remote result in the local CAS (fetching what it lacks) and

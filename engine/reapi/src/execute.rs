@@ -5,11 +5,11 @@
 use std::collections::HashMap;
 use std::path::PathBuf;
 use std::sync::Arc;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use anyhow::{anyhow, bail, Context, Result};
 use bazel_remote_apis::build::bazel::remote::execution::v2 as re;
-use bazel_remote_apis::google::longrunning::{operation, Operation};
+use bazel_remote_apis::google::longrunning::{operation, CancelOperationRequest, Operation};
 use prost::Message;
 use tonic::Code;
 
@@ -17,7 +17,7 @@ use crate::action::encode_action_with;
 use crate::cas::BlobSource;
 use crate::client::Inner;
 use crate::config::SECTION;
-use crate::transport::{is_transient, status_detail};
+use crate::transport::{is_transient, status_detail, Engine};
 use crate::{ActionDescription, Digest, RemoteHit};
 
 /// How often a dropped operation stream is picked up again before the action counts as
@@ -33,6 +33,58 @@ pub struct RemoteCommand<'a> {
     pub input_sources: &'a HashMap<String, PathBuf>,
     /// `ExecuteRequest.skip_cache_lookup`: run even when the action cache has a result.
     pub skip_cache_lookup: bool,
+    /// How long the action may wait for a worker before it is cancelled (buck2's `[build]
+    /// remote_execution_cancel_on_estimated_queue_time_exceeds_s`); `None`: no limit.
+    pub queue_timeout: Option<Duration>,
+}
+
+/// No worker took the action within the queue limit; the operation was cancelled.
+#[derive(Debug)]
+pub struct QueueTimeout {
+    pub waited: Duration,
+    /// The engine's operation name (empty when the engine never named it).
+    pub operation: String,
+}
+
+impl std::fmt::Display for QueueTimeout {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "the action waited more than {} s in the remote execution queue and no worker \
+             took it",
+            self.waited.as_secs()
+        )?;
+        if !self.operation.is_empty() {
+            write!(f, "; its operation `{}` was cancelled", self.operation)?;
+        }
+        Ok(())
+    }
+}
+
+impl std::error::Error for QueueTimeout {}
+
+/// The operation's progress across Execute and its WaitExecution resumes.
+struct Watch {
+    name: Option<String>,
+    /// A worker has the action (stage EXECUTING or later): the queue limit is over.
+    taken: bool,
+    /// When the queue limit ends, and the limit itself.
+    queue_deadline: Option<(Instant, Duration)>,
+}
+
+/// How one Execute or WaitExecution stream ended.
+enum Followed {
+    Done(Operation),
+    Dropped(tonic::Status),
+    QueueTimedOut(Duration),
+}
+
+/// Whether the operation's `ExecuteOperationMetadata` says a worker is running it.
+fn taken_by_a_worker(op: &Operation) -> bool {
+    op.metadata
+        .as_ref()
+        .and_then(|any| re::ExecuteOperationMetadata::decode(any.value.as_slice()).ok())
+        .is_some_and(|m| m.stage >= re::execution_stage::Value::Executing as i32)
 }
 
 /// What the engine reported for an action.
@@ -56,7 +108,7 @@ pub fn remote_action_digest(desc: &ActionDescription) -> Result<Digest> {
 
 impl Inner {
     pub(crate) async fn execute(&self, cmd: &RemoteCommand<'_>) -> Result<RemoteOutcome> {
-        let Some(client) = self.clients.execution.clone() else {
+        let Some(engine) = self.clients.execution.clone() else {
             bail!(
                 "[{SECTION}] has no `address` or `engine_address`: remote execution needs the \
                  address of an Execution service"
@@ -87,54 +139,43 @@ impl Inner {
             action_digest: Some(encoded.action_digest.to_proto()),
             ..Default::default()
         };
-        let done = self.run_operation(client, request).await?;
+        let done = self
+            .run_operation(engine, request, cmd.queue_timeout)
+            .await?;
         self.outcome_of(done, &encoded.action_digest).await
     }
 
     /// Follows the operation until it is done: Execute's stream, then WaitExecution on
     /// the operation's name whenever the stream ends early or drops on a transient error
     /// (a restarted server, a cut connection). Without a name yet, Execute is sent again:
-    /// the same Action digest, so the engine merges it with the queued one.
+    /// the same Action digest, so the engine merges it with the queued one. An operation
+    /// no worker has taken when `queue_timeout` ends is cancelled ([`QueueTimeout`]).
     async fn run_operation(
         &self,
-        client: re::execution_client::ExecutionClient<crate::transport::Svc>,
+        engine: Engine,
         request: re::ExecuteRequest,
+        queue_timeout: Option<Duration>,
     ) -> Result<Operation> {
-        let mut name: Option<String> = None;
+        let mut watch = Watch {
+            name: None,
+            taken: false,
+            queue_deadline: queue_timeout.map(|t| (Instant::now() + t, t)),
+        };
         let mut backoff = self.opts.initial_backoff;
         let mut resumes = 0;
         loop {
-            let mut c = client.clone();
-            let started = match &name {
-                None => c.execute(request.clone()).await,
-                Some(n) => {
-                    c.wait_execution(re::WaitExecutionRequest { name: n.clone() })
-                        .await
+            let failure = match self.follow(&engine, &request, &mut watch).await {
+                Followed::Done(op) => return Ok(op),
+                Followed::Dropped(s) => s,
+                Followed::QueueTimedOut(waited) => {
+                    let operation = watch.name.clone().unwrap_or_default();
+                    self.cancel(&engine, &operation).await;
+                    return Err(QueueTimeout { waited, operation }.into());
                 }
-            };
-            let failure = match started {
-                Ok(resp) => {
-                    let mut stream = resp.into_inner();
-                    loop {
-                        match stream.message().await {
-                            Ok(Some(op)) => {
-                                if !op.name.is_empty() {
-                                    name = Some(op.name.clone());
-                                }
-                                if op.done {
-                                    return Ok(op);
-                                }
-                            }
-                            Ok(None) => break tonic::Status::unavailable("stream ended early"),
-                            Err(s) => break s,
-                        }
-                    }
-                }
-                Err(s) => s,
             };
             // WaitExecution on an operation a restarted server forgot: start over.
-            if failure.code() == Code::NotFound && name.is_some() {
-                name = None;
+            if failure.code() == Code::NotFound && watch.name.is_some() {
+                watch.name = None;
             } else if !is_transient(failure.code()) {
                 bail!(
                     "remote execution: {:?}: {}",
@@ -158,6 +199,66 @@ impl Inner {
         }
     }
 
+    /// One stream of the operation: Execute while it has no name, else WaitExecution.
+    async fn follow(
+        &self,
+        engine: &Engine,
+        request: &re::ExecuteRequest,
+        watch: &mut Watch,
+    ) -> Followed {
+        let mut c = engine.execution.clone();
+        let started = match &watch.name {
+            None => c.execute(request.clone()).await,
+            Some(n) => {
+                c.wait_execution(re::WaitExecutionRequest { name: n.clone() })
+                    .await
+            }
+        };
+        let mut stream = match started {
+            Ok(resp) => resp.into_inner(),
+            Err(s) => return Followed::Dropped(s),
+        };
+        loop {
+            let next = match watch.queue_deadline.filter(|_| !watch.taken) {
+                Some((deadline, limit)) => {
+                    match tokio::time::timeout_at(deadline.into(), stream.message()).await {
+                        Ok(next) => next,
+                        Err(_) => return Followed::QueueTimedOut(limit),
+                    }
+                }
+                None => stream.message().await,
+            };
+            match next {
+                Ok(Some(op)) => {
+                    if !op.name.is_empty() {
+                        watch.name = Some(op.name.clone());
+                    }
+                    watch.taken |= op.done || taken_by_a_worker(&op);
+                    if op.done {
+                        return Followed::Done(op);
+                    }
+                }
+                Ok(None) => {
+                    return Followed::Dropped(tonic::Status::unavailable("stream ended early"))
+                }
+                Err(s) => return Followed::Dropped(s),
+            }
+        }
+    }
+
+    /// Best effort: a server that cannot cancel leaves the operation queued, and the
+    /// build fails either way.
+    async fn cancel(&self, engine: &Engine, operation: &str) {
+        if operation.is_empty() {
+            return;
+        }
+        let mut ops = engine.operations.clone();
+        let request = CancelOperationRequest {
+            name: operation.to_owned(),
+        };
+        let _ = tokio::time::timeout(self.opts.call_timeout, ops.cancel_operation(request)).await;
+    }
+
     async fn outcome_of(&self, op: Operation, action: &Digest) -> Result<RemoteOutcome> {
         let any = match op.result {
             Some(operation::Result::Response(any)) => any,
@@ -171,15 +272,26 @@ impl Inner {
         let resp = re::ExecuteResponse::decode(any.value.as_slice())
             .with_context(|| format!("decoding the ExecuteResponse ({})", any.type_url))?;
         if let Some(status) = resp.status.as_ref().filter(|s| s.code != 0) {
+            // A timed-out action's result holds what it wrote until it was killed.
+            let stderr = match &resp.result {
+                Some(r) => self
+                    .std_stream(&r.stderr_raw, r.stderr_digest.as_ref())
+                    .await
+                    .ok()
+                    .flatten()
+                    .unwrap_or_default(),
+                None => Vec::new(),
+            };
             bail!(
-                "remote execution of action {action} failed: {:?}: {}{}",
+                "remote execution of action {action} failed: {:?}: {}{}{}",
                 Code::from_i32(status.code),
                 status.message,
                 if resp.message.is_empty() {
                     String::new()
                 } else {
                     format!(" ({})", resp.message)
-                }
+                },
+                stderr_tail(&stderr)
             );
         }
         let result = resp
@@ -219,4 +331,18 @@ impl Inner {
             worker,
         })
     }
+}
+
+/// The last lines of an action's stderr, as a block to append to a message.
+fn stderr_tail(stderr: &[u8]) -> String {
+    const LINES: usize = 20;
+    let text = String::from_utf8_lossy(stderr);
+    let lines: Vec<&str> = text.lines().collect();
+    if lines.is_empty() {
+        return String::new();
+    }
+    format!(
+        "\nstderr (last lines):\n{}",
+        lines[lines.len().saturating_sub(LINES)..].join("\n")
+    )
 }

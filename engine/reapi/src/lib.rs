@@ -29,7 +29,7 @@ pub fn check_output_path(path: &str) -> Result<()> {
 pub use client::GrpcRemoteCache;
 pub use config::{CacheMode, ClientOptions, ReConfig};
 pub use error::{is_corrupt, is_unavailable, RemoteError};
-pub use execute::{remote_action_digest, RemoteCommand, RemoteOutcome};
+pub use execute::{remote_action_digest, QueueTimeout, RemoteCommand, RemoteOutcome};
 
 /// Opens the remote cache described by the `[buck2_re_client]` section, or `Ok(None)` when
 /// the section configures no address.

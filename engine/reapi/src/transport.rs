@@ -13,6 +13,7 @@ use bazel_remote_apis::build::bazel::remote::execution::v2::{
     execution_client::ExecutionClient,
 };
 use bazel_remote_apis::google::bytestream::byte_stream_client::ByteStreamClient;
+use bazel_remote_apis::google::longrunning::operations_client::OperationsClient;
 use tonic::metadata::{AsciiMetadataKey, AsciiMetadataValue};
 use tonic::service::interceptor::InterceptedService;
 use tonic::transport::{Certificate, Channel, ClientTlsConfig, Identity};
@@ -44,9 +45,27 @@ pub struct Clients {
     pub bytestream: ByteStreamClient<Svc>,
     pub action_cache: ActionCacheClient<Svc>,
     pub capabilities: CapabilitiesClient<Svc>,
-    /// The Execution service; its channel is opened lazily (first use), so a cache-only
-    /// build never connects to an engine it does not use.
-    pub execution: Option<ExecutionClient<Svc>>,
+    /// The engine's Execution and Operations services; their channel is opened lazily
+    /// (first use), so a cache-only build never connects to an engine it does not use.
+    pub execution: Option<Engine>,
+}
+
+/// The services of the remote execution engine, on one channel.
+#[derive(Clone)]
+pub struct Engine {
+    pub execution: ExecutionClient<Svc>,
+    /// `google.longrunning.Operations`: cancels an operation no worker took in time.
+    pub operations: OperationsClient<Svc>,
+}
+
+impl Engine {
+    fn on(channel: Channel, headers: Headers, limit: usize) -> Engine {
+        Engine {
+            execution: ExecutionClient::with_interceptor(channel.clone(), headers.clone())
+                .max_decoding_message_size(limit),
+            operations: OperationsClient::with_interceptor(channel, headers),
+        }
+    }
 }
 
 pub async fn connect(cfg: &ReConfig, opts: &ClientOptions) -> Result<Clients> {
@@ -91,17 +110,14 @@ pub async fn connect(cfg: &ReConfig, opts: &ClientOptions) -> Result<Clients> {
         action_cache: ActionCacheClient::with_interceptor(ac_channel, headers.clone())
             .max_decoding_message_size(limit),
         execution: match &cfg.engine {
-            Some(ep) if ep.uri == cfg.cas.uri => Some(
-                ExecutionClient::with_interceptor(cas_channel.clone(), headers.clone())
-                    .max_decoding_message_size(limit),
-            ),
-            Some(ep) => Some(
-                ExecutionClient::with_interceptor(
-                    lazy_channel(ep, cfg, opts, tls_for_engine)?,
-                    headers.clone(),
-                )
-                .max_decoding_message_size(limit),
-            ),
+            Some(ep) if ep.uri == cfg.cas.uri => {
+                Some(Engine::on(cas_channel.clone(), headers.clone(), limit))
+            }
+            Some(ep) => Some(Engine::on(
+                lazy_channel(ep, cfg, opts, tls_for_engine)?,
+                headers.clone(),
+                limit,
+            )),
             None => None,
         },
         capabilities: CapabilitiesClient::with_interceptor(cas_channel, headers),

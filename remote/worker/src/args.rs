@@ -4,7 +4,7 @@
 use anyhow::{bail, Context, Result};
 
 pub const USAGE: &str = "usage: forge-re-worker --address grpc://HOST:PORT [--instance NAME] \
-[--property KEY=VALUE]... [--name BOT_ID] [--work-dir DIR]";
+[--property KEY=VALUE]... [--name BOT_ID] [--work-dir DIR] [--action-timeout SECONDS]";
 
 #[derive(Clone, Debug)]
 pub struct Args {
@@ -15,6 +15,8 @@ pub struct Args {
     pub bot_id: String,
     /// Where execution roots are made (a fresh directory per lease, removed after).
     pub work_dir: Option<std::path::PathBuf>,
+    /// An action running longer is killed (also when its own `Action.timeout` is longer).
+    pub action_timeout: Option<std::time::Duration>,
 }
 
 impl Args {
@@ -24,6 +26,7 @@ impl Args {
         let mut properties = Vec::new();
         let mut bot_id = None;
         let mut work_dir = None;
+        let mut action_timeout = None;
         while let Some(a) = it.next() {
             let mut value = || it.next().with_context(|| format!("{a} needs a value"));
             match a.as_str() {
@@ -31,6 +34,17 @@ impl Args {
                 "--instance" => instance = value()?,
                 "--name" => bot_id = Some(value()?),
                 "--work-dir" => work_dir = Some(value()?.into()),
+                "--action-timeout" => {
+                    let v = value()?;
+                    let secs: f64 = v
+                        .parse()
+                        .ok()
+                        .filter(|s: &f64| *s > 0.0 && s.is_finite())
+                        .with_context(|| {
+                            format!("--action-timeout `{v}`: expected seconds, more than 0")
+                        })?;
+                    action_timeout = Some(std::time::Duration::from_secs_f64(secs));
+                }
                 "--property" => {
                     let v = value()?;
                     let Some((k, val)) = v.split_once('=') else {
@@ -54,6 +68,7 @@ impl Args {
             properties,
             bot_id: bot_id.unwrap_or_else(|| format!("{host}-{}", std::process::id())),
             work_dir,
+            action_timeout,
         })
     }
 }

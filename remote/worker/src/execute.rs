@@ -6,6 +6,9 @@ use std::collections::BTreeSet;
 use std::io::Read;
 use std::path::{Path, PathBuf};
 use std::process::Stdio;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
 
 use anyhow::{bail, Context, Result};
 use bazel_remote_apis::build::bazel::remote::execution::v2 as re;
@@ -17,6 +20,8 @@ use crate::materialize;
 
 const ACTION_TYPE: &str = "build.bazel.remote.execution.v2.Action";
 const DIGEST_TYPE: &str = "build.bazel.remote.execution.v2.Digest";
+/// How often a running action is checked for its end, its time limit and a cancel.
+const POLL_CHILD: Duration = Duration::from_millis(20);
 
 pub fn action_of(cas: &GrpcRemoteCache, payload: &Any) -> Result<re::Action> {
     let type_name = payload.type_url.rsplit('/').next().unwrap_or_default();
@@ -38,15 +43,41 @@ fn output_paths(cmd: &re::Command) -> Vec<String> {
     set.into_iter().collect()
 }
 
+/// What may end an action before it ends by itself.
+#[derive(Clone, Debug, Default)]
+pub struct Stop {
+    /// Set when the server took the lease back (its operation was cancelled).
+    pub cancelled: Arc<AtomicBool>,
+    /// The worker's `--action-timeout`: the limit for actions whose `Action.timeout` is
+    /// unset or longer.
+    pub max_timeout: Option<Duration>,
+}
+
+/// An action the worker ran to its end or to its time limit.
+pub struct Ran {
+    pub result: re::ActionResult,
+    /// `Some(limit)`: killed at its time limit (REAPI: the lease ends DEADLINE_EXCEEDED,
+    /// with what the action wrote until then).
+    pub timed_out: Option<Duration>,
+}
+
+/// How the command's process ended.
+enum Ended {
+    Exited,
+    TimedOut(Duration),
+    Cancelled,
+}
+
 /// Runs the action in a fresh directory under `work_dir` (removed afterwards) and returns
 /// the ActionResult whose blobs are in the CAS. A failing command is a result with its
-/// exit code; an `Err` means the worker could not run it at all.
+/// exit code; an `Err` means the worker could not run it at all, or it was cancelled.
 pub fn run(
     cas: &GrpcRemoteCache,
     action: &re::Action,
     work_dir: &Path,
     bot_id: &str,
-) -> Result<re::ActionResult> {
+    stop: &Stop,
+) -> Result<Ran> {
     let cmd_digest = Digest::from_proto(action.command_digest.as_ref())?;
     let command = re::Command::decode(cas.read_blob(&cmd_digest)?.as_slice())
         .with_context(|| format!("decoding Command {cmd_digest}"))?;
@@ -75,17 +106,25 @@ pub fn run(
         .iter()
         .map(|e| (e.name.clone(), e.value.clone()))
         .collect();
+    make_scratch_dir(&env, &cwd)?;
     let mut child =
         forge_exec::isolated_command(&root, &command.working_directory, &command.arguments, &env)?
             .stdout(Stdio::piped())
             .stderr(Stdio::piped())
             .spawn()
             .context("starting bubblewrap")?;
-    let (stdout, stderr) = read_both(&mut child);
-    let status = child.wait()?;
+    let readers = read_both(&mut child);
+    let ended = wait(&mut child, stop, time_limit(action, stop))?;
     // The action's process group: anything it left behind dies with it.
     // SAFETY: signalling the process group of a child this worker spawned.
     unsafe { libc::kill(-(child.id() as i32), libc::SIGKILL) };
+    let status = child.wait()?;
+    let (stdout, stderr) = readers();
+    let timed_out = match ended {
+        Ended::Cancelled => bail!("cancelled by the server; the action was killed"),
+        Ended::TimedOut(limit) => Some(limit),
+        Ended::Exited => None,
+    };
     use std::os::unix::process::ExitStatusExt;
     let exit_code = status
         .code()
@@ -113,19 +152,66 @@ pub fn run(
         .collect();
     let result = cas.upload_outputs(&found, &stdout, &stderr, exit_code, bot_id)?;
     drop(scratch);
-    Ok(result)
+    Ok(Ran { result, timed_out })
 }
 
-/// stdout and stderr read concurrently, so neither pipe fills up and blocks the action.
-fn read_both(child: &mut std::process::Child) -> (Vec<u8>, Vec<u8>) {
-    let mut out = child.stdout.take().expect("piped");
-    let mut err = child.stderr.take().expect("piped");
-    let t = std::thread::spawn(move || {
-        let mut v = Vec::new();
-        let _ = err.read_to_end(&mut v);
-        v
-    });
-    let mut o = Vec::new();
-    let _ = out.read_to_end(&mut o);
-    (o, t.join().unwrap_or_default())
+/// The shorter of the Action's own `timeout` and the worker's limit.
+fn time_limit(action: &re::Action, stop: &Stop) -> Option<Duration> {
+    let own = action
+        .timeout
+        .as_ref()
+        .filter(|t| t.seconds > 0 || t.nanos > 0)
+        .map(|t| Duration::new(t.seconds.max(0) as u64, t.nanos.max(0) as u32));
+    match (own, stop.max_timeout) {
+        (Some(a), Some(b)) => Some(a.min(b)),
+        (a, b) => a.or(b),
+    }
+}
+
+/// Waits for the command, its time limit or the server's cancel, whichever comes first.
+fn wait(child: &mut std::process::Child, stop: &Stop, limit: Option<Duration>) -> Result<Ended> {
+    let started = Instant::now();
+    loop {
+        if child.try_wait()?.is_some() {
+            return Ok(Ended::Exited);
+        }
+        if stop.cancelled.load(Ordering::Relaxed) {
+            return Ok(Ended::Cancelled);
+        }
+        if let Some(limit) = limit.filter(|l| started.elapsed() >= *l) {
+            return Ok(Ended::TimedOut(limit));
+        }
+        std::thread::sleep(POLL_CHILD);
+    }
+}
+
+/// buck2 gives every action an empty scratch directory named by `$BUCK_SCRATCH_PATH`
+/// (relative to the working directory); the client sends the name, the worker makes it.
+fn make_scratch_dir(env: &[(String, String)], cwd: &Path) -> Result<()> {
+    let Some((_, path)) = env.iter().find(|(k, _)| k == "BUCK_SCRATCH_PATH") else {
+        return Ok(());
+    };
+    forge_reapi::check_output_path(path).with_context(|| format!("BUCK_SCRATCH_PATH `{path}`"))?;
+    std::fs::create_dir_all(cwd.join(path))
+        .with_context(|| format!("creating BUCK_SCRATCH_PATH `{path}`"))
+}
+
+/// stdout and stderr read on their own threads, so neither pipe fills up and blocks the
+/// action; the returned function waits for both to reach their end.
+fn read_both(child: &mut std::process::Child) -> impl FnOnce() -> (Vec<u8>, Vec<u8>) {
+    fn drain(mut r: impl Read + Send + 'static) -> std::thread::JoinHandle<Vec<u8>> {
+        std::thread::spawn(move || {
+            let mut v = Vec::new();
+            let _ = r.read_to_end(&mut v);
+            v
+        })
+    }
+    let out = drain(child.stdout.take().expect("piped"));
+    let err = drain(child.stderr.take().expect("piped"));
+    move || {
+        (
+            out.join().unwrap_or_default(),
+            err.join().unwrap_or_default(),
+        )
+    }
 }

@@ -4,7 +4,8 @@
 //! the lease that was running is dropped, and BuildGrid requeues the leases of a session
 //! it closes.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -28,6 +29,8 @@ const RECONNECT_PAUSE: Duration = Duration::from_secs(1);
 /// google.rpc.Code INTERNAL: BuildGrid 0.4.4 retries a lease completed with it (up to
 /// `max-job-attempts`), which is right for a worker that could not run the action.
 const CODE_INTERNAL: i32 = 13;
+/// google.rpc.Code DEADLINE_EXCEEDED: the action ran out of time.
+const CODE_DEADLINE_EXCEEDED: i32 = 4;
 
 pub fn run(args: Args) -> Result<()> {
     let work_dir = match &args.work_dir {
@@ -93,7 +96,16 @@ fn worker(args: &Args) -> Worker {
     }
 }
 
-type Running = (String, tokio::task::JoinHandle<Result<Vec<u8>>>);
+/// The lease being run: its id, the task running it, and the switch that kills it.
+struct Running {
+    id: String,
+    task: tokio::task::JoinHandle<Result<Outcome>>,
+    cancelled: Arc<AtomicBool>,
+}
+
+/// A lease's end as the bot reports it: the encoded ActionResult, and the time limit it
+/// was killed at, if any.
+type Outcome = (Vec<u8>, Option<Duration>);
 
 async fn serve(args: &Args, cas: Arc<GrpcRemoteCache>, work_dir: PathBuf) -> Result<()> {
     let uri = args
@@ -136,7 +148,7 @@ async fn serve(args: &Args, cas: Arc<GrpcRemoteCache>, work_dir: PathBuf) -> Res
                 l.state == LeaseState::Pending as i32 || l.state == LeaseState::Active as i32
             }) {
                 lease.state = LeaseState::Active as i32;
-                running = Some(start(&cas, lease.clone(), &work_dir, &args.bot_id));
+                running = Some(start(&cas, lease.clone(), &work_dir, args));
             }
         }
         let mut req = tonic::Request::new(UpdateBotSessionRequest {
@@ -148,37 +160,48 @@ async fn serve(args: &Args, cas: Arc<GrpcRemoteCache>, work_dir: PathBuf) -> Res
         let update = bots.update_bot_session(req);
         let reply = match running.as_mut() {
             None => Some(update.await),
-            Some((id, handle)) => tokio::select! {
-                r = update => Some(r),
+            Some(r) => tokio::select! {
+                reply = update => Some(reply),
                 // Done mid-poll: drop the poll and report at once.
-                done = handle => {
-                    finished = Some(completed(id.clone(), done));
+                done = &mut r.task => {
+                    finished = completed(r.id.clone(), done);
                     None
                 }
             },
         };
-        if finished.is_some() {
+        if reply.is_none() {
             running = None;
-        } else if running.as_ref().is_some_and(|(_, h)| h.is_finished()) {
-            let (id, handle) = running.take().expect("checked");
-            finished = Some(completed(id, handle.await));
+        } else if running.as_ref().is_some_and(|r| r.task.is_finished()) {
+            let r = running.take().expect("checked");
+            finished = completed(r.id, r.task.await);
         }
         match reply {
             None => {}
             Some(Ok(r)) => {
                 let mut next = r.into_inner();
-                // Keep the state of the lease this bot is running.
-                if let Some((id, _)) = &running {
-                    for l in next.leases.iter_mut().filter(|l| &l.id == id) {
-                        l.state = LeaseState::Active as i32;
+                if let Some(r) = running.take() {
+                    match next.leases.iter_mut().find(|l| l.id == r.id) {
+                        // Keep the state of the lease this bot is running.
+                        Some(l) => {
+                            l.state = LeaseState::Active as i32;
+                            running = Some(r);
+                        }
+                        // BuildGrid drops a cancelled lease from the session: stop working
+                        // on it, and report nothing of it.
+                        None => {
+                            eprintln!("forge-re-worker: lease {}: cancelled by the server", r.id);
+                            r.cancelled.store(true, Ordering::Relaxed);
+                            let _ = r.task.await;
+                        }
                     }
                 }
                 session = next;
             }
             Some(Err(s)) if s.code() == tonic::Code::DeadlineExceeded => {}
             Some(Err(s)) => {
-                if let Some((_, h)) = running.take() {
-                    h.abort();
+                if let Some(r) = running.take() {
+                    r.cancelled.store(true, Ordering::Relaxed);
+                    r.task.abort();
                 }
                 return Err(anyhow::anyhow!(
                     "UpdateBotSession: {:?}: {}",
@@ -190,50 +213,70 @@ async fn serve(args: &Args, cas: Arc<GrpcRemoteCache>, work_dir: PathBuf) -> Res
     }
 }
 
-fn start(
-    cas: &Arc<GrpcRemoteCache>,
-    lease: Lease,
-    work_dir: &std::path::Path,
-    bot: &str,
-) -> Running {
-    let (cas, work_dir, bot) = (cas.clone(), work_dir.to_path_buf(), bot.to_string());
+fn start(cas: &Arc<GrpcRemoteCache>, lease: Lease, work_dir: &Path, args: &Args) -> Running {
+    let (cas, work_dir, bot) = (cas.clone(), work_dir.to_path_buf(), args.bot_id.clone());
+    let stop = execute::Stop {
+        cancelled: Arc::new(AtomicBool::new(false)),
+        max_timeout: args.action_timeout,
+    };
+    let cancelled = stop.cancelled.clone();
     let id = lease.id.clone();
     eprintln!("forge-re-worker: lease {id}: running");
-    let handle = tokio::task::spawn_blocking(move || -> Result<Vec<u8>> {
+    let task = tokio::task::spawn_blocking(move || -> Result<Outcome> {
         let payload = lease.payload.context("the lease has no payload")?;
         let action = execute::action_of(&cas, &payload)?;
-        let result = execute::run(&cas, &action, &work_dir, &bot)?;
-        Ok(result.encode_to_vec())
+        let ran = execute::run(&cas, &action, &work_dir, &bot, &stop)?;
+        Ok((ran.result.encode_to_vec(), ran.timed_out))
     });
-    (id, handle)
+    Running {
+        id,
+        task,
+        cancelled,
+    }
 }
 
 /// The lease as reported back: COMPLETED with the ActionResult as an Any (what BuildGrid
-/// 0.4.4's scheduler unpacks), or with status INTERNAL when the worker failed.
-fn completed(id: String, outcome: Result<Result<Vec<u8>>, tokio::task::JoinError>) -> Lease {
+/// 0.4.4's scheduler unpacks), with status DEADLINE_EXCEEDED when the action was killed at
+/// its time limit (REAPI's rule; BuildGrid neither retries nor caches it), or INTERNAL
+/// when the worker could not run it. `None`: cancelled, nothing to report.
+fn completed(
+    id: String,
+    outcome: Result<Result<Outcome>, tokio::task::JoinError>,
+) -> Option<Lease> {
+    let action_result = |bytes| Any {
+        type_url: "type.googleapis.com/build.bazel.remote.execution.v2.ActionResult".to_string(),
+        value: bytes,
+    };
     let (result, status) = match outcome {
-        Ok(Ok(bytes)) => (
-            Some(Any {
-                type_url: "type.googleapis.com/build.bazel.remote.execution.v2.ActionResult"
-                    .to_string(),
-                value: bytes,
-            }),
-            Status::default(),
-        ),
+        Ok(Ok((bytes, None))) => (Some(action_result(bytes)), Status::default()),
+        Ok(Ok((bytes, Some(limit)))) => {
+            eprintln!("forge-re-worker: lease {id}: killed at its time limit");
+            (
+                Some(action_result(bytes)),
+                status(
+                    CODE_DEADLINE_EXCEEDED,
+                    format!(
+                        "the action ran longer than its time limit of {} s and was killed",
+                        limit.as_secs_f64()
+                    ),
+                ),
+            )
+        }
         Ok(Err(e)) => {
             eprintln!("forge-re-worker: lease {id}: {e:#}");
             (None, status(CODE_INTERNAL, format!("{e:#}")))
         }
+        Err(e) if e.is_cancelled() => return None,
         Err(e) => (None, status(CODE_INTERNAL, format!("worker task: {e}"))),
     };
     eprintln!("forge-re-worker: lease {id}: done");
-    Lease {
+    Some(Lease {
         id,
         state: LeaseState::Completed as i32,
         result,
         status: Some(status),
         ..Default::default()
-    }
+    })
 }
 
 fn status(code: i32, message: String) -> Status {

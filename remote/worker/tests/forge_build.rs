@@ -1,7 +1,8 @@
 //! `forge build -c ci.remote_exec=true` of a scratch project on the shared BuildGrid: the
 //! remote action's output equals the same build's with remote execution off, the
 //! `local_only` action stays local, the summary counts the remote one, and a clean rebuild
-//! comes from the action cache without running on the worker.
+//! comes from the action cache without running on the worker. The remote action writes
+//! through `$BUCK_SCRATCH_PATH`, which the worker makes as the local sandbox does.
 
 mod common;
 
@@ -19,7 +20,7 @@ const RULES: &str = r#"def _gen_impl(ctx: AnalysisContext) -> list[Provider]:
     )
     b = ctx.actions.declare_output("b.txt")
     ctx.actions.run(
-        cmd_args("/bin/sh", "-c", "tr a-z A-Z < \"$1\" > \"$0\"; seq 1 300 | sha256sum >> \"$0\"", b.as_output(), a),
+        cmd_args("/bin/sh", "-c", "tr a-z A-Z < \"$1\" > \"$BUCK_SCRATCH_PATH/up\"; cat \"$BUCK_SCRATCH_PATH/up\" > \"$0\"; seq 1 300 | sha256sum >> \"$0\"", b.as_output(), a),
         category = "gen_b",
     )
     return [DefaultInfo(default_output = b)]
@@ -90,8 +91,16 @@ fn workspace(remote_exec: bool, address: &str) -> tempfile::TempDir {
 }
 
 fn build(root: &Path) -> String {
+    let (ok, text) = build_with(root, &[]);
+    assert!(ok, "forge build failed:\n{text}");
+    text
+}
+
+/// `forge build //pkg:g` with extra arguments: whether it succeeded, and its output.
+fn build_with(root: &Path, args: &[&str]) -> (bool, String) {
     let out = Command::new(forge_bin())
         .args(["build", "//pkg:g", "--show-output"])
+        .args(args)
         .current_dir(root)
         .stdin(Stdio::null())
         .output()
@@ -101,8 +110,7 @@ fn build(root: &Path) -> String {
         String::from_utf8_lossy(&out.stdout),
         String::from_utf8_lossy(&out.stderr)
     );
-    assert!(out.status.success(), "forge build failed:\n{text}");
-    text
+    (out.status.success(), text)
 }
 
 fn output_of(root: &Path) -> Vec<u8> {
@@ -149,4 +157,84 @@ fn forge_builds_remotely_what_it_builds_locally() {
     assert!(again.contains("local: 1"), "{again}");
     assert_eq!(worker.leases_run(), 1, "executed again:\n{again}");
     assert_eq!(output_of(remote.path()), output_of(local.path()));
+}
+
+/// An action whose properties no worker offers (`fpga-tools=vitis`: the other test's worker
+/// offers `sim`) fails once `[build] remote_execution_cancel_on_estimated_queue_time_exceeds_s` has
+/// passed, naming the properties, and its operation is cancelled: a matching worker that
+/// connects afterwards runs nothing.
+#[test]
+fn an_action_no_worker_offers_fails_after_the_queue_limit() {
+    let server = server();
+    let ws = workspace(true, &server.address());
+    let started = std::time::Instant::now();
+    let (ok, text) = build_with(
+        ws.path(),
+        &[
+            "-c",
+            "fpga.toolchain=vitis",
+            "-c",
+            "build.remote_execution_cancel_on_estimated_queue_time_exceeds_s=3",
+        ],
+    );
+    let took = started.elapsed();
+    assert!(!ok, "the build succeeded:\n{text}");
+    for want in [
+        "waited more than 3 s in the remote execution queue and no worker took it",
+        "remote_execution_cancel_on_estimated_queue_time_exceeds_s",
+        "OSFamily=linux, fpga-tools=vitis",
+        "--property OSFamily=linux --property fpga-tools=vitis",
+        "was cancelled",
+    ] {
+        assert!(text.contains(want), "no `{want}` in:\n{text}");
+    }
+    assert!(
+        took < std::time::Duration::from_secs(30),
+        "failed after {took:?}"
+    );
+    let vitis = Worker::start_with(server, "queue-vitis", 0, &["fpga-tools=vitis"]);
+    std::thread::sleep(std::time::Duration::from_secs(4));
+    assert_eq!(
+        vitis.leases_run(),
+        0,
+        "the cancelled action ran:\n{}",
+        vitis.log_text()
+    );
+}
+
+/// buck2's rule: on a platform with `local_enabled = False` a `local_only` action has
+/// nowhere to run, and the build says so instead of running it locally.
+#[test]
+fn a_local_only_action_on_a_remote_only_platform_is_an_error() {
+    let server = server();
+    let ws = workspace(true, &server.address());
+    std::fs::write(
+        ws.path().join("platforms/defs.bzl"),
+        r#"def _impl(ctx: AnalysisContext) -> list[Provider]:
+    platform = ExecutionPlatformInfo(
+        label = ctx.label.raw_target(),
+        configuration = ConfigurationInfo(constraints = {}, values = {}),
+        executor_config = CommandExecutorConfig(
+            local_enabled = False,
+            remote_enabled = True,
+            remote_execution_properties = {"OSFamily": "linux"},
+            remote_execution_use_case = "buck2-default",
+        ),
+    )
+    return [DefaultInfo(), ExecutionPlatformRegistrationInfo(platforms = [platform])]
+
+platforms = rule(impl = _impl, attrs = {})
+"#,
+    )
+    .unwrap();
+    std::fs::write(
+        ws.path().join("platforms/BUCK"),
+        "load(\":defs.bzl\", \"platforms\")\n\nplatforms(name = \"platforms\")\n",
+    )
+    .unwrap();
+    let (ok, text) = build_with(ws.path(), &[]);
+    assert!(!ok, "the build succeeded:\n{text}");
+    for want in ["gen_a", "local_only = True", "local_enabled = False"] {
+        assert!(text.contains(want), "no `{want}` in:\n{text}");
+    }
 }

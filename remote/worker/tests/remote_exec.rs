@@ -55,6 +55,7 @@ fn execute(
         action: desc,
         input_sources: sources,
         skip_cache_lookup: false,
+        queue_timeout: None,
     })
     .unwrap_or_else(|e| {
         panic!(
@@ -262,4 +263,157 @@ fn a_killed_workers_lease_is_requeued_and_the_build_succeeds() {
         "the requeued lease did not run on the second worker"
     );
     eprintln!("requeued and finished {:?} after the kill", start.elapsed());
+}
+
+/// The processes whose command line contains `needle` (the sandbox's PID namespace hides
+/// nothing from the host's /proc).
+fn processes_with(needle: &str) -> Vec<String> {
+    let mut found = Vec::new();
+    for e in std::fs::read_dir("/proc").unwrap().flatten() {
+        let Ok(cmdline) = std::fs::read(e.path().join("cmdline")) else {
+            continue;
+        };
+        let line = String::from_utf8_lossy(&cmdline).replace('\0', " ");
+        if line.contains(needle) && !line.contains("cargo") {
+            found.push(format!("{}: {line}", e.file_name().to_string_lossy()));
+        }
+    }
+    found
+}
+
+fn wait_for(limit: Duration, what: &str, mut done: impl FnMut() -> bool) {
+    let start = Instant::now();
+    while !done() {
+        assert!(start.elapsed() < limit, "{what}: not within {limit:?}");
+        std::thread::sleep(Duration::from_millis(100));
+    }
+}
+
+/// The worker's `--action-timeout`: an action still running at the limit is killed with
+/// everything it started, and the client gets DEADLINE_EXCEEDED with what the action
+/// wrote to stderr until then.
+#[test]
+fn an_action_past_the_workers_time_limit_is_killed_and_reported() {
+    let server = server();
+    let _w = Worker::start_args(server, "timeout", 0, &[], &["--action-timeout", "1"]);
+    let dir = tempfile::tempdir().unwrap();
+    let (desc, sources) = action(
+        dir.path(),
+        "timeout",
+        "echo begun >&2; sleep 29.75; echo late > out.txt",
+        &["out.txt"],
+    );
+    let client = forge_reapi::from_buckconfig(&server.section(), ClientOptions::default())
+        .unwrap()
+        .unwrap();
+    let start = Instant::now();
+    let err = client
+        .execution()
+        .unwrap()
+        .execute(&RemoteCommand {
+            action: &desc,
+            input_sources: &sources,
+            skip_cache_lookup: false,
+            queue_timeout: None,
+        })
+        .expect_err("an action past its time limit succeeded");
+    let text = format!("{err:#}");
+    assert!(
+        start.elapsed() < Duration::from_secs(20),
+        "{:?}",
+        start.elapsed()
+    );
+    for want in ["DeadlineExceeded", "time limit of 1 s", "begun"] {
+        assert!(text.contains(want), "no `{want}` in: {text}");
+    }
+    assert_eq!(processes_with("sleep 29.75"), Vec::<String>::new());
+}
+
+/// An operation cancelled while its action runs (google.longrunning CancelOperation, as
+/// BuildGrid's own tools send it): BuildGrid drops the lease from the bot session, the
+/// worker kills the action, and the client's Execute ends with the cancellation.
+#[test]
+fn a_cancelled_operation_stops_the_action_on_its_worker() {
+    use bazel_remote_apis::build::bazel::remote::execution::v2 as re;
+    use bazel_remote_apis::google::longrunning::{
+        operations_client::OperationsClient, CancelOperationRequest, ListOperationsRequest,
+    };
+    use prost::Message;
+
+    let server = server();
+    let worker = Worker::start(server, "cancel", 0);
+    let dir = tempfile::tempdir().unwrap();
+    let (desc, sources) = action(
+        dir.path(),
+        "cancel",
+        "sleep 27.25; echo late > out.txt",
+        &["out.txt"],
+    );
+    let digest = forge_reapi::remote_action_digest(&desc).unwrap();
+    let section = server.section();
+    let client = std::thread::spawn(move || {
+        let client = forge_reapi::from_buckconfig(&section, ClientOptions::default())
+            .unwrap()
+            .unwrap();
+        let exec = client.execution().unwrap();
+        exec.execute(&RemoteCommand {
+            action: &desc,
+            input_sources: &sources,
+            skip_cache_lookup: false,
+            queue_timeout: None,
+        })
+        .map(|o| o.exit_code)
+        .map_err(|e| format!("{e:#}"))
+    });
+    wait_for(
+        Duration::from_secs(30),
+        "the worker starting the action",
+        || !processes_with("sleep 27.25").is_empty(),
+    );
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    rt.block_on(async {
+        let uri = server.address().replacen("grpc://", "http://", 1);
+        let mut ops = OperationsClient::connect(uri).await.unwrap();
+        let listed = ops
+            .list_operations(ListOperationsRequest {
+                name: String::new(),
+                page_size: 1000,
+                ..Default::default()
+            })
+            .await
+            .unwrap()
+            .into_inner();
+        let ours: Vec<String> = listed
+            .operations
+            .into_iter()
+            .filter(|op| {
+                op.metadata
+                    .as_ref()
+                    .and_then(|m| re::ExecuteOperationMetadata::decode(m.value.as_slice()).ok())
+                    .and_then(|m| m.action_digest)
+                    .is_some_and(|d| d.hash == digest.hash)
+            })
+            .map(|op| op.name)
+            .collect();
+        assert!(!ours.is_empty(), "the operation is not listed");
+        for name in ours {
+            ops.cancel_operation(CancelOperationRequest { name })
+                .await
+                .unwrap();
+        }
+    });
+    wait_for(Duration::from_secs(30), "the action being killed", || {
+        processes_with("sleep 27.25").is_empty()
+    });
+    assert!(
+        worker.log_text().contains("cancelled by the server"),
+        "{}",
+        worker.log_text()
+    );
+    let ended = client.join().unwrap();
+    let text = ended.expect_err("a cancelled action succeeded");
+    assert!(text.to_lowercase().contains("cancel"), "{text}");
 }

@@ -86,6 +86,13 @@ impl Build<'_> {
             ActionKind::Run { .. } if desc.is_some() && self.remote.runs_remotely(action) => {
                 self.run_remote(action, keyed, desc.as_ref().expect("checked"))
             }
+            ActionKind::Run { .. } if self.remote.refuses_local() => Err(anyhow!(failure(
+                action,
+                "The action is `local_only = True`, but the execution platform's \
+                 CommandExecutorConfig has `local_enabled = False`: it cannot run anywhere. \
+                 Set `local_enabled = True` on the platform (actions still go remote unless \
+                 `local_only` or `prefer_local`), or drop `local_only` from the action."
+            ))),
             ActionKind::Run { .. } => {
                 let (stdout, stderr) = self.run_local(action, keyed, slot)?;
                 if let Some(desc) = &desc {

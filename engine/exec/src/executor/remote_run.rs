@@ -9,7 +9,7 @@ use std::path::PathBuf;
 use anyhow::{anyhow, Result};
 
 use forge_core::{Action, ActionKind};
-use forge_reapi::{ActionDescription, RemoteCommand};
+use forge_reapi::{ActionDescription, QueueTimeout, RemoteCommand};
 
 use super::{Build, Outcome};
 use crate::action_key::KeyedAction;
@@ -26,7 +26,7 @@ impl Build<'_> {
         keyed: &KeyedAction,
         desc: &ActionDescription,
     ) -> Result<Outcome> {
-        let Some((engine, properties)) = self.remote.engine() else {
+        let Some((engine, policy)) = self.remote.engine() else {
             return Err(anyhow!(failure(
                 action,
                 "Remote execution is enabled by the execution platform (remote_enabled = True) \
@@ -35,7 +35,7 @@ impl Build<'_> {
             )));
         };
         let mut desc = desc.clone();
-        desc.platform.extend(properties.iter().cloned());
+        desc.platform.extend(policy.properties.iter().cloned());
         desc.platform.sort();
         desc.platform.dedup();
         let sources: HashMap<String, PathBuf> = desc
@@ -48,8 +48,9 @@ impl Build<'_> {
                 action: &desc,
                 input_sources: &sources,
                 skip_cache_lookup: false,
+                queue_timeout: policy.queue_timeout,
             })
-            .map_err(|e| anyhow!(failure(action, &format!("Remote execution failed: {e:#}"))))?;
+            .map_err(|e| anyhow!(failure(action, &remote_failure(&e, &policy.properties))))?;
         if outcome.exit_code != 0 {
             let (argv, env) = match &action.kind {
                 ActionKind::Run { argv, env, .. } => (argv.as_slice(), env.as_slice()),
@@ -85,4 +86,21 @@ impl Build<'_> {
             Outcome::RemoteExec
         })
     }
+}
+
+/// The failure's text; a queue timeout says which properties no worker offered.
+fn remote_failure(e: &anyhow::Error, properties: &[(String, String)]) -> String {
+    let Some(timeout) = e.downcast_ref::<QueueTimeout>() else {
+        return format!("Remote execution failed: {e:#}");
+    };
+    let asked: Vec<String> = properties.iter().map(|(k, v)| format!("{k}={v}")).collect();
+    let offer: Vec<String> = asked.iter().map(|p| format!("--property {p}")).collect();
+    format!(
+        "Remote execution failed: {timeout} (the limit is [build] \
+         remote_execution_cancel_on_estimated_queue_time_exceeds_s).\nThe execution platform \
+         asks for the properties {}: no worker of the engine offers them all. Start one that \
+         does (`forge-re-worker {}`), or build without remote execution.",
+        asked.join(", "),
+        offer.join(" ")
+    )
 }

@@ -90,12 +90,14 @@ fn executor(s: &Session, analyzer: &Analyzer) -> Result<(Executor, usize)> {
         uploads: platform.allow_cache_uploads,
         max_upload_bytes: platform.max_cache_upload_bytes,
     };
-    opts.remote_exec = platform
-        .remote_enabled
-        .then(|| forge_exec::RemoteExecPolicy {
+    opts.remote_exec = match platform.remote_enabled {
+        true => Some(forge_exec::RemoteExecPolicy {
             local_enabled: platform.local_enabled,
             properties: platform.remote_execution_properties.clone(),
-        });
+            queue_timeout: queue_timeout(ws)?,
+        }),
+        false => None,
+    };
     let mut remote_errors = 0;
     let (remote, mode) = remote_cache(s, &opts.cache_policy, &mut remote_errors)?;
     opts.remote = remote;
@@ -118,6 +120,21 @@ fn executor(s: &Session, analyzer: &Analyzer) -> Result<(Executor, usize)> {
         ConsoleArg::None => ConsoleMode::Quiet,
     };
     Ok((Executor::new(opts)?, remote_errors))
+}
+
+/// buck2's `[build] remote_execution_cancel_on_estimated_queue_time_exceeds_s`. buck2 compares
+/// it with the engine's estimate of the queue time; REAPI has no such estimate, so forge
+/// measures how long the action has waited for a worker.
+fn queue_timeout(ws: &crate::interpreter::Workspace) -> Result<Option<std::time::Duration>> {
+    const KEY: &str = "remote_execution_cancel_on_estimated_queue_time_exceeds_s";
+    let Some(v) = ws.config("build", KEY) else {
+        return Ok(None);
+    };
+    let secs: u32 = v
+        .trim()
+        .parse()
+        .map_err(|_| anyhow!("[build] {KEY} = `{v}`: expected a whole number of seconds"))?;
+    Ok(Some(std::time::Duration::from_secs(secs.into())))
 }
 
 fn unspecified(l: &ProvidersLabel) -> String {

@@ -259,6 +259,17 @@ impl Worker {
     }
 
     pub fn start_with(server: &Server, test: &str, n: usize, props: &[&str]) -> Worker {
+        Self::start_args(server, test, n, props, &[])
+    }
+
+    /// A worker with more properties and more command-line arguments.
+    pub fn start_args(
+        server: &Server,
+        test: &str,
+        n: usize,
+        props: &[&str],
+        args: &[&str],
+    ) -> Worker {
         let log = server.dir.join(format!("worker-{test}-{n}.log"));
         let f = std::fs::File::create(&log).unwrap();
         let mut cmd = Command::new(env!("CARGO_BIN_EXE_forge-re-worker"));
@@ -267,6 +278,7 @@ impl Worker {
             .args(["--property", &format!("test={test}")])
             .args(["--name", &format!("{test}-{n}")])
             .args(props.iter().flat_map(|p| ["--property", p]))
+            .args(args)
             .stdin(Stdio::null())
             .stdout(f.try_clone().unwrap())
             .stderr(f);
