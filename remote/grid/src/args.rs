@@ -5,11 +5,12 @@ use std::path::PathBuf;
 use anyhow::{bail, Context, Result};
 
 pub const USAGE: &str = "usage: forge-re-grid serve --dir DIR [--host ADDR] [--port P] \
-[--keepalive-timeout SECONDS] [--postgres URL] [--bgd PATH] [--match-key KEY]...
+[--keepalive-timeout SECONDS] [--postgres URL] [--bgd PATH] [--match-key KEY]... [--cache-only]
 
 Runs BuildGrid (execution, bots, CAS, ByteStream, action cache on one port) in the
 foreground, with its own PostgreSQL under DIR unless --postgres names one; writes the
-server's address to DIR/address and prints it. SIGTERM or SIGINT stops everything.";
+server's address to DIR/address and prints it. SIGTERM or SIGINT stops everything.
+--cache-only: a remote cache (CAS, ByteStream, action cache), no execution, no PostgreSQL.";
 
 /// A worker silent for this long is dead and its lease requeued (BuildGrid's default is
 /// 600 s, far longer than a user waits for a lost place & route run to restart).
@@ -24,6 +25,7 @@ pub struct Serve {
     pub postgres: Option<String>,
     pub bgd: Option<PathBuf>,
     pub match_keys: Vec<String>,
+    pub cache_only: bool,
 }
 
 pub fn parse(mut it: impl Iterator<Item = String>) -> Result<Serve> {
@@ -40,6 +42,7 @@ pub fn parse(mut it: impl Iterator<Item = String>) -> Result<Serve> {
         postgres: None,
         bgd: None,
         match_keys: Vec::new(),
+        cache_only: false,
     };
     let mut dir = None;
     while let Some(a) = it.next() {
@@ -60,6 +63,7 @@ pub fn parse(mut it: impl Iterator<Item = String>) -> Result<Serve> {
             "--postgres" => s.postgres = Some(value()?),
             "--bgd" => s.bgd = Some(value()?.into()),
             "--match-key" => s.match_keys.push(value()?),
+            "--cache-only" => s.cache_only = true,
             "-h" | "--help" => bail!("help requested"),
             other => bail!("unknown argument `{other}`"),
         }

@@ -1,6 +1,6 @@
 //! A running BuildGrid with execution: its PostgreSQL (unless given one), the tables
 //! (`bgd migrate apply`, which the server does not do itself), then `bgd server start` on the
-//! rendered configuration. Each child leads its own process group and dies with the thread
+//! rendered configuration (or, cache-only, just the server). Each child leads its own process group and dies with the thread
 //! that started it (forge_exec::own_group_dying_with_parent); [`Grid::stop`] (also on
 //! drop) ends them all.
 
@@ -28,6 +28,8 @@ pub struct Options {
     pub postgres: Option<String>,
     pub bgd: PathBuf,
     pub extra_match_keys: Vec<String>,
+    /// Only CAS, ByteStream and action cache (a remote cache): no scheduler, no PostgreSQL.
+    pub cache_only: bool,
     /// Set (by a signal handler) to abandon a start in progress.
     pub cancel: Option<&'static AtomicBool>,
 }
@@ -53,26 +55,31 @@ impl Grid {
             address: String::new(),
             children: Vec::new(),
         };
-        let url = match &opts.postgres {
-            Some(url) => url.clone(),
-            None => {
-                let pg = crate::postgres::start(dir, opts.cancel)?;
-                grid.children.push(("postgres", pg.child));
-                pg.url
-            }
+        let execution = if opts.cache_only {
+            None
+        } else {
+            let url = match &opts.postgres {
+                Some(url) => url.clone(),
+                None => {
+                    let pg = crate::postgres::start(dir, opts.cancel)?;
+                    grid.children.push(("postgres", pg.child));
+                    pg.url
+                }
+            };
+            migrate(&opts.bgd, &url, &dir.join("migrate.log"), opts.cancel)?;
+            Some(Execution {
+                postgres_url: url,
+                keepalive_timeout: opts.keepalive_timeout,
+                extra_match_keys: opts.extra_match_keys.clone(),
+            })
         };
-        migrate(&opts.bgd, &url, &dir.join("migrate.log"), opts.cancel)?;
         grid.port = match opts.port {
             Some(p) => p,
             None => free_port()?,
         };
         let mut config = Config::cache_only(grid.port, dir.join("cas"));
         config.host = opts.host.clone();
-        config.execution = Some(Execution {
-            postgres_url: url,
-            keepalive_timeout: opts.keepalive_timeout,
-            extra_match_keys: opts.extra_match_keys.clone(),
-        });
+        config.execution = execution;
         let config_path = dir.join("buildgrid.yml");
         std::fs::write(&config_path, config.render())?;
         let log = dir.join("bgd.log");

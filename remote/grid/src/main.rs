@@ -44,6 +44,7 @@ fn run(serve: args::Serve) -> anyhow::Result<()> {
         keepalive_timeout: serve.keepalive_timeout,
         postgres: serve.postgres,
         extra_match_keys: serve.match_keys,
+        cache_only: serve.cache_only,
         cancel: Some(&STOP),
     };
     let mut grid = Grid::start(&opts)?;

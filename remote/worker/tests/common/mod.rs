@@ -53,6 +53,7 @@ fn start_server() -> Server {
         postgres: None,
         bgd,
         extra_match_keys: vec!["test".to_string()],
+        cache_only: false,
         cancel: None,
     })
     .unwrap_or_else(|e| panic!("{e:#}"));
