@@ -6,6 +6,12 @@ hybrid executor: `local_only = True` actions, and `prefer_local = True` ones, st
 asking for workers with `remote_execution_properties`.
 """
 
+RemoteExecutionPropertiesInfo = provider(
+    doc = "The platform properties remote actions ask for (`properties`: dict[str, str]); " +
+          "workers must offer the same (//remote:workers starts such workers).",
+    fields = ["properties"],
+)
+
 def _platforms_impl(ctx: AnalysisContext) -> list[Provider]:
     configuration = ConfigurationInfo(constraints = {}, values = {})
     if ctx.attrs.remote_execution:
@@ -39,6 +45,7 @@ def _platforms_impl(ctx: AnalysisContext) -> list[Provider]:
     return [
         DefaultInfo(),
         ExecutionPlatformRegistrationInfo(platforms = [platform]),
+        RemoteExecutionPropertiesInfo(properties = ctx.attrs.remote_execution_properties),
     ]
 
 platforms = rule(

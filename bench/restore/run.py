@@ -17,14 +17,13 @@ forge has no command-line switch for the sandbox; `detect()` takes the first `bw
 so the symlink-forest figures put a `bwrap` that fails its self-test first on PATH.
 
 Usage: bench/restore/run.py [--forge target/release/forge] [--bgd .venv/buildgrid/bin/bgd]
+                            [--grid target/release/forge-re-grid]
                             [--size-mb 100] [--reps 5] [--actions 40]
 """
 
 import argparse
 import os
 import shutil
-import signal
-import socket
 import statistics
 import subprocess
 import sys
@@ -64,67 +63,23 @@ tiny = rule(impl = _tiny_impl, attrs = {{"count": attrs.int()}})
 """
 
 
-def free_port():
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
 class BuildGrid:
-    """A cache-only BuildGrid on 127.0.0.1 (the same configuration as the test suite)."""
+    """A cache-only BuildGrid on 127.0.0.1: `forge-re-grid serve --cache-only` (remote/grid),
+    the project's one BuildGrid configuration."""
 
-    def __init__(self, bgd, workdir):
-        self.port = free_port()
-        storage = workdir / "storage"
-        storage.mkdir()
-        config = workdir / "buildgrid.yml"
-        config.write_text(f"""server:
-  - !channel
-    address: "127.0.0.1:{self.port}"
-    insecure-mode: true
-authorization:
-  method: none
-storages:
-  - !disk-storage &cas
-    path: {storage}
-caches:
-  - !lru-action-cache &ac
-    storage: *cas
-    max-cached-refs: 10000
-    allow-updates: true
-    cache-failed-actions: false
-instances:
-  - name: ""
-    services:
-      - !action-cache
-        cache: *ac
-      - !cas
-        storage: *cas
-      - !bytestream
-        storage: *cas
-""")
-        self.log = open(workdir / "bgd.log", "wb")
+    def __init__(self, grid, bgd, workdir):
         self.proc = subprocess.Popen(
-            [str(bgd), "server", "start", str(config)],
-            stdin=subprocess.DEVNULL, stdout=self.log, stderr=self.log,
-            start_new_session=True)
-        deadline = time.time() + 120
-        while time.time() < deadline:
-            if self.proc.poll() is not None:
-                sys.exit(f"bgd exited early; see {workdir / 'bgd.log'}")
-            try:
-                socket.create_connection(("127.0.0.1", self.port), timeout=1).close()
-                return
-            except OSError:
-                time.sleep(0.2)
-        self.stop()
-        sys.exit("bgd did not start listening within 120 s")
+            [str(grid), "serve", "--cache-only", "--bgd", str(bgd), "--dir", str(workdir)],
+            stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, start_new_session=True)
+        address = self.proc.stdout.readline().decode().strip()
+        if not address:
+            sys.exit(f"forge-re-grid serve exited ({self.proc.wait()}); see {workdir}")
+        self.port = int(address.rsplit(":", 1)[1])
 
     def stop(self):
         if self.proc.poll() is None:
-            os.killpg(self.proc.pid, signal.SIGKILL)
+            self.proc.terminate()
             self.proc.wait()
-        self.log.close()
 
 
 def make_workspace(path, port, size, actions):
@@ -172,12 +127,16 @@ def main():
         default_forge = ROOT / "target/debug/forge"
     ap.add_argument("--forge", type=Path, default=default_forge)
     ap.add_argument("--bgd", type=Path, default=ROOT / ".venv/buildgrid/bin/bgd")
+    default_grid = default_forge.with_name("forge-re-grid")
+    ap.add_argument("--grid", type=Path, default=default_grid)
     ap.add_argument("--size-mb", type=int, default=100)
     ap.add_argument("--reps", type=int, default=5)
     ap.add_argument("--actions", type=int, default=40)
     a = ap.parse_args()
     if not a.forge.exists():
         sys.exit(f"{a.forge} does not exist: cargo build --release -p forge")
+    if not a.grid.exists():
+        sys.exit(f"{a.grid} does not exist: cargo build --release -p forge-re-grid")
     if not a.bgd.exists():
         sys.exit(f"{a.bgd} does not exist: ./forge creates it (tools/bootstrap/python/buildgrid)")
     size = a.size_mb * 1_000_000
@@ -189,7 +148,7 @@ def main():
     with tempfile.TemporaryDirectory(prefix="forge-restore-bench-") as tmp:
         tmp = Path(tmp)
         (tmp / "server").mkdir()
-        server = BuildGrid(a.bgd, tmp / "server")
+        server = BuildGrid(a.grid.resolve(), a.bgd, tmp / "server")
         try:
             ws = tmp / "ws"
             make_workspace(ws, server.port, size, a.actions)

@@ -42,7 +42,7 @@ use forge_core::{ActionGraph, ArtifactRef, TestSpec};
 
 pub use failure::{ActionFailure, BuildFailed};
 pub use isolated::isolated_command;
-pub use procs::install_signal_handlers;
+pub use procs::{install_signal_handlers, own_group_dying_with_parent};
 pub use progress::ConsoleMode;
 pub use sandbox::{SandboxMode, EXCLUDED_ENV, NETWORK_ENV, STRICT_ENV};
 pub use test_runner::TEST_ENV_ALLOWLIST;

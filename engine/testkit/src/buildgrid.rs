@@ -2,11 +2,9 @@
 //! REAPI server on 127.0.0.1 for one test, and always kills it again (also on panic).
 
 use std::collections::BTreeMap;
-use std::net::{TcpListener, TcpStream};
 use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
-use std::time::{Duration, Instant};
 
 use forge_reapi::{ClientOptions, Digest, RemoteCache};
 
@@ -154,53 +152,16 @@ impl BuildGrid {
         let config = dir.path().join("buildgrid.yml");
         let cas = dir.path().join("storage");
         std::fs::create_dir_all(&cas).unwrap();
-        std::fs::write(
-            &config,
-            format!(
-                r#"server:
-  - !channel
-    address: "127.0.0.1:{port}"
-{channel_security}
-authorization:
-{authorization}
-storages:
-  - !disk-storage &cas
-    path: {cas}
-caches:
-  - !lru-action-cache &ac
-    storage: *cas
-    max-cached-refs: 10000
-    allow-updates: true
-    cache-failed-actions: false
-instances:
-  - name: "{instance}"
-    services:
-      - !action-cache
-        cache: *ac
-      - !cas
-        storage: *cas
-      - !bytestream
-        storage: *cas
-"#,
-                cas = cas.display(),
-                authorization = match jwt_secret {
-                    None => "  method: none".to_string(),
-                    Some(secret) => format!(
-                        "  method: jwt\n  secret: {}\n  algorithm: hs256",
-                        secret.display()
-                    ),
-                },
-                channel_security = match tls {
-                    None => "    insecure-mode: true".to_string(),
-                    Some((cert, key)) => format!(
-                        "    insecure-mode: false\n    credentials:\n      tls-server-key: {}\n      tls-server-cert: {}",
-                        key.display(),
-                        cert.display()
-                    ),
-                }
-            ),
-        )
-        .unwrap();
+        // The project's one BuildGrid configuration (remote/grid), without execution.
+        let mut cfg = forge_re_grid::Config::cache_only(port, cas);
+        cfg.instance = instance.to_string();
+        cfg.max_cached_refs = 10_000;
+        cfg.tls = tls.map(|(cert, key)| forge_re_grid::Tls {
+            cert: cert.to_path_buf(),
+            key: key.to_path_buf(),
+        });
+        cfg.jwt_secret = jwt_secret.map(Path::to_path_buf);
+        std::fs::write(&config, cfg.render()).unwrap();
         let log = std::fs::File::create(dir.path().join("bgd.log")).unwrap();
         let child = Command::new(&bgd)
             .args(["server", "start"])
@@ -224,19 +185,10 @@ instances:
     }
 
     fn wait_ready(&mut self) {
-        let start = Instant::now();
-        loop {
-            if let Some(status) = self.child.as_mut().unwrap().try_wait().unwrap() {
-                panic!("bgd exited early ({status}); log:\n{}", self.log());
-            }
-            if TcpStream::connect(("127.0.0.1", self.port)).is_ok() {
-                return;
-            }
-            if start.elapsed() > Duration::from_secs(90) {
-                panic!("bgd did not listen within 90 s; log:\n{}", self.log());
-            }
-            std::thread::sleep(Duration::from_millis(100));
-        }
+        let log = self.dir.path().join("bgd.log");
+        let child = self.child.as_mut().unwrap();
+        forge_re_grid::grid::wait_listening(child, ("127.0.0.1", self.port), "bgd", &log, None)
+            .unwrap_or_else(|e| panic!("{e:#}"));
     }
 
     pub fn log(&self) -> String {
@@ -293,9 +245,5 @@ impl Drop for BuildGrid {
 }
 
 fn free_port() -> u16 {
-    TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port()
+    forge_re_grid::grid::free_port().unwrap()
 }

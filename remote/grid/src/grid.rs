@@ -1,0 +1,247 @@
+//! A running BuildGrid with execution: its PostgreSQL (unless given one), the tables
+//! (`bgd migrate apply`, which the server does not do itself), then `bgd server start` on the
+//! rendered configuration (or, cache-only, just the server). Each child leads its own process group and dies with the thread
+//! that started it (forge_exec::own_group_dying_with_parent); [`Grid::stop`] (also on
+//! drop) ends them all.
+
+use std::fs::{File, OpenOptions};
+use std::net::{TcpListener, TcpStream};
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+use std::sync::atomic::{AtomicBool, Ordering};
+
+use anyhow::{bail, Context, Result};
+
+use crate::config::{Config, Execution};
+
+#[derive(Clone, Debug)]
+pub struct Options {
+    /// Everything lives here: `buildgrid.yml`, `cas/`, `pg/`, the logs, `address`.
+    pub dir: PathBuf,
+    pub host: String,
+    /// `None`: a free port.
+    pub port: Option<u16>,
+    pub keepalive_timeout: u32,
+    /// An existing PostgreSQL (SQLAlchemy URL with `+psycopg2`); `None`: one of our own.
+    pub postgres: Option<String>,
+    pub bgd: PathBuf,
+    pub extra_match_keys: Vec<String>,
+    /// Only CAS, ByteStream and action cache (a remote cache): no scheduler, no PostgreSQL.
+    pub cache_only: bool,
+    /// Set (by a signal handler) to abandon a start in progress.
+    pub cancel: Option<&'static AtomicBool>,
+}
+
+/// How long BuildGrid (a Python server, slow to import on a busy machine) may take to listen.
+const START_TIMEOUT: Duration = Duration::from_secs(120);
+
+pub struct Grid {
+    pub port: u16,
+    pub dir: PathBuf,
+    address: String,
+    /// (name, process) in start order; stopped in reverse.
+    children: Vec<(&'static str, Child)>,
+}
+
+impl Grid {
+    pub fn start(opts: &Options) -> Result<Grid> {
+        let dir = &opts.dir;
+        std::fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))?;
+        let mut grid = Grid {
+            port: 0,
+            dir: dir.clone(),
+            address: String::new(),
+            children: Vec::new(),
+        };
+        let execution = if opts.cache_only {
+            None
+        } else {
+            let url = match &opts.postgres {
+                Some(url) => url.clone(),
+                None => {
+                    let pg = crate::postgres::start(dir, opts.cancel)?;
+                    grid.children.push(("postgres", pg.child));
+                    pg.url
+                }
+            };
+            migrate(&opts.bgd, &url, &dir.join("migrate.log"), opts.cancel)?;
+            Some(Execution {
+                postgres_url: url,
+                keepalive_timeout: opts.keepalive_timeout,
+                extra_match_keys: opts.extra_match_keys.clone(),
+            })
+        };
+        grid.port = match opts.port {
+            Some(p) => p,
+            None => free_port()?,
+        };
+        let mut config = Config::cache_only(grid.port, dir.join("cas"));
+        config.host = opts.host.clone();
+        config.execution = execution;
+        let config_path = dir.join("buildgrid.yml");
+        std::fs::write(&config_path, config.render())?;
+        let log = dir.join("bgd.log");
+        let mut bgd = spawn_bgd(&opts.bgd, &config_path, &log)?;
+        let probe = if opts.host == "0.0.0.0" {
+            "127.0.0.1"
+        } else {
+            &opts.host
+        };
+        let ready = wait_listening(
+            &mut bgd,
+            (probe, grid.port),
+            "bgd server",
+            &log,
+            opts.cancel,
+        );
+        grid.children.push(("bgd server", bgd));
+        ready?;
+        grid.address = format!("grpc://{}:{}", opts.host, grid.port);
+        std::fs::write(dir.join("address"), format!("{}\n", grid.address))?;
+        Ok(grid)
+    }
+
+    /// `grpc://HOST:PORT`: the Execution, Bots, CAS, ByteStream and ActionCache services.
+    pub fn address(&self) -> &str {
+        &self.address
+    }
+
+    pub fn log(&self) -> String {
+        std::fs::read_to_string(self.dir.join("bgd.log")).unwrap_or_default()
+    }
+
+    /// The first child that has exited, with its status (the server is then broken).
+    pub fn exited(&mut self) -> Option<String> {
+        self.children.iter_mut().find_map(|(name, c)| {
+            let status = c.try_wait().ok()??;
+            Some(format!("{name} exited ({status})"))
+        })
+    }
+
+    /// Ends every process group started here, newest first, and reaps the leaders.
+    /// PostgreSQL first gets a fast shutdown (SIGINT), so a restart on the same directory
+    /// finds a clean data directory.
+    pub fn stop(&mut self) {
+        while let Some((name, mut child)) = self.children.pop() {
+            if name == "postgres" {
+                // SAFETY: signals a child this module started and has not reaped.
+                unsafe { libc::kill(child.id() as i32, libc::SIGINT) };
+                let start = Instant::now();
+                while start.elapsed() < Duration::from_secs(10)
+                    && matches!(child.try_wait(), Ok(None))
+                {
+                    std::thread::sleep(Duration::from_millis(50));
+                }
+            }
+            // SAFETY: signals a process group this module created (the leader is not yet
+            // reaped, so its pid cannot name anyone else's group).
+            unsafe { libc::kill(-(child.id() as i32), libc::SIGKILL) };
+            let _ = child.wait();
+        }
+    }
+}
+
+impl Drop for Grid {
+    fn drop(&mut self) {
+        self.stop();
+    }
+}
+
+/// `bgd server start CONFIG`, logging to `log`.
+pub fn spawn_bgd(bgd: &Path, config: &Path, log: &Path) -> Result<Child> {
+    let mut cmd = Command::new(bgd);
+    cmd.args(["server", "start"])
+        .arg(config)
+        .stdin(Stdio::null())
+        .stdout(log_file(log)?)
+        .stderr(log_file(log)?);
+    forge_exec::own_group_dying_with_parent(&mut cmd);
+    cmd.spawn()
+        .with_context(|| format!("starting {}", bgd.display()))
+}
+
+/// Creates the scheduler's tables. PostgreSQL accepts TCP a moment before it accepts
+/// logins, hence the retries.
+fn migrate(bgd: &Path, url: &str, log: &Path, cancel: Option<&AtomicBool>) -> Result<()> {
+    let start = Instant::now();
+    loop {
+        check(cancel)?;
+        let ok = Command::new(bgd)
+            .args(["migrate", "apply", url])
+            .stdin(Stdio::null())
+            .stdout(log_file(log)?)
+            .stderr(log_file(log)?)
+            .status()
+            .with_context(|| format!("running {} migrate apply", bgd.display()))?
+            .success();
+        if ok {
+            return Ok(());
+        }
+        if start.elapsed() > Duration::from_secs(30) {
+            bail!(
+                "`{} migrate apply {url}` failed; log {}:\n{}",
+                bgd.display(),
+                log.display(),
+                std::fs::read_to_string(log).unwrap_or_default()
+            );
+        }
+        std::thread::sleep(Duration::from_millis(300));
+    }
+}
+
+/// Waits until `host:port` accepts connections; an early exit of `child` or a timeout is an
+/// error carrying the log.
+pub fn wait_listening(
+    child: &mut Child,
+    (host, port): (&str, u16),
+    what: &str,
+    log: &Path,
+    cancel: Option<&AtomicBool>,
+) -> Result<()> {
+    let start = Instant::now();
+    let tail = || std::fs::read_to_string(log).unwrap_or_default();
+    loop {
+        check(cancel)?;
+        if let Some(status) = child.try_wait()? {
+            bail!(
+                "{what} exited early ({status}); log {}:\n{}",
+                log.display(),
+                tail()
+            );
+        }
+        if TcpStream::connect((host, port)).is_ok() {
+            return Ok(());
+        }
+        if start.elapsed() > START_TIMEOUT {
+            bail!(
+                "{what} did not listen on {host}:{port} within {} s; log {}:\n{}",
+                START_TIMEOUT.as_secs(),
+                log.display(),
+                tail()
+            );
+        }
+        std::thread::sleep(Duration::from_millis(100));
+    }
+}
+
+fn check(cancel: Option<&AtomicBool>) -> Result<()> {
+    if cancel.is_some_and(|c| c.load(Ordering::SeqCst)) {
+        bail!("interrupted while starting BuildGrid");
+    }
+    Ok(())
+}
+
+pub fn free_port() -> Result<u16> {
+    Ok(TcpListener::bind("127.0.0.1:0")?.local_addr()?.port())
+}
+
+/// An appending handle on a log file (stdout and stderr share it without clobbering).
+pub fn log_file(path: &Path) -> Result<File> {
+    OpenOptions::new()
+        .create(true)
+        .append(true)
+        .open(path)
+        .with_context(|| format!("opening {}", path.display()))
+}
