@@ -20,9 +20,10 @@ use crate::config::SECTION;
 use crate::transport::{is_transient, status_detail, Engine};
 use crate::{ActionDescription, Digest, RemoteHit};
 
-/// How often a dropped operation stream is picked up again before the action counts as
-/// failed; each attempt waits `initial_backoff` doubled.
-const MAX_RESUMES: u32 = 8;
+/// How long the engine may stay unreachable (a restart, a cut connection) while this
+/// client keeps resuming the operation, each attempt `initial_backoff` doubled up to 10 s.
+/// A BuildGrid restart takes its Python start-up, tens of seconds on a busy machine.
+const ENGINE_AWAY_LIMIT: Duration = Duration::from_secs(180);
 
 /// An action to run remotely. `action.platform` already holds the execution platform's
 /// `remote_execution_properties`; they go into both Command.platform and Action.platform.
@@ -65,7 +66,11 @@ impl std::error::Error for QueueTimeout {}
 
 /// The operation's progress across Execute and its WaitExecution resumes.
 struct Watch {
+    /// The last message of the engine's (or the start).
+    heard_from: Instant,
     name: Option<String>,
+    /// WaitExecution calls made (each resume of a named operation).
+    wait_executions: u32,
     /// A worker has the action (stage EXECUTING or later): the queue limit is over.
     taken: bool,
     /// When the queue limit ends, and the limit itself.
@@ -99,6 +104,9 @@ pub struct RemoteOutcome {
     pub stderr: Vec<u8>,
     /// `ExecutedActionMetadata.worker`, for messages.
     pub worker: String,
+    /// How often the operation was picked up again with WaitExecution after its stream
+    /// dropped (a restarted engine, a cut connection).
+    pub wait_executions: u32,
 }
 
 /// The digest of the Action that remote execution submits for `desc`.
@@ -139,10 +147,12 @@ impl Inner {
             action_digest: Some(encoded.action_digest.to_proto()),
             ..Default::default()
         };
-        let done = self
+        let (done, wait_executions) = self
             .run_operation(engine, request, cmd.queue_timeout)
             .await?;
-        self.outcome_of(done, &encoded.action_digest).await
+        let mut outcome = self.outcome_of(done, &encoded.action_digest).await?;
+        outcome.wait_executions = wait_executions;
+        Ok(outcome)
     }
 
     /// Follows the operation until it is done: Execute's stream, then WaitExecution on
@@ -155,17 +165,20 @@ impl Inner {
         engine: Engine,
         request: re::ExecuteRequest,
         queue_timeout: Option<Duration>,
-    ) -> Result<Operation> {
+    ) -> Result<(Operation, u32)> {
         let mut watch = Watch {
+            heard_from: Instant::now(),
             name: None,
+            wait_executions: 0,
             taken: false,
             queue_deadline: queue_timeout.map(|t| (Instant::now() + t, t)),
         };
         let mut backoff = self.opts.initial_backoff;
         let mut resumes = 0;
         loop {
+            let attempt = Instant::now();
             let failure = match self.follow(&engine, &request, &mut watch).await {
-                Followed::Done(op) => return Ok(op),
+                Followed::Done(op) => return Ok((op, watch.wait_executions)),
                 Followed::Dropped(s) => s,
                 Followed::QueueTimedOut(waited) => {
                     let operation = watch.name.clone().unwrap_or_default();
@@ -184,15 +197,20 @@ impl Inner {
                 );
             }
             resumes += 1;
-            if resumes > MAX_RESUMES {
+            if watch.heard_from.elapsed() > ENGINE_AWAY_LIMIT {
                 bail!(
-                    "remote execution: the engine at `{}` dropped the operation {} times (last: \
-                     {:?}: {})",
+                    "remote execution: lost the operation at `{}`: no answer for {} s over {} \
+                     attempts (last: {:?}: {})",
                     self.cfg.cas.written,
+                    watch.heard_from.elapsed().as_secs(),
                     resumes,
                     failure.code(),
                     status_detail(&failure)
                 );
+            }
+            if watch.heard_from > attempt {
+                // The stream worked before it dropped: the backoff starts over.
+                backoff = self.opts.initial_backoff;
             }
             tokio::time::sleep(backoff).await;
             backoff = (backoff * 2).min(Duration::from_secs(10));
@@ -210,6 +228,7 @@ impl Inner {
         let started = match &watch.name {
             None => c.execute(request.clone()).await,
             Some(n) => {
+                watch.wait_executions += 1;
                 c.wait_execution(re::WaitExecutionRequest { name: n.clone() })
                     .await
             }
@@ -230,6 +249,7 @@ impl Inner {
             };
             match next {
                 Ok(Some(op)) => {
+                    watch.heard_from = Instant::now();
                     if !op.name.is_empty() {
                         watch.name = Some(op.name.clone());
                     }
@@ -329,6 +349,7 @@ impl Inner {
             stdout,
             stderr,
             worker,
+            wait_executions: 0,
         })
     }
 }

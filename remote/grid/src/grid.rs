@@ -43,6 +43,9 @@ pub struct Grid {
     address: String,
     /// (name, process) in start order; stopped in reverse.
     children: Vec<(&'static str, Child)>,
+    /// `bgd` and `host`, for [`Grid::restart_server`].
+    bgd: PathBuf,
+    host: String,
 }
 
 impl Grid {
@@ -54,6 +57,8 @@ impl Grid {
             dir: dir.clone(),
             address: String::new(),
             children: Vec::new(),
+            bgd: opts.bgd.clone(),
+            host: opts.host.clone(),
         };
         let execution = if opts.cache_only {
             None
@@ -101,6 +106,31 @@ impl Grid {
         grid.address = format!("grpc://{}:{}", opts.host, grid.port);
         std::fs::write(dir.join("address"), format!("{}\n", grid.address))?;
         Ok(grid)
+    }
+
+    /// Kills `bgd server` (SIGKILL, as a crash would) and starts it again on the same port
+    /// and configuration. Jobs, operations and bot sessions live in PostgreSQL, which keeps
+    /// running: the new server knows what the old one was doing.
+    pub fn restart_server(&mut self) -> Result<()> {
+        let at = self
+            .children
+            .iter()
+            .position(|(name, _)| *name == "bgd server")
+            .context("no bgd server to restart")?;
+        let (_, mut old) = self.children.remove(at);
+        // SAFETY: signals a process group this module created and has not reaped.
+        unsafe { libc::kill(-(old.id() as i32), libc::SIGKILL) };
+        let _ = old.wait();
+        let log = self.dir.join("bgd.log");
+        let mut bgd = spawn_bgd(&self.bgd, &self.dir.join("buildgrid.yml"), &log)?;
+        let probe = if self.host == "0.0.0.0" {
+            "127.0.0.1"
+        } else {
+            &self.host
+        };
+        let ready = wait_listening(&mut bgd, (probe, self.port), "bgd server", &log, None);
+        self.children.push(("bgd server", bgd));
+        ready
     }
 
     /// `grpc://HOST:PORT`: the Execution, Bots, CAS, ByteStream and ActionCache services.

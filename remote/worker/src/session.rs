@@ -42,6 +42,13 @@ pub fn run(args: Args) -> Result<()> {
     loop {
         match session(&args, &work_dir) {
             Ok(()) => return Ok(()),
+            Err(e) if forge_reapi::is_unavailable(&e) => {
+                eprintln!(
+                    "forge-re-worker: {} does not answer; reconnecting",
+                    args.address
+                );
+                std::thread::sleep(RECONNECT_PAUSE);
+            }
             Err(e) => {
                 eprintln!("forge-re-worker: session ended: {e:#}; reconnecting");
                 std::thread::sleep(RECONNECT_PAUSE);

@@ -417,3 +417,90 @@ fn a_cancelled_operation_stops_the_action_on_its_worker() {
     let text = ended.expect_err("a cancelled action succeeded");
     assert!(text.to_lowercase().contains("cancel"), "{text}");
 }
+
+/// BuildGrid killed and restarted while an action runs (its PostgreSQL, and with it the
+/// scheduler's jobs and operations, stays): the client's stream drops and it resumes with
+/// WaitExecution on the operation's name; the worker's session ends with the server, its
+/// action is killed, and once the old bot session expires the job runs again on the
+/// worker's new session. The one result the client gets is the command's local output, and
+/// it is what BuildGrid's action cache holds: nothing lost, nothing cached twice.
+#[test]
+fn a_server_restarted_mid_action_loses_nothing() {
+    let mut server = common::start_server();
+    let worker = Worker::start(&server, "restart", 0);
+    let dir = tempfile::tempdir().unwrap();
+    let script = "sleep 6.125; { tr a-z A-Z < src/in.txt; seq 1 400 | sha256sum; } > out.bin";
+    let (desc, sources) = action(dir.path(), "restart", script, &["out.bin"]);
+    let section = server.section();
+    let (client_desc, client_sources) = (desc.clone(), sources.clone());
+    let client = std::thread::spawn(move || {
+        let client = forge_reapi::from_buckconfig(&section, ClientOptions::default())
+            .unwrap()
+            .unwrap();
+        client
+            .execution()
+            .unwrap()
+            .execute(&RemoteCommand {
+                action: &client_desc,
+                input_sources: &client_sources,
+                skip_cache_lookup: false,
+                queue_timeout: None,
+            })
+            .map_err(|e| format!("{e:#}"))
+    });
+    wait_for(
+        Duration::from_secs(60),
+        "the worker starting the action",
+        || !processes_with("sleep 6.125").is_empty(),
+    );
+    let restarted = Instant::now();
+    server.restart();
+    eprintln!("BuildGrid listening again after {:?}", restarted.elapsed());
+    let outcome = client
+        .join()
+        .unwrap()
+        .unwrap_or_else(|e| panic!("{e}\nbgd log:\n{}", tail(&server.log())));
+    assert_eq!(outcome.exit_code, 0);
+    assert!(!outcome.cached);
+    assert!(
+        outcome.wait_executions >= 1,
+        "the client did not resume with WaitExecution"
+    );
+    let files = outcome.outputs.expect("outputs").files;
+    let got = fetch(&server, &files[0].digest, &dir.path().join("got"));
+    let local = run_locally(script, &sources["src/in.txt"], "out.bin");
+    assert_eq!(
+        got, local,
+        "the result differs from the command's local output"
+    );
+    assert!(
+        worker.leases_run() >= 2,
+        "the interrupted lease did not run again:\n{}",
+        worker.log_text()
+    );
+    // What the action cache holds for the action is that same result.
+    use bazel_remote_apis::build::bazel::remote::execution::v2 as re;
+    let digest = forge_reapi::remote_action_digest(&desc).unwrap();
+    let cached = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap()
+        .block_on(async {
+            let uri = server.address().replacen("grpc://", "http://", 1);
+            let mut ac = re::action_cache_client::ActionCacheClient::connect(uri)
+                .await
+                .unwrap();
+            ac.get_action_result(re::GetActionResultRequest {
+                action_digest: Some(re::Digest {
+                    hash: digest.hash.clone(),
+                    size_bytes: digest.size_bytes,
+                }),
+                ..Default::default()
+            })
+            .await
+            .expect("no action cache entry")
+            .into_inner()
+        });
+    let cached_file = cached.output_files[0].digest.clone().unwrap();
+    assert_eq!(cached_file.hash, files[0].digest.hash);
+}

@@ -37,7 +37,7 @@ pub fn server() -> &'static Server {
 
 /// The project's BuildGrid (remote/grid) with short keepalive, so a killed bot's lease is
 /// requeued within seconds, and the `test` key matched.
-fn start_server() -> Server {
+pub fn start_server() -> Server {
     let dir = tempfile::Builder::new()
         .prefix("forge-re-test-")
         .tempdir()
@@ -79,6 +79,13 @@ impl Server {
 
     pub fn log(&self) -> String {
         std::fs::read_to_string(self.dir.join("bgd.log")).unwrap_or_default()
+    }
+
+    /// bgd killed and started again; PostgreSQL, and with it the scheduler's state, stays.
+    pub fn restart(&mut self) {
+        self._grid
+            .restart_server()
+            .unwrap_or_else(|e| panic!("restarting BuildGrid: {e:#}"));
     }
 }
 
