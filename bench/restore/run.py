@@ -167,7 +167,7 @@ def main():
             def wipe():
                 shutil.rmtree(ws / "buck-out")
             remote = median_of(a.reps, wipe,
-                               lambda: forge(forge_bin, ws, build, expect="remote: 1"))
+                               lambda: forge(forge_bin, ws, build, expect="cached: 1"))
             # Approximation: a fresh buck-out also re-reads the workspace and re-hashes the
             # (tiny) inputs, which the warm no-op does not; both are small next to 100 MB.
             fresh_noop = noop

@@ -172,7 +172,10 @@ impl BuildReport {
     }
 
     /// buck2's two summary lines, when any command ran:
-    /// `Cache hits: N%` and `Commands: N (cached: C, remote: R, local: L)`.
+    /// `Cache hits: N%` and `Commands: N (cached: C, remote: R, local: L)`. As in buck2
+    /// (`buck2_event_observer::action_stats`), `cached` counts action-cache hits, local or
+    /// remote (an `Execute` answered from the cache among them), and `remote` the commands
+    /// that ran on remote workers.
     pub fn summary_lines(&self) -> Vec<String> {
         let n = self.commands();
         if n == 0 {
@@ -183,8 +186,8 @@ impl BuildReport {
             format!("Cache hits: {hits}%"),
             format!(
                 "Commands: {n} (cached: {}, remote: {}, local: {})",
-                self.cached,
-                self.remote + self.remote_executed,
+                self.cached + self.remote,
+                self.remote_executed,
                 self.local
             ),
         ]

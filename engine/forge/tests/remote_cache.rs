@@ -334,7 +334,7 @@ fn clean_machine_is_served_entirely_from_the_remote_cache() {
     let second = ws.build(&[]).ok();
     assert_eq!(
         second.counts(),
-        counts(0, 4, 0),
+        counts(4, 0, 0),
         "every command must come from the remote cache:\n{}",
         second.stderr
     );
@@ -551,7 +551,7 @@ fn result_referencing_a_missing_blob_is_a_miss() {
     let second = ws.build(&[]).ok();
     assert_eq!(
         second.counts(),
-        counts(0, 3, 1),
+        counts(3, 0, 1),
         "only `gen_b` runs again:\n{}",
         second.stderr
     );
@@ -652,7 +652,7 @@ fn readme_remote_cache_instructions_upload_then_serve_a_clean_build() {
     assert!(server_blobs(&server) > 0, "nothing was uploaded");
     assert_eq!(
         last.counts(),
-        counts(0, 4, 0),
+        counts(4, 0, 0),
         "after `forge clean` every command must come from the remote cache:\n{}",
         last.stderr
     );
@@ -713,6 +713,6 @@ fn upload_cap_and_per_action_opt_out_are_honoured() {
     ws.wipe_buck_out();
     let second = ws.build(&flags).ok();
     // gen_a and gen_big run again; gen_tree and gen_b (small, allowed) come from the server.
-    assert_eq!(second.counts(), counts(0, 2, 2), "{}", second.stderr);
+    assert_eq!(second.counts(), counts(2, 0, 2), "{}", second.stderr);
     ws.assert_outputs_correct();
 }
