@@ -150,8 +150,8 @@ def _aurora_flow_kernel_impl(ctx: AnalysisContext) -> list[Provider]:
                 hidden = ctx.attrs.packaging + [ctx.attrs.render, fpga.version, py.version],
             ),
             category = "vivado_package_xo",
-            # Vivado needs a license and a local install; its result is shared through the cache
-            local_only = True,
+            # Vivado needs a licence and an install: here or on a worker offering
+            # fpga-tools=vitis (docs/guide.md, "Remote execution"); shared through the cache.
             allow_cache_upload = True,
         )
         main = xo

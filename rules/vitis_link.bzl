@@ -100,7 +100,8 @@ def _finn_kernel(ctx: AnalysisContext, fpga, plan_info, plan_slice, device: str)
                 hidden = tc.scripts + [tc.version, fpga.version],
             ),
             category = "finn_partition_xo",
-            local_only = True,
+            # With remote execution on, a worker offering fpga-tools=vitis runs it (see
+            # docs/guide.md, "Remote execution"); its result is shared through the cache.
             allow_cache_upload = True,
         )
     return model, xo
@@ -190,8 +191,9 @@ def _vitis_link_impl(ctx: AnalysisContext) -> list[Provider]:
             link,
             category = "vpp_link",
             identifier = device,
-            # hours of place & route on a licensed local install; shared through the cache
-            local_only = True,
+            # Hours of place & route: with remote execution on, a worker offering
+            # fpga-tools=vitis runs it (its Vitis install shown with --read-only, its licence
+            # server reached with --share-network); the result is shared through the cache.
             allow_cache_upload = True,
         )
     else:

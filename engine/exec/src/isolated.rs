@@ -10,6 +10,15 @@ use anyhow::Result;
 
 use crate::sandbox::{find_bwrap, system_bwrap_args, SandboxKind, EXCLUDED_ENV};
 
+/// What a worker's operator lets its actions reach beyond the system directories: tool
+/// installations outside them (a Vitis tree), read-only at their own paths, and the host's
+/// network (a licence server). Both are the operator's choice, per worker, not the action's.
+#[derive(Clone, Debug, Default)]
+pub struct HostAccess {
+    pub read_only: Vec<std::path::PathBuf>,
+    pub network: bool,
+}
+
 /// A command that runs `argv` in `exec_root/working_dir` under bubblewrap, with exactly
 /// `env` (REAPI's rule: the Command's environment, nothing inherited), plus `PATH` when
 /// `env` has none, so a bare program name resolves as under the local sandbox.
@@ -19,6 +28,7 @@ pub fn isolated_command(
     working_dir: &str,
     argv: &[String],
     env: &[(String, String)],
+    host: &HostAccess,
 ) -> Result<Command> {
     let SandboxKind::Bubblewrap(bwrap) = find_bwrap()? else {
         unreachable!("find_bwrap gives bubblewrap")
@@ -30,9 +40,15 @@ pub fn isolated_command(
         format!("{root}/{working_dir}")
     };
     let mut cmd = Command::new(bwrap);
-    cmd.args(["--die-with-parent", "--unshare-all", "--new-session"])
-        .args(system_bwrap_args(&[]))
-        .args(["--bind", &root, &root, "--chdir", &cwd, "--"])
+    cmd.args(["--die-with-parent", "--unshare-all", "--new-session"]);
+    if host.network {
+        cmd.arg("--share-net");
+    }
+    cmd.args(system_bwrap_args(&[]));
+    for dir in &host.read_only {
+        cmd.arg("--ro-bind").arg(dir).arg(dir);
+    }
+    cmd.args(["--bind", &root, &root, "--chdir", &cwd, "--"])
         .args(argv);
     cmd.env_clear();
     if !env.iter().any(|(k, _)| k == "PATH") {

@@ -24,6 +24,7 @@ mod log_diff;
 mod outputs;
 mod passthrough;
 mod pid_namespace;
+mod placement;
 mod procs;
 mod progress;
 mod remote;
@@ -41,7 +42,7 @@ use anyhow::{Context, Result};
 use forge_core::{ActionGraph, ArtifactRef, TestSpec};
 
 pub use failure::{ActionFailure, BuildFailed};
-pub use isolated::isolated_command;
+pub use isolated::{isolated_command, HostAccess};
 pub use procs::{install_signal_handlers, own_group_dying_with_parent};
 pub use progress::ConsoleMode;
 pub use sandbox::{SandboxMode, EXCLUDED_ENV, NETWORK_ENV, STRICT_ENV};

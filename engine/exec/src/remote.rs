@@ -56,27 +56,9 @@ impl RemoteState {
         self
     }
 
-    /// The platform's remote execution settings and the engine, when this action goes
-    /// remote: `local_only` stays local, `prefer_local` too while local execution is on.
-    pub fn runs_remotely(&self, action: &Action) -> bool {
-        let Some(policy) = &self.execution else {
-            return false;
-        };
-        let forge_core::ActionKind::Run {
-            local_only,
-            prefer_local,
-            ..
-        } = &action.kind
-        else {
-            return false;
-        };
-        !(*local_only || (*prefer_local && policy.local_enabled))
-    }
-
-    /// The platform runs nothing locally (`local_enabled = False` with `remote_enabled`):
-    /// a `local_only` action has nowhere to run, as in buck2.
-    pub fn refuses_local(&self) -> bool {
-        self.execution.as_ref().is_some_and(|p| !p.local_enabled)
+    /// The platform's remote execution settings (`None`: remote execution is off).
+    pub fn execution_policy(&self) -> Option<&RemoteExecPolicy> {
+        self.execution.as_ref()
     }
 
     /// The engine and the platform's remote execution settings for a remote run (`None`:

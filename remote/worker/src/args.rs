@@ -4,7 +4,8 @@
 use anyhow::{bail, Context, Result};
 
 pub const USAGE: &str = "usage: forge-re-worker --address grpc://HOST:PORT [--instance NAME] \
-[--property KEY=VALUE]... [--name BOT_ID] [--work-dir DIR] [--action-timeout SECONDS]";
+[--property KEY=VALUE]... [--name BOT_ID] [--work-dir DIR] [--action-timeout SECONDS] \
+[--read-only DIR]... [--share-network]";
 
 #[derive(Clone, Debug)]
 pub struct Args {
@@ -17,6 +18,8 @@ pub struct Args {
     pub work_dir: Option<std::path::PathBuf>,
     /// An action running longer is killed (also when its own `Action.timeout` is longer).
     pub action_timeout: Option<std::time::Duration>,
+    /// `--read-only DIR` (tool installations shown to actions) and `--share-network`.
+    pub host: forge_exec::HostAccess,
 }
 
 impl Args {
@@ -27,6 +30,7 @@ impl Args {
         let mut bot_id = None;
         let mut work_dir = None;
         let mut action_timeout = None;
+        let mut host = forge_exec::HostAccess::default();
         while let Some(a) = it.next() {
             let mut value = || it.next().with_context(|| format!("{a} needs a value"));
             match a.as_str() {
@@ -34,6 +38,17 @@ impl Args {
                 "--instance" => instance = value()?,
                 "--name" => bot_id = Some(value()?),
                 "--work-dir" => work_dir = Some(value()?.into()),
+                "--read-only" => {
+                    let dir = std::path::PathBuf::from(value()?);
+                    if !dir.is_absolute() || !dir.exists() {
+                        bail!(
+                            "--read-only `{}`: expected an existing absolute path",
+                            dir.display()
+                        );
+                    }
+                    host.read_only.push(dir);
+                }
+                "--share-network" => host.network = true,
                 "--action-timeout" => {
                     let v = value()?;
                     let secs: f64 = v
@@ -59,16 +74,17 @@ impl Args {
         let Some(address) = address else {
             bail!("--address is required");
         };
-        let host = std::fs::read_to_string("/proc/sys/kernel/hostname")
+        let hostname = std::fs::read_to_string("/proc/sys/kernel/hostname")
             .map(|h| h.trim().to_string())
             .unwrap_or_else(|_| "localhost".to_string());
         Ok(Args {
             address,
             instance,
             properties,
-            bot_id: bot_id.unwrap_or_else(|| format!("{host}-{}", std::process::id())),
+            bot_id: bot_id.unwrap_or_else(|| format!("{hostname}-{}", std::process::id())),
             work_dir,
             action_timeout,
+            host,
         })
     }
 }

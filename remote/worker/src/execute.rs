@@ -53,6 +53,13 @@ pub struct Stop {
     pub max_timeout: Option<Duration>,
 }
 
+/// How a lease's command runs: what may end it, and what of the host it may reach.
+#[derive(Clone, Debug, Default)]
+pub struct Policy {
+    pub stop: Stop,
+    pub host: forge_exec::HostAccess,
+}
+
 /// An action the worker ran to its end or to its time limit.
 pub struct Ran {
     pub result: re::ActionResult,
@@ -76,8 +83,9 @@ pub fn run(
     action: &re::Action,
     work_dir: &Path,
     bot_id: &str,
-    stop: &Stop,
+    policy: &Policy,
 ) -> Result<Ran> {
+    let stop = &policy.stop;
     let cmd_digest = Digest::from_proto(action.command_digest.as_ref())?;
     let command = re::Command::decode(cas.read_blob(&cmd_digest)?.as_slice())
         .with_context(|| format!("decoding Command {cmd_digest}"))?;
@@ -107,12 +115,17 @@ pub fn run(
         .map(|e| (e.name.clone(), e.value.clone()))
         .collect();
     make_scratch_dir(&env, &cwd)?;
-    let mut child =
-        forge_exec::isolated_command(&root, &command.working_directory, &command.arguments, &env)?
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped())
-            .spawn()
-            .context("starting bubblewrap")?;
+    let mut child = forge_exec::isolated_command(
+        &root,
+        &command.working_directory,
+        &command.arguments,
+        &env,
+        &policy.host,
+    )?
+    .stdout(Stdio::piped())
+    .stderr(Stdio::piped())
+    .spawn()
+    .context("starting bubblewrap")?;
     let readers = read_both(&mut child);
     let ended = wait(&mut child, stop, time_limit(action, stop))?;
     // The action's process group: anything it left behind dies with it.

@@ -222,17 +222,20 @@ async fn serve(args: &Args, cas: Arc<GrpcRemoteCache>, work_dir: PathBuf) -> Res
 
 fn start(cas: &Arc<GrpcRemoteCache>, lease: Lease, work_dir: &Path, args: &Args) -> Running {
     let (cas, work_dir, bot) = (cas.clone(), work_dir.to_path_buf(), args.bot_id.clone());
-    let stop = execute::Stop {
-        cancelled: Arc::new(AtomicBool::new(false)),
-        max_timeout: args.action_timeout,
+    let policy = execute::Policy {
+        stop: execute::Stop {
+            cancelled: Arc::new(AtomicBool::new(false)),
+            max_timeout: args.action_timeout,
+        },
+        host: args.host.clone(),
     };
-    let cancelled = stop.cancelled.clone();
+    let cancelled = policy.stop.cancelled.clone();
     let id = lease.id.clone();
     eprintln!("forge-re-worker: lease {id}: running");
     let task = tokio::task::spawn_blocking(move || -> Result<Outcome> {
         let payload = lease.payload.context("the lease has no payload")?;
         let action = execute::action_of(&cas, &payload)?;
-        let ran = execute::run(&cas, &action, &work_dir, &bot, &stop)?;
+        let ran = execute::run(&cas, &action, &work_dir, &bot, &policy)?;
         Ok((ran.result.encode_to_vec(), ran.timed_out))
     });
     Running {

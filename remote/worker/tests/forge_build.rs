@@ -26,6 +26,16 @@ const RULES: &str = r#"def _gen_impl(ctx: AnalysisContext) -> list[Provider]:
     return [DefaultInfo(default_output = b)]
 
 gen = rule(impl = _gen_impl, attrs = {"word": attrs.string()})
+
+def _passthrough_impl(ctx: AnalysisContext) -> list[Provider]:
+    out = ctx.actions.declare_output("from_tools.txt")
+    ctx.actions.run(
+        cmd_args("/bin/sh", "tools/hello.sh", out.as_output()),
+        category = "uses_passthrough",
+    )
+    return [DefaultInfo(default_output = out)]
+
+uses_passthrough = rule(impl = _passthrough_impl, attrs = {})
 "#;
 
 /// The engine under test: `FORGE_BIN`, else the newest `forge` of the workspace's cargo
@@ -237,4 +247,38 @@ platforms = rule(impl = _impl, attrs = {})
     for want in ["gen_a", "local_only = True", "local_enabled = False"] {
         assert!(text.contains(want), "no `{want}` in:\n{text}");
     }
+}
+
+/// An action that names a `[forge] sandbox_passthrough` path reads what a worker would not
+/// have (only declared inputs travel), so with remote execution on it runs locally, while
+/// the other actions of the build go remote.
+#[test]
+fn an_action_naming_a_passthrough_path_runs_locally() {
+    let server = server();
+    let _worker = Worker::start_with(server, "passthrough", 0, &["fpga-tools=sim"]);
+    let ws = workspace(true, &server.address());
+    let root = ws.path();
+    let config = std::fs::read_to_string(root.join(".buckconfig")).unwrap();
+    std::fs::write(
+        root.join(".buckconfig"),
+        format!("{config}\n[forge]\n  sandbox_passthrough = tools\n"),
+    )
+    .unwrap();
+    std::fs::create_dir_all(root.join("tools")).unwrap();
+    std::fs::write(root.join("tools/hello.sh"), "echo from tools > \"$1\"\n").unwrap();
+    std::fs::write(
+        root.join("pkg/BUCK"),
+        "load(\"//rules:defs.bzl\", \"uses_passthrough\")\n\nuses_passthrough(name = \"g\")\n",
+    )
+    .unwrap();
+    let text = build(root);
+    assert!(
+        text.contains("Commands: 1 (cached: 0, remote: 0, local: 1)"),
+        "{text}"
+    );
+    let found: Vec<_> = walk(&root.join("buck-out"))
+        .into_iter()
+        .filter(|p| p.file_name().is_some_and(|n| n == "from_tools.txt"))
+        .collect();
+    assert_eq!(std::fs::read(&found[0]).unwrap(), b"from tools\n");
 }

@@ -265,6 +265,49 @@ fn a_killed_workers_lease_is_requeued_and_the_build_succeeds() {
     eprintln!("requeued and finished {:?} after the kill", start.elapsed());
 }
 
+/// What the worker's operator opens up, and nothing else: `--read-only DIR` shows a tool
+/// installation at its own path (read-only), `--share-network` the host's network (a licence
+/// server); a file beside that directory stays hidden.
+#[test]
+fn a_worker_shows_its_tool_dirs_and_network_only_when_told() {
+    let server = server();
+    let dir = tempfile::tempdir().unwrap();
+    let tools = dir.path().join("tools");
+    std::fs::create_dir_all(&tools).unwrap();
+    std::fs::write(tools.join("tool.txt"), "the tool\n").unwrap();
+    std::fs::write(dir.path().join("beside.txt"), "beside\n").unwrap();
+    let tools_arg = tools.to_string_lossy().into_owned();
+    let _w = Worker::start_args(
+        server,
+        "hostaccess",
+        0,
+        &[],
+        &["--read-only", &tools_arg, "--share-network"],
+    );
+    let script = format!(
+        "cat {tools}/tool.txt > out.txt; cat {beside} >> out.txt 2>/dev/null; \
+         echo junk > {tools}/tool.txt 2>/dev/null && echo WROTE >> out.txt; \
+         (exec 3<>/dev/tcp/127.0.0.1/{port}) 2>/dev/null && echo NET >> out.txt; echo done >> out.txt",
+        tools = tools.display(),
+        beside = dir.path().join("beside.txt").display(),
+        port = server.port
+    );
+    let (mut desc, sources) = action(dir.path(), "hostaccess", &script, &["out.txt"]);
+    desc.argv[0] = "bash".into();
+    let got = execute(server, &desc, &sources);
+    assert_eq!(got.exit_code, 0, "{}", String::from_utf8_lossy(&got.stderr));
+    let out = fetch(
+        server,
+        &got.outputs.unwrap().files[0].digest,
+        &dir.path().join("got"),
+    );
+    assert_eq!(String::from_utf8(out).unwrap(), "the tool\nNET\ndone\n");
+    assert_eq!(
+        std::fs::read(tools.join("tool.txt")).unwrap(),
+        b"the tool\n"
+    );
+}
+
 /// The processes whose command line contains `needle` (the sandbox's PID namespace hides
 /// nothing from the host's /proc).
 fn processes_with(needle: &str) -> Vec<String> {

@@ -18,6 +18,7 @@ use crate::failure::{action_title, failure, ActionFailure};
 use crate::in_process;
 use crate::layout::{remove_any, replace_with, temp_sibling};
 use crate::outputs;
+use crate::placement::{place, Placement};
 
 impl Build<'_> {
     pub(super) fn process(
@@ -83,24 +84,31 @@ impl Build<'_> {
             }
         }
         match &action.kind {
-            ActionKind::Run { .. } if desc.is_some() && self.remote.runs_remotely(action) => {
-                self.run_remote(action, keyed, desc.as_ref().expect("checked"))
-            }
-            ActionKind::Run { .. } if self.remote.refuses_local() => Err(anyhow!(failure(
+            ActionKind::Run { .. } => match place(
                 action,
-                "The action is `local_only = True`, but the execution platform's \
-                 CommandExecutorConfig has `local_enabled = False`: it cannot run anywhere. \
-                 Set `local_enabled = True` on the platform (actions still go remote unless \
-                 `local_only` or `prefer_local`), or drop `local_only` from the action."
-            ))),
-            ActionKind::Run { .. } => {
-                let (stdout, stderr) = self.run_local(action, keyed, slot)?;
-                if let Some(desc) = &desc {
-                    self.remote
-                        .upload(action, desc, self.layout, &stdout, &stderr, &self.progress);
+                self.remote.execution_policy(),
+                &self.opts.sandbox_passthrough,
+                &self.layout.root.to_string_lossy(),
+            ) {
+                Placement::Remote if desc.is_some() => {
+                    self.run_remote(action, keyed, desc.as_ref().expect("checked"))
                 }
-                Ok(Outcome::Local)
-            }
+                Placement::Nowhere(why) => Err(anyhow!(failure(action, &why))),
+                _ => {
+                    let (stdout, stderr) = self.run_local(action, keyed, slot)?;
+                    if let Some(desc) = &desc {
+                        self.remote.upload(
+                            action,
+                            desc,
+                            self.layout,
+                            &stdout,
+                            &stderr,
+                            &self.progress,
+                        );
+                    }
+                    Ok(Outcome::Local)
+                }
+            },
             _ => {
                 in_process::execute(action, &self.layout.root)?;
                 let result = CachedResult {
