@@ -46,6 +46,9 @@ pool_args() {
     for what in FORGE GRID STANDIN slurm; do
         [ -n "${!what}" ] || { echo "pool: --${what,,} must be given (the target passes it)" >&2; return 2; }
     done
+    # the builds run in other directories
+    [[ $FORGE == /* ]] || FORGE=$PWD/$FORGE
+    [[ $STANDIN == /* ]] || STANDIN=$PWD/$STANDIN
     [ ${#WORKERS_CMD[@]} -gt 0 ] || { echo "pool: --workers CMD... must be given" >&2; return 2; }
     command -v "$slurm" >/dev/null || { echo "pool: Slurm's $slurm is not installed" >&2; return 2; }
 }
