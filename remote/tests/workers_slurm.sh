@@ -5,7 +5,8 @@
 # T seconds in a scratch project. It must take at most 1.5 x ceil(8/4) x T of wall time, run
 # all 8 on the job's workers (the summary's `remote: 8`, the workers' logs, every worker
 # busy), give outputs byte-identical to the same actions built locally and to the stand-in's
-# recipe recomputed with sha256sum, and after `scancel` no worker process may be left.
+# recipe recomputed with sha256sum; after `scancel` every worker must have told BuildGrid it
+# is going (status BOT_TERMINATING) and no worker process may be left.
 #
 #   workers_slurm.sh --forge F --grid G --standin S --slurm TOOL --workers CMD...
 set -euo pipefail
@@ -16,7 +17,7 @@ T=3 ACTIONS=8 WORKERS=4
 
 pool_up
 pool_submit "$WORKERS"
-echo "ok   job $POOL_JOB: $WORKERS workers connected ($POOL_JOBDIR/job.sh)"
+echo "ok   job $POOL_JOB: $WORKERS workers have their bot sessions ($POOL_JOBDIR/job.sh)"
 
 remote=$POOL_WORK/remote local=$POOL_WORK/local
 standin_project "$remote" true "$ACTIONS" "$T"
@@ -52,4 +53,5 @@ job=$POOL_JOB
 pool_cancel || exit 1
 state=$(scontrol show job "$job" 2>/dev/null | sed -n 's/.*JobState=\([A-Z_]*\).*/\1/p')
 [ "$state" != RUNNING ] || pool_fail "job $job still RUNNING after its workers stopped"
-echo "ok   scancel $job: job ${state:-gone}, no worker process left"
+[ "$(pool_goodbyes)" -eq "$WORKERS" ] || pool_fail "$(pool_goodbyes) of $WORKERS workers told BuildGrid they stopped"
+echo "ok   scancel $job: job ${state:-gone}, every worker told BuildGrid it stopped, no worker process left"

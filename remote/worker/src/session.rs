@@ -2,7 +2,8 @@
 //! (PENDING/ACTIVE → ACTIVE while it runs → COMPLETED with the ActionResult). Any error of
 //! the session (server restarted, connection lost) starts a new session after a pause;
 //! the lease that was running is dropped, and BuildGrid requeues the leases of a session
-//! it closes.
+//! it closes. A stop (stop.rs: SIGTERM, as Slurm ends a job) ends the session with status
+//! BOT_TERMINATING and the running lease handed back, then the worker exits.
 
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -20,11 +21,18 @@ use crate::proto::v1test2::{
     bots_client::BotsClient, device, BotSession, BotStatus, CreateBotSessionRequest, Device, Lease,
     LeaseState, UpdateBotSessionRequest, Worker,
 };
+use crate::stop;
 
 /// How long one UpdateBotSession may wait for work (BuildGrid long-polls up to the
 /// deadline) before the bot asks again.
 const POLL: Duration = Duration::from_secs(20);
 const RECONNECT_PAUSE: Duration = Duration::from_secs(1);
+/// CreateBotSession's deadline. BuildGrid 0.4.4 long-polls a create for work until the
+/// deadline unless 80 % of it is under its NETWORK_TIMEOUT (3 s): this one returns at once,
+/// so the bot knows its session's name (needed to say it is going) from the start.
+const CREATE_DEADLINE: Duration = Duration::from_millis(3500);
+/// How long the goodbye may take before the worker exits anyway.
+const GOODBYE_DEADLINE: Duration = Duration::from_secs(2);
 /// google.rpc.Code INTERNAL: BuildGrid 0.4.4 retries a lease completed with it (up to
 /// `max-job-attempts`), which is right for a worker that could not run the action.
 const CODE_INTERNAL: i32 = 13;
@@ -39,10 +47,14 @@ pub fn run(args: Args) -> Result<()> {
     loop {
         match session(&args, &work_dir) {
             Ok(()) => return Ok(()),
+            Err(_) if stop::requested() => return Ok(()),
             Err(e) => {
                 eprintln!("forge-re-worker: session ended: {e:#}; reconnecting");
                 std::thread::sleep(RECONNECT_PAUSE);
             }
+        }
+        if stop::requested() {
+            return Ok(());
         }
     }
 }
@@ -106,16 +118,18 @@ async fn serve(args: &Args, cas: Arc<GrpcRemoteCache>, work_dir: PathBuf) -> Res
         .await
         .context("connecting to the Bots service")?;
     let mut bots = BotsClient::new(channel);
+    let mut create = tonic::Request::new(CreateBotSessionRequest {
+        parent: args.instance.clone(),
+        bot_session: Some(BotSession {
+            bot_id: args.bot_id.clone(),
+            status: BotStatus::Ok as i32,
+            worker: Some(worker(args)),
+            ..Default::default()
+        }),
+    });
+    create.set_timeout(CREATE_DEADLINE);
     let mut session = bots
-        .create_bot_session(CreateBotSessionRequest {
-            parent: args.instance.clone(),
-            bot_session: Some(BotSession {
-                bot_id: args.bot_id.clone(),
-                status: BotStatus::Ok as i32,
-                worker: Some(worker(args)),
-                ..Default::default()
-            }),
-        })
+        .create_bot_session(create)
         .await
         .context("CreateBotSession")?
         .into_inner();
@@ -146,16 +160,25 @@ async fn serve(args: &Args, cas: Arc<GrpcRemoteCache>, work_dir: PathBuf) -> Res
         });
         req.set_timeout(POLL);
         let update = bots.update_bot_session(req);
-        let reply = match running.as_mut() {
-            None => Some(update.await),
-            Some((id, handle)) => tokio::select! {
-                r = update => Some(r),
-                // Done mid-poll: drop the poll and report at once.
-                done = handle => {
-                    finished = Some(completed(id.clone(), done));
-                    None
-                }
-            },
+        let step = async {
+            match running.as_mut() {
+                None => Some(update.await),
+                Some((id, handle)) => tokio::select! {
+                    r = update => Some(r),
+                    // Done mid-poll: drop the poll and report at once.
+                    done = handle => {
+                        finished = Some(completed(id.clone(), done));
+                        None
+                    }
+                },
+            }
+        };
+        let reply = tokio::select! {
+            r = step => r,
+            () = stop::wait() => {
+                goodbye(&mut bots, session, running.take(), finished.take()).await;
+                return Ok(());
+            }
         };
         if finished.is_some() {
             running = None;
@@ -187,6 +210,47 @@ async fn serve(args: &Args, cas: Arc<GrpcRemoteCache>, work_dir: PathBuf) -> Res
                 ));
             }
         }
+    }
+}
+
+/// The last UpdateBotSession: status BOT_TERMINATING (BuildGrid assigns no lease to a bot
+/// that is not OK) with a finished lease reported and the running one handed back as failed
+/// with INTERNAL, which BuildGrid retries on another bot. Errors are only logged: the worker
+/// exits either way, and BuildGrid's keepalive timeout covers a goodbye that did not arrive.
+async fn goodbye(
+    bots: &mut BotsClient<tonic::transport::Channel>,
+    mut session: BotSession,
+    running: Option<Running>,
+    finished: Option<Lease>,
+) {
+    session.status = BotStatus::BotTerminating as i32;
+    let mut back: Vec<Lease> = finished.into_iter().collect();
+    if let Some((id, handle)) = running {
+        handle.abort();
+        eprintln!("forge-re-worker: lease {id}: handed back (the worker is stopping)");
+        back.push(Lease {
+            id,
+            state: LeaseState::Completed as i32,
+            status: Some(status(
+                CODE_INTERNAL,
+                "forge-re-worker stopped (its job ended or was cancelled)".to_string(),
+            )),
+            ..Default::default()
+        });
+    }
+    session
+        .leases
+        .retain(|l| !back.iter().any(|b| b.id == l.id));
+    session.leases.extend(back);
+    let mut req = tonic::Request::new(UpdateBotSessionRequest {
+        name: session.name.clone(),
+        bot_session: Some(session),
+        update_mask: None,
+    });
+    req.set_timeout(GOODBYE_DEADLINE);
+    match bots.update_bot_session(req).await {
+        Ok(_) => eprintln!("forge-re-worker: stopped; BuildGrid told"),
+        Err(e) => eprintln!("forge-re-worker: stopped; telling BuildGrid failed: {e}"),
     }
 }
 
