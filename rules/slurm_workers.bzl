@@ -12,12 +12,14 @@ profiles come from one template (`noctua2`: partition `normal`, QoS `fpgasynthes
 and 64G per worker, 4 h; `local`: the test cluster). The workers stop when the job ends or is
 cancelled (`scancel`).
 
-`slurm_workers_test` runs a test script with such a target's command as its arguments.
+`worker_pool_test` and `worker_pool_run` (a test, a runnable) run a script of
+remote/tests/pool.sh with the engine, forge-re-grid, the stand-in tool and such a target's
+command.
 """
 
 load("//platforms:defs.bzl", "RemoteExecutionPropertiesInfo")
 load("//rules/toolchains:slurm.bzl", "SlurmToolchainInfo")
-load("//rules/toolchains:system.bzl", "SystemToolInfo", "tool_test_env")
+load("//rules/toolchains:system.bzl", "SystemToolInfo")
 
 def _slurm_workers_impl(ctx: AnalysisContext) -> list[Provider]:
     slurm = ctx.attrs._slurm[SlurmToolchainInfo]
@@ -62,32 +64,59 @@ slurm_workers = rule(
           "workers for the `platform`'s properties (profiles `noctua2` and `local`).",
 )
 
-def _slurm_workers_test_impl(ctx: AnalysisContext) -> list[Provider]:
-    env, hidden = tool_test_env(ctx.attrs.tools)
-    for name, artifact in ctx.attrs.env_files.items():
-        env[name] = artifact
-    command = cmd_args(
+def _pool_command(ctx: AnalysisContext) -> cmd_args:
+    """`bash script --forge F --grid G --standin S --slurm TOOL --workers CMD...` (pool.sh)."""
+    slurm = ctx.attrs._slurm[SystemToolInfo]
+    return cmd_args(
         "bash",
-        ctx.attrs.test,
+        ctx.attrs.script,
+        "--forge",
+        ctx.attrs.forge[RunInfo],
+        "--grid",
+        ctx.attrs.grid[RunInfo],
+        "--standin",
+        ctx.attrs.standin[RunInfo],
+        "--slurm",
+        slurm.tool,
+        "--workers",
         ctx.attrs.workers[RunInfo],
-        hidden = hidden + ctx.attrs.data + list(ctx.attrs.env_files.values()),
+        hidden = ctx.attrs.data + [slurm.version],
     )
+
+_POOL_ATTRS = {
+    "data": attrs.list(attrs.source(), default = [], doc = "files the script reads"),
+    "forge": attrs.exec_dep(providers = [RunInfo], default = "root//engine/forge:forge"),
+    "grid": attrs.exec_dep(providers = [RunInfo], default = "root//remote:grid"),
+    "script": attrs.source(),
+    "standin": attrs.exec_dep(providers = [RunInfo], default = "root//rules/tools/pnr_standin:pnr_standin"),
+    "workers": attrs.dep(providers = [RunInfo], default = "root//remote:workers", doc = "a `slurm_workers` target"),
+    "_slurm": attrs.default_only(attrs.toolchain_dep(
+        providers = [SystemToolInfo],
+        default = "toolchains//:slurm",
+    )),
+}
+
+def _worker_pool_test_impl(ctx: AnalysisContext) -> list[Provider]:
     return [
-        DefaultInfo(default_output = ctx.attrs.test),
-        ExternalRunnerTestInfo(type = "sh", command = [command], env = env, labels = ctx.attrs.labels),
+        DefaultInfo(default_output = ctx.attrs.script),
+        ExternalRunnerTestInfo(type = "sh", command = [_pool_command(ctx)], labels = ctx.attrs.labels),
     ]
 
-slurm_workers_test = rule(
-    impl = _slurm_workers_test_impl,
-    attrs = {
-        "data": attrs.list(attrs.source(), default = []),
-        "env_files": attrs.dict(attrs.string(), attrs.source(), default = {}),
-        "labels": attrs.list(attrs.string(), default = []),
-        "test": attrs.source(),
-        "tools": attrs.list(attrs.toolchain_dep(providers = [SystemToolInfo]), default = []),
-        "workers": attrs.dep(providers = [RunInfo], doc = "a `slurm_workers` target"),
-    },
-    doc = "Runs `bash test WORKERS_COMMAND...` from the project root: the command " +
-          "`./forge run <workers> --` runs, then the verb. `env_files` names built files in the " +
-          "env; each tool toolchain's command is in it as TOOL_<NAME>.",
+worker_pool_test = rule(
+    impl = _worker_pool_test_impl,
+    attrs = dict(_POOL_ATTRS, labels = attrs.list(attrs.string(), default = [])),
+    doc = "Runs `bash script --forge F --grid G --standin S --slurm TOOL --workers CMD...` " +
+          "from the project root: the engine, forge-re-grid, the stand-in tool, the slurm " +
+          "toolchain's controller and the command `./forge run <workers> --` runs.",
+)
+
+def _worker_pool_run_impl(ctx: AnalysisContext) -> list[Provider]:
+    # `--` ends the workers' command: what `./forge run` appends is the script's own options
+    return [DefaultInfo(default_output = ctx.attrs.script), RunInfo(args = cmd_args(_pool_command(ctx), "--"))]
+
+worker_pool_run = rule(
+    impl = _worker_pool_run_impl,
+    attrs = _POOL_ATTRS,
+    doc = "Runnable: the same command as `worker_pool_test`, then `--` and the arguments of " +
+          "`./forge run` (a benchmark's options).",
 )

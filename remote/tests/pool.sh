@@ -46,6 +46,9 @@ pool_args() {
     for what in FORGE GRID STANDIN slurm; do
         [ -n "${!what}" ] || { echo "pool: --${what,,} must be given (the target passes it)" >&2; return 2; }
     done
+    # the builds run in other directories
+    [[ $FORGE == /* ]] || FORGE=$PWD/$FORGE
+    [[ $STANDIN == /* ]] || STANDIN=$PWD/$STANDIN
     [ ${#WORKERS_CMD[@]} -gt 0 ] || { echo "pool: --workers CMD... must be given" >&2; return 2; }
     command -v "$slurm" >/dev/null || { echo "pool: Slurm's $slurm is not installed" >&2; return 2; }
 }
@@ -84,10 +87,8 @@ pool_up() {
     POOL_ADDRESS=$(cat "$POOL_WORK/grid/address")
 }
 
-# How many processes hold a connection to BuildGrid (only workers do between builds).
-_pool_connected() {
-    ss -Htnp state established "( dport = :${POOL_ADDRESS##*:} )" | grep -o 'pid=[0-9]*' | sort -u | wc -l
-}
+# How many of the job's workers have their bot session (a worker logs it at once).
+_pool_sessions() { cat "$POOL_JOBDIR"/worker-*.log 2>/dev/null | grep -c 'bot session' || true; }
 
 pool_submit() {
     local n=$1 out script _
@@ -97,20 +98,20 @@ pool_submit() {
     POOL_JOB=$(sed -n 's/^job id: //p' <<<"$out")
     if [ ! -f "$script" ] || [ -z "$POOL_JOB" ]; then pool_fail "submit printed no job script and job id: $out"; fi
     POOL_JOBDIR=$(dirname "$script")
-    # connected before a build starts (the job's start is not timed); a bot's
-    # CreateBotSession waits in BuildGrid for work, so it is not logged until then
+    # every worker in BuildGrid before a build starts (the job's start is not timed)
     for _ in $(seq 240); do
-        [ "$(_pool_connected)" -ge "$n" ] && return 0
+        [ "$(_pool_sessions)" -ge "$n" ] && return 0
         sleep 0.25
     done
-    pool_fail "$(_pool_connected) of $n workers of job $POOL_JOB connected to BuildGrid within 60 s"
+    pool_fail "$(_pool_sessions) of $n workers of job $POOL_JOB opened a bot session within 60 s"
 }
 
 # The job's worker processes (on this one-node cluster, all of them are here).
 _pool_workers() { pgrep -f "$POOL_JOBDIR/forge-re-worker" || true; }
 
 # scancel, then wait (40 s, more than Slurm's KillWait) for every worker to be gone; kills
-# and fails on what is left.
+# and fails on what is left. Slurm sends SIGTERM first: each worker then tells BuildGrid
+# it is going (logged as "stopped; BuildGrid told").
 pool_cancel() {
     [ -n "$POOL_JOB" ] || return 0
     local job=$POOL_JOB left _
@@ -179,3 +180,5 @@ standin_bit() { find "$1/buck-out" -name "fpga$2.bit" -type f | head -1; }
 # Leases the job's workers started, in all and how many workers started one.
 pool_leases() { cat "$POOL_JOBDIR"/worker-*.log 2>/dev/null | grep -c ': running' || true; }
 pool_busy() { grep -l ': running' "$POOL_JOBDIR"/worker-*.log 2>/dev/null | wc -l; }
+# Workers whose log says they told BuildGrid they stopped.
+pool_goodbyes() { grep -l 'stopped; BuildGrid told' "$POOL_JOBDIR"/worker-*.log 2>/dev/null | wc -l; }

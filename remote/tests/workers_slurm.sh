@@ -5,18 +5,19 @@
 # T seconds in a scratch project. It must take at most 1.5 x ceil(8/4) x T of wall time, run
 # all 8 on the job's workers (the summary's `remote: 8`, the workers' logs, every worker
 # busy), give outputs byte-identical to the same actions built locally and to the stand-in's
-# recipe recomputed with sha256sum, and after `scancel` no worker process may be left.
+# recipe recomputed with sha256sum; after `scancel` every worker must have told BuildGrid it
+# is going (status BOT_TERMINATING) and no worker process may be left.
 #
 #   workers_slurm.sh --forge F --grid G --standin S --slurm TOOL --workers CMD...
 set -euo pipefail
 # shellcheck source=remote/tests/pool.sh
 source "$(dirname "${BASH_SOURCE[0]}")/pool.sh"
 pool_args "$@"
-T=2.5 ACTIONS=8 WORKERS=4
+T=3 ACTIONS=8 WORKERS=4
 
 pool_up
 pool_submit "$WORKERS"
-echo "ok   job $POOL_JOB: $WORKERS workers connected ($POOL_JOBDIR/job.sh)"
+echo "ok   job $POOL_JOB: $WORKERS workers have their bot sessions ($POOL_JOBDIR/job.sh)"
 
 remote=$POOL_WORK/remote local=$POOL_WORK/local
 standin_project "$remote" true "$ACTIONS" "$T"
@@ -25,7 +26,7 @@ limit=$(awk -v n="$ACTIONS" -v w="$WORKERS" -v t="$T" 'BEGIN { printf "%.2f", 1.
 grep -q "remote: $ACTIONS, local: 0" "$remote.log" ||
     pool_fail "not every action ran remotely:$(echo; grep Commands "$remote.log")"
 awk -v a="$BUILD_WALL" -v b="$limit" 'BEGIN { exit !(a <= b) }' ||
-    pool_fail "$ACTIONS actions of ${T}s over $WORKERS workers took ${BUILD_WALL}s, more than 1.5 x ceil($ACTIONS/$WORKERS) x $T = ${limit}s"
+    pool_fail "$ACTIONS actions of ${T}s over $WORKERS workers took ${BUILD_WALL}s, more than 1.5 x ceil($ACTIONS/$WORKERS) x $T = ${limit}s (load average $(cut -d' ' -f1-3 /proc/loadavg)):$(echo; cat "$remote.log")"
 [ "$(pool_leases)" -eq "$ACTIONS" ] || pool_fail "the workers' logs show $(pool_leases) leases run, want $ACTIONS"
 [ "$(pool_busy)" -eq "$WORKERS" ] || pool_fail "only $(pool_busy) of $WORKERS workers ran an action"
 echo "ok   $ACTIONS actions of ${T}s on $WORKERS workers in ${BUILD_WALL}s (limit ${limit}s), all remote, every worker busy"
@@ -52,4 +53,5 @@ job=$POOL_JOB
 pool_cancel || exit 1
 state=$(scontrol show job "$job" 2>/dev/null | sed -n 's/.*JobState=\([A-Z_]*\).*/\1/p')
 [ "$state" != RUNNING ] || pool_fail "job $job still RUNNING after its workers stopped"
-echo "ok   scancel $job: job ${state:-gone}, no worker process left"
+[ "$(pool_goodbyes)" -eq "$WORKERS" ] || pool_fail "$(pool_goodbyes) of $WORKERS workers told BuildGrid they stopped"
+echo "ok   scancel $job: job ${state:-gone}, every worker told BuildGrid it stopped, no worker process left"

@@ -1,15 +1,16 @@
 """Slurm (Debian's slurm-wlm): the daemons the test clusters start and the client commands
 that submit, run and cancel jobs. The client commands ask a cluster even for `--version`, so
 the installation is identified by `slurmctld -V`, and the commands are names of that same
-installation's programs on PATH.
+installation's programs on PATH (the test scripts call the others, `scancel`, `scontrol`,
+beside them).
 """
 
 load("//rules/toolchains:system.bzl", "SystemToolInfo", "probe_tool_version")
 
 SlurmToolchainInfo = provider(
-    doc = "Slurm's client commands. `sbatch`, `srun`, `scancel`: str, commands on PATH; " +
+    doc = "Slurm's client commands. `sbatch`, `srun`: str, commands on PATH; " +
           "`version`: Artifact, `slurmctld -V` (add it to `hidden` of what runs them).",
-    fields = ["sbatch", "scancel", "srun", "version"],
+    fields = ["sbatch", "srun", "version"],
 )
 
 def _slurm_toolchain_impl(ctx: AnalysisContext) -> list[Provider]:
@@ -20,7 +21,6 @@ def _slurm_toolchain_impl(ctx: AnalysisContext) -> list[Provider]:
         SystemToolInfo(tool = ctx.attrs.controller, version = version),
         SlurmToolchainInfo(
             sbatch = ctx.attrs.sbatch,
-            scancel = ctx.attrs.scancel,
             srun = ctx.attrs.srun,
             version = version,
         ),
@@ -31,7 +31,6 @@ slurm_toolchain = rule(
     attrs = {
         "controller": attrs.string(default = "slurmctld"),
         "sbatch": attrs.string(default = "sbatch"),
-        "scancel": attrs.string(default = "scancel"),
         "srun": attrs.string(default = "srun"),
         "_probe": attrs.default_only(attrs.exec_dep(
             providers = [RunInfo],
@@ -39,6 +38,6 @@ slurm_toolchain = rule(
         )),
     },
     is_toolchain_rule = True,
-    doc = "Slurm: `controller` identifies the installation, `sbatch`/`srun`/`scancel` are its " +
+    doc = "Slurm: `controller` identifies the installation, `sbatch` and `srun` are its " +
           "client commands (names on PATH).",
 )

@@ -10,6 +10,12 @@ use std::path::PathBuf;
 /// (platforms/BUCK asks for them, `forge-re-worker --property` offers them).
 pub const MATCH_PROPERTY_KEYS: &[&str] = &["OSFamily", "fpga-tools"];
 
+/// BuildGrid's gRPC thread pool, which is also its limit on concurrent RPCs (0.4.4's
+/// default, 5 per CPU, answers RESOURCE_EXHAUSTED beyond it). Each idle worker's poll and
+/// each client's running `Execute` hold one for as long as they last, so a pool of workers
+/// and a build with many actions in flight need far more than a small host's CPUs give.
+pub const GRPC_THREADS: usize = 256;
+
 /// Part of every action's platform (forge's toolchain identity) but never matched: any worker
 /// may run any toolchain's action as long as the matched keys agree.
 pub const WILDCARD_PROPERTY_KEYS: &[&str] = &["forge-tool"];
@@ -69,6 +75,7 @@ impl Config {
     pub fn render(&self) -> String {
         let mut y = String::new();
         let addr = format!("{}:{}", self.host, self.port);
+        let _ = writeln!(y, "thread-pool-size: {GRPC_THREADS}");
         let _ = writeln!(y, "server:\n  - !channel\n    address: {}", quote(&addr));
         match &self.tls {
             None => y.push_str("    insecure-mode: true\n"),

@@ -7,6 +7,7 @@ mod execute;
 mod materialize;
 mod proto;
 mod session;
+mod stop;
 
 fn main() {
     let args = match args::Args::parse(std::env::args().skip(1)) {
@@ -16,6 +17,7 @@ fn main() {
             std::process::exit(2);
         }
     };
+    stop::install();
     if let Err(e) = session::run(args) {
         eprintln!("forge-re-worker: {e:#}");
         std::process::exit(1);

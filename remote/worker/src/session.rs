@@ -2,7 +2,8 @@
 //! (PENDING/ACTIVE → ACTIVE while it runs → COMPLETED with the ActionResult). Any error of
 //! the session (server restarted, connection lost) starts a new session after a pause;
 //! the lease that was running is dropped, and BuildGrid requeues the leases of a session
-//! it closes.
+//! it closes. A stop (stop.rs: SIGTERM, as Slurm ends a job) ends the session with status
+//! BOT_TERMINATING and the running lease handed back, then the worker exits.
 
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -21,10 +22,17 @@ use crate::proto::v1test2::{
     bots_client::BotsClient, device, BotSession, BotStatus, CreateBotSessionRequest, Device, Lease,
     LeaseState, UpdateBotSessionRequest, Worker,
 };
+use crate::stop;
 
 /// How long one UpdateBotSession may wait for work (BuildGrid long-polls up to the
 /// deadline) before the bot asks again.
 const POLL: Duration = Duration::from_secs(20);
+/// CreateBotSession's deadline. BuildGrid 0.4.4 long-polls a create for work until the
+/// deadline unless 80 % of it is under its NETWORK_TIMEOUT (3 s): this one returns at once,
+/// so the bot knows its session's name (needed to say it is going) from the start.
+const CREATE_DEADLINE: Duration = Duration::from_millis(3500);
+/// How long the goodbye may take before the worker exits anyway.
+const GOODBYE_DEADLINE: Duration = Duration::from_secs(2);
 const RECONNECT_PAUSE: Duration = Duration::from_secs(1);
 /// google.rpc.Code INTERNAL: BuildGrid 0.4.4 retries a lease completed with it (up to
 /// `max-job-attempts`), which is right for a worker that could not run the action.
@@ -42,6 +50,7 @@ pub fn run(args: Args) -> Result<()> {
     loop {
         match session(&args, &work_dir) {
             Ok(()) => return Ok(()),
+            Err(_) if stop::requested() => return Ok(()),
             Err(e) if forge_reapi::is_unavailable(&e) => {
                 eprintln!(
                     "forge-re-worker: {} does not answer; reconnecting",
@@ -53,6 +62,9 @@ pub fn run(args: Args) -> Result<()> {
                 eprintln!("forge-re-worker: session ended: {e:#}; reconnecting");
                 std::thread::sleep(RECONNECT_PAUSE);
             }
+        }
+        if stop::requested() {
+            return Ok(());
         }
     }
 }
@@ -125,16 +137,18 @@ async fn serve(args: &Args, cas: Arc<GrpcRemoteCache>, work_dir: PathBuf) -> Res
         .await
         .context("connecting to the Bots service")?;
     let mut bots = BotsClient::new(channel);
+    let mut create = tonic::Request::new(CreateBotSessionRequest {
+        parent: args.instance.clone(),
+        bot_session: Some(BotSession {
+            bot_id: args.bot_id.clone(),
+            status: BotStatus::Ok as i32,
+            worker: Some(worker(args)),
+            ..Default::default()
+        }),
+    });
+    create.set_timeout(CREATE_DEADLINE);
     let mut session = bots
-        .create_bot_session(CreateBotSessionRequest {
-            parent: args.instance.clone(),
-            bot_session: Some(BotSession {
-                bot_id: args.bot_id.clone(),
-                status: BotStatus::Ok as i32,
-                worker: Some(worker(args)),
-                ..Default::default()
-            }),
-        })
+        .create_bot_session(create)
         .await
         .context("CreateBotSession")?
         .into_inner();
@@ -165,16 +179,25 @@ async fn serve(args: &Args, cas: Arc<GrpcRemoteCache>, work_dir: PathBuf) -> Res
         });
         req.set_timeout(POLL);
         let update = bots.update_bot_session(req);
-        let reply = match running.as_mut() {
-            None => Some(update.await),
-            Some(r) => tokio::select! {
-                reply = update => Some(reply),
-                // Done mid-poll: drop the poll and report at once.
-                done = &mut r.task => {
-                    finished = completed(r.id.clone(), done);
-                    None
-                }
-            },
+        let step = async {
+            match running.as_mut() {
+                None => Some(update.await),
+                Some(r) => tokio::select! {
+                    reply = update => Some(reply),
+                    // Done mid-poll: drop the poll and report at once.
+                    done = &mut r.task => {
+                        finished = completed(r.id.clone(), done);
+                        None
+                    }
+                },
+            }
+        };
+        let reply = tokio::select! {
+            r = step => r,
+            () = stop::wait() => {
+                goodbye(&mut bots, session, running.take(), finished.take()).await;
+                return Ok(());
+            }
         };
         if reply.is_none() {
             running = None;
@@ -217,6 +240,52 @@ async fn serve(args: &Args, cas: Arc<GrpcRemoteCache>, work_dir: PathBuf) -> Res
                 ));
             }
         }
+    }
+}
+
+/// The last UpdateBotSession: status BOT_TERMINATING (BuildGrid assigns no lease to a bot
+/// that is not OK) with a finished lease reported and the running one handed back as failed
+/// with INTERNAL, which BuildGrid retries on another bot. Errors are only logged: the worker
+/// exits either way, and BuildGrid's keepalive timeout covers a goodbye that did not arrive.
+async fn goodbye(
+    bots: &mut BotsClient<tonic::transport::Channel>,
+    mut session: BotSession,
+    running: Option<Running>,
+    finished: Option<Lease>,
+) {
+    session.status = BotStatus::BotTerminating as i32;
+    let mut back: Vec<Lease> = finished.into_iter().collect();
+    if let Some(r) = running {
+        // The action's processes die now, not when the blocking thread notices.
+        r.cancelled.store(true, Ordering::Relaxed);
+        r.task.abort();
+        eprintln!(
+            "forge-re-worker: lease {}: handed back (the worker is stopping)",
+            r.id
+        );
+        back.push(Lease {
+            id: r.id,
+            state: LeaseState::Completed as i32,
+            status: Some(status(
+                CODE_INTERNAL,
+                "forge-re-worker stopped (its job ended or was cancelled)".to_string(),
+            )),
+            ..Default::default()
+        });
+    }
+    session
+        .leases
+        .retain(|l| !back.iter().any(|b| b.id == l.id));
+    session.leases.extend(back);
+    let mut req = tonic::Request::new(UpdateBotSessionRequest {
+        name: session.name.clone(),
+        bot_session: Some(session),
+        update_mask: None,
+    });
+    req.set_timeout(GOODBYE_DEADLINE);
+    match bots.update_bot_session(req).await {
+        Ok(_) => eprintln!("forge-re-worker: stopped; BuildGrid told"),
+        Err(e) => eprintln!("forge-re-worker: stopped; telling BuildGrid failed: {e}"),
     }
 }
 

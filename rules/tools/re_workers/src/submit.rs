@@ -42,11 +42,35 @@ fn check_address(job: &Job) -> Result<()> {
     Ok(())
 }
 
+/// A value that goes into an `#SBATCH` line, which sbatch reads without a shell: one word of
+/// the characters Slurm's names and times use.
+fn check_directive(flag: &str, value: Option<&str>) -> Result<()> {
+    let Some(v) = value else { return Ok(()) };
+    if v.is_empty()
+        || !v
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || "_.:,-".contains(c))
+    {
+        bail!(
+            "{flag} `{v}`: expected one word of letters, digits and `_.:,-` (a Slurm name or time)"
+        );
+    }
+    Ok(())
+}
+
 fn write_script(cli: &Cli, job: &Job) -> Result<std::path::PathBuf> {
     if job.count == 0 {
         bail!("--count 0: a job needs at least one worker");
     }
     check_address(job)?;
+    for (flag, value) in [
+        ("--partition", &job.partition),
+        ("--qos", &job.qos),
+        ("--account", &job.account),
+        ("--time", &job.time),
+    ] {
+        check_directive(flag, value.as_deref())?;
+    }
     let (dir, worker) = jobdir::make(job.dir.as_deref(), &cli.worker)?;
     let req = job.profile.request();
     let text = render(&Spec {
@@ -143,6 +167,19 @@ mod tests {
             time: None,
             cpus_per_worker: None,
             dir: None,
+        }
+    }
+
+    #[test]
+    fn directive_values_are_one_word() {
+        assert!(check_directive("--time", Some("4:00:00")).is_ok());
+        assert!(check_directive("--partition", Some("normal")).is_ok());
+        assert!(check_directive("--account", None).is_ok());
+        for bad in ["a b", "x\n#SBATCH --mem=1T", "", "p;rm"] {
+            assert!(
+                check_directive("--partition", Some(bad)).is_err(),
+                "{bad:?}"
+            );
         }
     }
 
