@@ -26,7 +26,8 @@ pub struct Options {
     pub keepalive_timeout: u32,
     /// An existing PostgreSQL (SQLAlchemy URL with `+psycopg2`); `None`: one of our own.
     pub postgres: Option<String>,
-    pub bgd: PathBuf,
+    /// BuildGrid's `bgd`; `None`: found by [`crate::tools::bgd`] from the current directory.
+    pub bgd: Option<PathBuf>,
     pub extra_match_keys: Vec<String>,
     /// Only CAS, ByteStream and action cache (a remote cache): no scheduler, no PostgreSQL.
     pub cache_only: bool,
@@ -47,6 +48,7 @@ pub struct Grid {
 
 impl Grid {
     pub fn start(opts: &Options) -> Result<Grid> {
+        let bgd = crate::tools::bgd(opts.bgd.as_deref(), &std::env::current_dir()?)?;
         let dir = &opts.dir;
         std::fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))?;
         let mut grid = Grid {
@@ -66,7 +68,7 @@ impl Grid {
                     pg.url
                 }
             };
-            migrate(&opts.bgd, &url, &dir.join("migrate.log"), opts.cancel)?;
+            migrate(&bgd, &url, &dir.join("migrate.log"), opts.cancel)?;
             Some(Execution {
                 postgres_url: url,
                 keepalive_timeout: opts.keepalive_timeout,
@@ -83,22 +85,22 @@ impl Grid {
         let config_path = dir.join("buildgrid.yml");
         std::fs::write(&config_path, config.render())?;
         let log = dir.join("bgd.log");
-        let mut bgd = spawn_bgd(&opts.bgd, &config_path, &log)?;
+        let mut server = spawn_bgd(&bgd, &config_path, &log)?;
         let probe = if opts.host == "0.0.0.0" {
             "127.0.0.1"
         } else {
             &opts.host
         };
         let ready = wait_listening(
-            &mut bgd,
+            &mut server,
             (probe, grid.port),
             "bgd server",
             &log,
             opts.cancel,
         );
-        grid.children.push(("bgd server", bgd));
+        grid.children.push(("bgd server", server));
         ready?;
-        grid.address = format!("grpc://{}:{}", opts.host, grid.port);
+        grid.address = format!("grpc://{}:{}", advertised(&opts.host), grid.port);
         std::fs::write(dir.join("address"), format!("{}\n", grid.address))?;
         Ok(grid)
     }
@@ -147,6 +149,17 @@ impl Drop for Grid {
     fn drop(&mut self) {
         self.stop();
     }
+}
+
+/// The host clients and workers should use: the bound address, or this machine's name when
+/// the server listens on every interface.
+fn advertised(host: &str) -> String {
+    if host == "0.0.0.0" || host == "::" {
+        if let Ok(name) = std::fs::read_to_string("/proc/sys/kernel/hostname") {
+            return name.trim().to_string();
+        }
+    }
+    host.to_string()
 }
 
 /// `bgd server start CONFIG`, logging to `log`.
