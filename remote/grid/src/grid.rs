@@ -1,16 +1,16 @@
 //! A running BuildGrid with execution: its PostgreSQL (unless given one), the tables
 //! (`bgd migrate apply`, which the server does not do itself), then `bgd server start` on the
-//! rendered configuration (or, cache-only, just the server). Each child leads its own process group and dies with the thread
-//! that started it (forge_exec::own_group_dying_with_parent); [`Grid::stop`] (also on
-//! drop) ends them all.
+//! rendered configuration (or, cache-only, just the server). Each child leads its own
+//! process group and dies with the thread that started it
+//! (forge_exec::own_group_dying_with_parent); [`Grid::stop`] (also on drop) ends them all.
+//! `DIR/address` exists exactly while the server is up, so a script may wait for it.
 
 use std::fs::{File, OpenOptions};
 use std::net::{TcpListener, TcpStream};
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
-use std::time::{Duration, Instant};
-
 use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::{Duration, Instant};
 
 use anyhow::{bail, Context, Result};
 
@@ -51,6 +51,8 @@ impl Grid {
         let bgd = crate::tools::bgd(opts.bgd.as_deref(), &std::env::current_dir()?)?;
         let dir = &opts.dir;
         std::fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))?;
+        // A previous server's (killed before it could remove it) would name the wrong port.
+        let _ = std::fs::remove_file(dir.join("address"));
         let mut grid = Grid {
             port: 0,
             dir: dir.clone(),
@@ -126,6 +128,10 @@ impl Grid {
     /// PostgreSQL first gets a fast shutdown (SIGINT), so a restart on the same directory
     /// finds a clean data directory.
     pub fn stop(&mut self) {
+        if !self.address.is_empty() {
+            let _ = std::fs::remove_file(self.dir.join("address"));
+            self.address.clear();
+        }
         while let Some((name, mut child)) = self.children.pop() {
             if name == "postgres" {
                 // SAFETY: signals a child this module started and has not reaped.
