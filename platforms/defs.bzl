@@ -23,6 +23,10 @@ def _platforms_impl(ctx: AnalysisContext) -> list[Provider]:
             max_cache_upload_mebibytes = ctx.attrs.max_cache_upload_mebibytes,
             remote_execution_properties = ctx.attrs.remote_execution_properties,
             remote_execution_use_case = "buck2-default",
+            # buck2's default hybrid races a local run against the remote one and takes the
+            # first to finish (on a free local core that is the local run); limited hybrid
+            # sends every action that may go remote to the workers, as forge does.
+            use_limited_hybrid = True,
         )
     elif ctx.attrs.remote_cache:
         executor = CommandExecutorConfig(

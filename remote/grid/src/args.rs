@@ -3,6 +3,7 @@
 use std::path::PathBuf;
 
 use anyhow::{bail, Context, Result};
+use forge_re_grid::Options;
 
 pub const USAGE: &str = "usage: forge-re-grid serve --dir DIR [--host ADDR] [--port P] \
 [--keepalive-timeout SECONDS] [--postgres URL] [--bgd PATH] [--match-key KEY]... [--cache-only]
@@ -16,33 +17,22 @@ server's address to DIR/address and prints it. SIGTERM or SIGINT stops everythin
 /// 600 s, far longer than a user waits for a lost place & route run to restart).
 pub const DEFAULT_KEEPALIVE: u32 = 60;
 
-#[derive(Debug)]
-pub struct Serve {
-    pub dir: PathBuf,
-    pub host: String,
-    pub port: Option<u16>,
-    pub keepalive_timeout: u32,
-    pub postgres: Option<String>,
-    pub bgd: Option<PathBuf>,
-    pub match_keys: Vec<String>,
-    pub cache_only: bool,
-}
-
-pub fn parse(mut it: impl Iterator<Item = String>) -> Result<Serve> {
+pub fn parse(mut it: impl Iterator<Item = String>) -> Result<Options> {
     match it.next().as_deref() {
         Some("serve") => {}
         Some(other) => bail!("unknown command `{other}` (expected `serve`)"),
         None => bail!("a command is required"),
     }
-    let mut s = Serve {
+    let mut s = Options {
         dir: PathBuf::new(),
         host: "127.0.0.1".to_string(),
         port: None,
         keepalive_timeout: DEFAULT_KEEPALIVE,
         postgres: None,
         bgd: None,
-        match_keys: Vec::new(),
+        extra_match_keys: Vec::new(),
         cache_only: false,
+        cancel: None,
     };
     let mut dir = None;
     while let Some(a) = it.next() {
@@ -62,7 +52,7 @@ pub fn parse(mut it: impl Iterator<Item = String>) -> Result<Serve> {
             }
             "--postgres" => s.postgres = Some(value()?),
             "--bgd" => s.bgd = Some(value()?.into()),
-            "--match-key" => s.match_keys.push(value()?),
+            "--match-key" => s.extra_match_keys.push(value()?),
             "--cache-only" => s.cache_only = true,
             "-h" | "--help" => bail!("help requested"),
             other => bail!("unknown argument `{other}`"),

@@ -33,6 +33,11 @@ pub struct Config {
     /// A file holding an HS256 secret: every request then needs `authorization: Bearer`.
     pub jwt_secret: Option<PathBuf>,
     pub max_cached_refs: usize,
+    /// gRPC threads, which is also BuildGrid's limit of RPCs in flight (beyond it:
+    /// RESOURCE_EXHAUSTED "Concurrent RPC limit exceeded!"). Every waiting Execute stream
+    /// and every idle worker's long poll holds one, so BuildGrid's default (5 per CPU) is
+    /// too few for a build of a dozen remote actions on a small server.
+    pub thread_pool_size: usize,
     /// `None`: a cache-only server (no execution or bots services, no database).
     pub execution: Option<Execution>,
 }
@@ -67,13 +72,14 @@ impl Config {
             tls: None,
             jwt_secret: None,
             max_cached_refs: 100_000,
+            thread_pool_size: 256,
             execution: None,
         }
     }
 
     /// The YAML text for `bgd server start`.
     pub fn render(&self) -> String {
-        let mut y = String::new();
+        let mut y = format!("thread-pool-size: {}\n", self.thread_pool_size);
         let addr = format!("{}:{}", self.host, self.port);
         let _ = writeln!(y, "thread-pool-size: {GRPC_THREADS}");
         let _ = writeln!(y, "server:\n  - !channel\n    address: {}", quote(&addr));

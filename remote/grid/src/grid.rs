@@ -1,16 +1,16 @@
 //! A running BuildGrid with execution: its PostgreSQL (unless given one), the tables
 //! (`bgd migrate apply`, which the server does not do itself), then `bgd server start` on the
-//! rendered configuration (or, cache-only, just the server). Each child leads its own process group and dies with the thread
-//! that started it (forge_exec::own_group_dying_with_parent); [`Grid::stop`] (also on
-//! drop) ends them all.
+//! rendered configuration (or, cache-only, just the server). Each child leads its own
+//! process group and dies with the thread that started it
+//! (forge_exec::own_group_dying_with_parent); [`Grid::stop`] (also on drop) ends them all.
+//! `DIR/address` exists exactly while the server is up, so a script may wait for it.
 
 use std::fs::{File, OpenOptions};
 use std::net::{TcpListener, TcpStream};
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
-use std::time::{Duration, Instant};
-
 use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::{Duration, Instant};
 
 use anyhow::{bail, Context, Result};
 
@@ -26,7 +26,8 @@ pub struct Options {
     pub keepalive_timeout: u32,
     /// An existing PostgreSQL (SQLAlchemy URL with `+psycopg2`); `None`: one of our own.
     pub postgres: Option<String>,
-    pub bgd: PathBuf,
+    /// BuildGrid's `bgd`; `None`: found by [`crate::tools::bgd`] from the current directory.
+    pub bgd: Option<PathBuf>,
     pub extra_match_keys: Vec<String>,
     /// Only CAS, ByteStream and action cache (a remote cache): no scheduler, no PostgreSQL.
     pub cache_only: bool,
@@ -50,8 +51,11 @@ pub struct Grid {
 
 impl Grid {
     pub fn start(opts: &Options) -> Result<Grid> {
+        let bgd = crate::tools::bgd(opts.bgd.as_deref(), &std::env::current_dir()?)?;
         let dir = &opts.dir;
         std::fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))?;
+        // A previous server's (killed before it could remove it) would name the wrong port.
+        let _ = std::fs::remove_file(dir.join("address"));
         let mut grid = Grid {
             port: 0,
             dir: dir.clone(),
@@ -71,7 +75,7 @@ impl Grid {
                     pg.url
                 }
             };
-            migrate(&opts.bgd, &url, &dir.join("migrate.log"), opts.cancel)?;
+            migrate(&bgd, &url, &dir.join("migrate.log"), opts.cancel)?;
             Some(Execution {
                 postgres_url: url,
                 keepalive_timeout: opts.keepalive_timeout,
@@ -88,22 +92,22 @@ impl Grid {
         let config_path = dir.join("buildgrid.yml");
         std::fs::write(&config_path, config.render())?;
         let log = dir.join("bgd.log");
-        let mut bgd = spawn_bgd(&opts.bgd, &config_path, &log)?;
+        let mut server = spawn_bgd(&bgd, &config_path, &log)?;
         let probe = if opts.host == "0.0.0.0" {
             "127.0.0.1"
         } else {
             &opts.host
         };
         let ready = wait_listening(
-            &mut bgd,
+            &mut server,
             (probe, grid.port),
             "bgd server",
             &log,
             opts.cancel,
         );
-        grid.children.push(("bgd server", bgd));
+        grid.children.push(("bgd server", server));
         ready?;
-        grid.address = format!("grpc://{}:{}", opts.host, grid.port);
+        grid.address = format!("grpc://{}:{}", advertised(&opts.host), grid.port);
         std::fs::write(dir.join("address"), format!("{}\n", grid.address))?;
         Ok(grid)
     }
@@ -154,6 +158,10 @@ impl Grid {
     /// PostgreSQL first gets a fast shutdown (SIGINT), so a restart on the same directory
     /// finds a clean data directory.
     pub fn stop(&mut self) {
+        if !self.address.is_empty() {
+            let _ = std::fs::remove_file(self.dir.join("address"));
+            self.address.clear();
+        }
         while let Some((name, mut child)) = self.children.pop() {
             if name == "postgres" {
                 // SAFETY: signals a child this module started and has not reaped.
@@ -177,6 +185,17 @@ impl Drop for Grid {
     fn drop(&mut self) {
         self.stop();
     }
+}
+
+/// The host clients and workers should use: the bound address, or this machine's name when
+/// the server listens on every interface.
+fn advertised(host: &str) -> String {
+    if host == "0.0.0.0" || host == "::" {
+        if let Ok(name) = std::fs::read_to_string("/proc/sys/kernel/hostname") {
+            return name.trim().to_string();
+        }
+    }
+    host.to_string()
 }
 
 /// `bgd server start CONFIG`, logging to `log`.

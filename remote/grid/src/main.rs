@@ -7,7 +7,7 @@ use std::io::Write;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
-use forge_re_grid::{tools, Grid, Options};
+use forge_re_grid::{Grid, Options};
 
 /// Set by the signal handler; the main loop and a start in progress poll it.
 static STOP: AtomicBool = AtomicBool::new(false);
@@ -17,8 +17,8 @@ extern "C" fn on_signal(_: libc::c_int) {
 }
 
 fn main() {
-    let serve = match args::parse(std::env::args().skip(1)) {
-        Ok(s) => s,
+    let opts = match args::parse(std::env::args().skip(1)) {
+        Ok(o) => o,
         Err(e) => {
             eprintln!("forge-re-grid: {e:#}\n\n{}", args::USAGE);
             std::process::exit(2);
@@ -28,25 +28,14 @@ fn main() {
         // SAFETY: the handler only stores to an atomic, which is async-signal-safe.
         unsafe { libc::signal(sig, on_signal as *const () as libc::sighandler_t) };
     }
-    if let Err(e) = run(serve) {
+    if let Err(e) = run(opts) {
         eprintln!("forge-re-grid: {e:#}");
         std::process::exit(1);
     }
 }
 
-fn run(serve: args::Serve) -> anyhow::Result<()> {
-    let cwd = std::env::current_dir()?;
-    let opts = Options {
-        bgd: tools::bgd(serve.bgd.as_deref(), &cwd)?,
-        dir: serve.dir,
-        host: serve.host,
-        port: serve.port,
-        keepalive_timeout: serve.keepalive_timeout,
-        postgres: serve.postgres,
-        extra_match_keys: serve.match_keys,
-        cache_only: serve.cache_only,
-        cancel: Some(&STOP),
-    };
+fn run(mut opts: Options) -> anyhow::Result<()> {
+    opts.cancel = Some(&STOP);
     let mut grid = Grid::start(&opts)?;
     println!("{}", grid.address());
     std::io::stdout().flush()?;

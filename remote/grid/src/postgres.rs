@@ -27,6 +27,7 @@ pub fn start(dir: &Path, cancel: Option<&AtomicBool>) -> Result<Postgres> {
     std::fs::create_dir_all(&pg).with_context(|| format!("creating {}", pg.display()))?;
     let ids = if unsafe { libc::geteuid() } == 0 {
         let ids = postgres_ids()?;
+        reachable_by(&pg, ids.0)?;
         std::os::unix::fs::chown(&pg, Some(ids.0), Some(ids.1))
             .with_context(|| format!("chown {} to the postgres user", pg.display()))?;
         Some(ids)
@@ -88,6 +89,26 @@ pub fn start(dir: &Path, cancel: Option<&AtomicBool>) -> Result<Postgres> {
         child,
         url: format!("postgresql+psycopg2://postgres@127.0.0.1:{port}/postgres"),
     })
+}
+
+/// The `postgres` user must be able to traverse every directory above its data directory.
+fn reachable_by(pg: &Path, uid: u32) -> Result<()> {
+    use std::os::unix::fs::MetadataExt;
+    for dir in pg.ancestors().skip(1) {
+        let Ok(m) = std::fs::metadata(dir) else {
+            continue;
+        };
+        let traversable = m.mode() & 0o001 != 0 || (m.uid() == uid && m.mode() & 0o100 != 0);
+        if !traversable {
+            bail!(
+                "PostgreSQL runs as the `postgres` user (we are root), who cannot enter {}: \
+                 give it a --dir below directories others may traverse, or `chmod o+x {}`",
+                dir.display(),
+                dir.display()
+            );
+        }
+    }
+    Ok(())
 }
 
 /// After a SIGKILL the data directory keeps `postmaster.pid`, and PostgreSQL refuses to start

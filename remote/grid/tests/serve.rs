@@ -116,6 +116,10 @@ fn serves_execution_and_stops_everything_on_sigterm() {
     let status = child.wait().unwrap();
     assert!(status.success(), "serve after SIGTERM: {status}");
     assert_all_gone(&started, Duration::from_secs(10));
+    assert!(
+        !dir.path().join("address").exists(),
+        "the address outlived the server"
+    );
 }
 
 #[test]

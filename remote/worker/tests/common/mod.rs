@@ -51,7 +51,7 @@ pub fn start_server() -> Server {
         port: None,
         keepalive_timeout: 4,
         postgres: None,
-        bgd,
+        bgd: Some(bgd),
         extra_match_keys: vec!["test".to_string()],
         cache_only: false,
         cancel: None,
