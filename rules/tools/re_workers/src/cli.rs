@@ -66,6 +66,34 @@ pub struct Job {
     /// around the current directory).
     #[arg(long)]
     pub dir: Option<PathBuf>,
+    /// A tool installation (absolute path on the nodes) every action is shown, read-only
+    /// (forge-re-worker --read-only): e.g. the Vitis tree of `fpga-tools=vitis` workers.
+    #[arg(long = "read-only")]
+    pub read_only: Vec<PathBuf>,
+    /// Actions reach the node's network (forge-re-worker --share-network): a licence server.
+    #[arg(long)]
+    pub share_network: bool,
+    /// An action running longer than this many seconds is killed (forge-re-worker
+    /// --action-timeout).
+    #[arg(long)]
+    pub action_timeout: Option<u64>,
+}
+
+impl Job {
+    /// The forge-re-worker flags that open the host to actions or bound them.
+    pub fn worker_flags(&self) -> Vec<String> {
+        let mut flags = Vec::new();
+        for dir in &self.read_only {
+            flags.extend(["--read-only".to_string(), dir.display().to_string()]);
+        }
+        if self.share_network {
+            flags.push("--share-network".to_string());
+        }
+        if let Some(s) = self.action_timeout {
+            flags.extend(["--action-timeout".to_string(), s.to_string()]);
+        }
+        flags
+    }
 }
 
 fn parse_property(s: &str) -> Result<(String, String), String> {

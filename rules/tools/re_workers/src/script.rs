@@ -24,6 +24,8 @@ pub struct Spec<'a> {
     pub dir: &'a Path,
     pub worker: &'a Path,
     pub srun: &'a str,
+    /// More forge-re-worker flags (`--read-only DIR`, `--share-network`, `--action-timeout`).
+    pub worker_flags: &'a [String],
 }
 
 /// A word for bash: as it is when it cannot be misread, else single-quoted.
@@ -107,6 +109,10 @@ pub fn render(spec: &Spec) -> String {
     for p in &props {
         let _ = write!(s, " \\\n    --property {}", shell_word(p));
     }
+    let words: Vec<String> = spec.worker_flags.iter().map(|w| shell_word(w)).collect();
+    if !words.is_empty() {
+        let _ = write!(s, " \\\n    {}", words.join(" "));
+    }
     s.push_str(")\n");
     let _ = writeln!(
         s,
@@ -153,6 +159,7 @@ mod tests {
             dir,
             worker,
             srun: "srun",
+            worker_flags: &[],
         }
     }
 
@@ -216,5 +223,41 @@ mod tests {
             assert!(ok.success(), "bash -n rejects:\n{script}");
             assert!(script.contains("--property OSFamily=linux"), "{script}");
         }
+    }
+
+    /// The flags that open the host to actions reach every bot's command line as the words
+    /// bash reads back (the stand-in srun prints what it was given).
+    #[test]
+    fn worker_flags_reach_every_bot() {
+        let dir = std::env::temp_dir().join(format!("re-workers-test-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let srun = dir.join("srun");
+        std::fs::write(&srun, "#!/bin/sh\nshift 2\nprintf '<%s>' \"$@\"\n").unwrap();
+        std::fs::set_permissions(&srun, std::os::unix::fs::PermissionsExt::from_mode(0o755))
+            .unwrap();
+        let worker = dir.join("forge-re-worker");
+        let flags: Vec<String> = ["--read-only", "/opt/xilinx tools", "--share-network"]
+            .map(str::to_string)
+            .to_vec();
+        let srun_path = srun.to_string_lossy().into_owned();
+        let script = render(&Spec {
+            worker_flags: &flags,
+            srun: &srun_path,
+            ..spec(Profile::Local, &[], &dir, &worker)
+        });
+        let out = Command::new("bash")
+            .args(["-c", &script])
+            .env("SLURM_JOB_ID", "1")
+            .env("SLURM_NTASKS", "1")
+            .env("SLURM_JOB_NODELIST", "n1")
+            .output()
+            .unwrap();
+        std::fs::remove_dir_all(&dir).unwrap();
+        let printed = String::from_utf8_lossy(&out.stdout);
+        assert!(
+            printed.contains("<--read-only></opt/xilinx tools><--share-network>"),
+            "{printed}\n{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
     }
 }

@@ -73,6 +73,7 @@ fn write_script(cli: &Cli, job: &Job) -> Result<std::path::PathBuf> {
     }
     let (dir, worker) = jobdir::make(job.dir.as_deref(), &cli.worker)?;
     let req = job.profile.request();
+    let worker_flags = job.worker_flags();
     let text = render(&Spec {
         profile: job.profile,
         count: job.count,
@@ -88,6 +89,7 @@ fn write_script(cli: &Cli, job: &Job) -> Result<std::path::PathBuf> {
         dir: &dir,
         worker: &worker,
         srun: &cli.srun,
+        worker_flags: &worker_flags,
     });
     let script = dir.join("job.sh");
     std::fs::write(&script, text).with_context(|| format!("writing {}", script.display()))?;
@@ -167,6 +169,9 @@ mod tests {
             time: None,
             cpus_per_worker: None,
             dir: None,
+            read_only: Vec::new(),
+            share_network: false,
+            action_timeout: None,
         }
     }
 
