@@ -61,7 +61,7 @@ impl Grid {
             dir: dir.clone(),
             address: String::new(),
             children: Vec::new(),
-            bgd: opts.bgd.clone(),
+            bgd: bgd.clone(),
             host: opts.host.clone(),
         };
         let execution = if opts.cache_only {
