@@ -263,6 +263,28 @@ impl StreamFifo {
         }
     }
 
+    /// For a free-running consumer between packets: waits until a beat is queued (true),
+    /// or the producer closed the drained stream or `stop` is set (false).
+    pub fn wait_beat(&self, stop: &std::sync::atomic::AtomicBool) -> Result<bool> {
+        let mut s = self.state.lock().unwrap();
+        loop {
+            if let Some(e) = &s.failed {
+                bail!("stream {}: {e}", self.name);
+            }
+            if !s.queue.is_empty() {
+                return Ok(true);
+            }
+            if s.closed || stop.load(std::sync::atomic::Ordering::SeqCst) {
+                return Ok(false);
+            }
+            s = self
+                .changed
+                .wait_timeout(s, Duration::from_millis(5))
+                .unwrap()
+                .0;
+        }
+    }
+
     pub fn fail(&self, why: &str) {
         self.state.lock().unwrap().failed = Some(why.to_string());
         self.changed.notify_all();
