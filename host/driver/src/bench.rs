@@ -16,7 +16,7 @@ use aurora::AuroraFlow;
 use fpga_device::sim::link::LINK_CLOCK_MHZ;
 use fpga_device::{BufferId, CuRegisters, Device, KernelArg, RunId};
 use mpi::collective::CommunicatorCollectives;
-use mpi::topology::SimpleCommunicator;
+use mpi::topology::{Communicator, SimpleCommunicator};
 use xclbin::DeviceDescription;
 
 use crate::link_config::{bank, kernel_args, stream_peer};
@@ -354,6 +354,17 @@ pub fn run(
         1
     };
     let per_message = args.mode == Mode::Latency;
+    // every rank's links and kernels take part: from here on messages go round
+    world.barrier();
+    if rank.rank == 0 {
+        println!(
+            "bench {}: {} rank(s) ready, {} cable end(s){}",
+            format!("{:?}", args.mode).to_lowercase(),
+            world.size(),
+            ends.len(),
+            if on_ring { " on a ring" } else { "" }
+        );
+    }
     // send.cpp: ack_mode 0 acknowledges through recv on the same card (loopback), 1 through
     // the peer card's (pair); throughput runs without acknowledges (2).
     let ack_mode = match (per_message, testmode) {

@@ -132,7 +132,8 @@ enum Command {
 fn main() {
     if !launch::under_mpi() {
         let cli = Cli::parse();
-        match launch::launch(&cli.mpirun, cli.xclbins.len(), cli.progress) {
+        let simulated = cli.backend != "xrt";
+        match launch::launch(&cli.mpirun, cli.xclbins.len(), cli.progress, simulated) {
             Ok(code) => std::process::exit(code),
             Err(e) => {
                 eprintln!("aurora-host: error: {e:#}");
