@@ -41,9 +41,9 @@ mkdir -p "$jobs"
 fail=0
 # Open MPI prints its map of ranks to nodes (Open MPI 4.1, rmaps_base_display_map)
 export OMPI_MCA_rmaps_base_display_map=1
-export OMPI_MCA_btl_vader_single_copy_mechanism=none
 
-# Open MPI 4.1's own report of a TCP connection between two ranks it could not set up
+# Open MPI 4.1's own report of a TCP connection between two ranks it could not set up (on
+# a machine far busier than its cores the namespaced nodes' connects time out; docs/limits.md)
 OMPI_CONNECT_FAILED='failed to TCP connect to a peer MPI process|help-mpi-btl-tcp.txt / client connect fail'
 
 # bench MODE SIZE ITERATIONS: the job as written, then ring_check.py on what it wrote. A job
