@@ -32,13 +32,7 @@ if [ "$nodes" -ne 4 ]; then
 fi
 
 slurm_isolate "$0" "$@"
-start=$(date +%s.%N)
-mounts_before=$(cat /proc/self/mountinfo)
-slurm_up_nodes 4 3
-up=$(date +%s.%N)
-jobs=$SLURM_DIR/jobs
-mkdir -p "$jobs"
-fail=0
+test_cluster_up 4 3
 # Open MPI prints its map of ranks to nodes (Open MPI 4.1, rmaps_base_display_map)
 export OMPI_MCA_rmaps_base_display_map=1
 

@@ -35,15 +35,9 @@ if [ "$ranks" -ne 2 ]; then
 fi
 
 slurm_isolate "$0" "$@"
-start=$(date +%s.%N)
-mounts_before=$(cat /proc/self/mountinfo)
-slurm_up_nodes 4 3
-up=$(date +%s.%N)
+test_cluster_up 4 3
 # Open MPI as it comes: no interface settings (a node has only lo and eth0, and Open MPI
 # leaves loopback out when there is another interface); docs/guide.md says when they matter
-jobs=$SLURM_DIR/jobs
-mkdir -p "$jobs"
-fail=0
 
 # 1. four hosts
 if submit "srun hostname" "$jobs/hostname.out" -N 4 --ntasks-per-node=1 --wrap 'srun hostname'; then

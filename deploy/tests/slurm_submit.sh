@@ -6,6 +6,7 @@
 #   submit LABEL LOG SBATCH-ARGS...   # 0 when the job ended COMPLETED; prints its log
 #   submit_async LOG SBATCH-ARGS...   # prints the job id
 #   job_end ID                        # waits (bounded) for the job to end, prints its state
+#   test_cluster_up N CPUS            # slurm_up_nodes, and the variables the tests use
 #   slurm_down_checked MOUNTS_BEFORE  # slurm_down, then nothing of the cluster may be left
 
 # job_end ID: waits (bounded: 2 min) for the job to end and prints its state.
@@ -65,4 +66,18 @@ slurm_down_checked() {
         return 1
     fi
     echo "ok   teardown: no process, link, mount or directory of the cluster left"
+}
+
+# test_cluster_up N CPUS: after slurm_isolate, brings up N nodes of CPUS each and sets
+# `start` and `up` (times), `mounts_before` (for slurm_down_checked), `jobs` (a directory
+# for the jobs' files) and `fail=0`.
+# shellcheck disable=SC2034 # the variables are the calling test's
+test_cluster_up() {
+    start=$(date +%s.%N)
+    mounts_before=$(cat /proc/self/mountinfo)
+    slurm_up_nodes "$1" "$2"
+    up=$(date +%s.%N)
+    jobs=$SLURM_DIR/jobs
+    mkdir -p "$jobs"
+    fail=0
 }
