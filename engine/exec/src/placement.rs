@@ -104,7 +104,7 @@ mod tests {
             "target".to_string(),
             "/opt/tools".to_string(),
         ];
-        named_passthrough(&argv, &[], &pass, "/work/p").map(str::to_string)
+        named_passthrough(&argv, &[], &pass, "/srv/checkout").map(str::to_string)
     }
 
     #[test]
@@ -118,7 +118,7 @@ mod tests {
             Some(".venv")
         );
         assert_eq!(
-            names(&["tool", "--python=/work/p/.venv/x/bin/python"]).as_deref(),
+            names(&["tool", "--python=/srv/checkout/.venv/x/bin/python"]).as_deref(),
             Some(".venv")
         );
         assert_eq!(
@@ -136,6 +136,6 @@ mod tests {
         );
         assert_eq!(names(&["/usr/bin/python3", "retarget/x"]), None);
         // another checkout's venv, and a package of the project that happens to be named so
-        assert_eq!(names(&["/work/q/.venv/bin/python", "hw/target/x.sv"]), None);
+        assert_eq!(names(&["/srv/other/.venv/bin/python", "hw/target/x.sv"]), None);
     }
 }
