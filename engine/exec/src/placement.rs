@@ -136,6 +136,9 @@ mod tests {
         );
         assert_eq!(names(&["/usr/bin/python3", "retarget/x"]), None);
         // another checkout's venv, and a package of the project that happens to be named so
-        assert_eq!(names(&["/srv/other/.venv/bin/python", "hw/target/x.sv"]), None);
+        assert_eq!(
+            names(&["/srv/other/.venv/bin/python", "hw/target/x.sv"]),
+            None
+        );
     }
 }
