@@ -36,14 +36,30 @@ fn capabilities(address: &str) -> bool {
     let uri = address.replacen("grpc://", "http://", 1);
     let rt = tokio::runtime::Runtime::new().unwrap();
     rt.block_on(async {
-        let mut client = CapabilitiesClient::connect(uri).await.unwrap();
-        let caps = client
-            .get_capabilities(GetCapabilitiesRequest {
-                instance_name: String::new(),
-            })
-            .await
-            .unwrap()
-            .into_inner();
+        // The port accepts connections a moment before every service answers (a fresh
+        // server may close the first connection): retry a transient failure for a while.
+        let mut tries = 0;
+        let caps = loop {
+            let answer = match CapabilitiesClient::connect(uri.clone()).await {
+                Ok(mut client) => client
+                    .get_capabilities(GetCapabilitiesRequest {
+                        instance_name: String::new(),
+                    })
+                    .await
+                    .map(|r| r.into_inner())
+                    .map_err(|s| format!("{s:?}")),
+                Err(e) => Err(format!("{e:?}")),
+            };
+            match answer {
+                Ok(caps) => break caps,
+                Err(e) if tries < 40 => {
+                    tries += 1;
+                    eprintln!("GetCapabilities not answered yet: {e}");
+                    std::thread::sleep(std::time::Duration::from_millis(250));
+                }
+                Err(e) => panic!("GetCapabilities: {e}"),
+            }
+        };
         let exec = caps.execution_capabilities.expect("execution capabilities");
         assert_eq!(exec.digest_function, digest_function::Value::Sha256 as i32);
         assert!(caps.cache_capabilities.is_some(), "no cache capabilities");
