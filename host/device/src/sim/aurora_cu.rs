@@ -132,10 +132,9 @@ impl AuroraCu {
                 self.port
             )
         })?;
-        // counted at the handshake, before the word can reach the peer: a TX_COUNT read
-        // once the receiver has the word includes it
+        tx.send(beat)?;
         self.tx_count.fetch_add(1, Ordering::Relaxed);
-        tx.send(beat)
+        Ok(())
     }
 
     /// Ends a message on a batching transport.
