@@ -11,6 +11,8 @@ mod infer_report;
 mod launch;
 mod link_config;
 mod progress;
+mod ring;
+mod ring_report;
 mod setup;
 mod status;
 mod transport;
@@ -102,6 +104,9 @@ enum Command {
         throttle_us: u64,
         #[arg(long, default_value = "results.csv")]
         csv: PathBuf,
+        /// On a ring: every hop's counters and modelled times per message size (JSON)
+        #[arg(long, default_value = "hops.json")]
+        hops: PathBuf,
     },
     /// N images through the FINN pipeline, compared with the unpartitioned model
     Infer {
@@ -127,7 +132,8 @@ enum Command {
 fn main() {
     if !launch::under_mpi() {
         let cli = Cli::parse();
-        match launch::launch(&cli.mpirun, cli.xclbins.len(), cli.progress) {
+        let simulated = cli.backend != "xrt";
+        match launch::launch(&cli.mpirun, cli.xclbins.len(), cli.progress, simulated) {
             Ok(code) => std::process::exit(code),
             Err(e) => {
                 eprintln!("aurora-host: error: {e:#}");
@@ -279,8 +285,9 @@ fn command(
             repetitions,
             throttle_us,
             csv,
+            hops,
         } => {
-            let rows = bench::run(
+            let outcome = bench::run(
                 world,
                 rank,
                 &bench::BenchArgs {
@@ -294,7 +301,7 @@ fn command(
                 },
                 timeout,
             )?;
-            let all = gather::to_root(world, rows.join("\n"));
+            let all = gather::to_root(world, outcome.rows.join("\n"));
             if rank.rank == 0 {
                 let mut text = bench::CSV_COLUMNS.join(",") + "\n";
                 for r in all.iter().filter(|r| !r.is_empty()) {
@@ -307,6 +314,14 @@ fn command(
                     text.lines().count() - 1,
                     csv.display()
                 );
+                if !outcome.samples.is_empty() {
+                    print!("{}", ring_report::text(&outcome.samples));
+                    write_atomic(hops, &serde_json::to_string_pretty(&outcome.samples)?)?;
+                    println!("every hop's counters written to {}", hops.display());
+                }
+                if let Some(why) = outcome.failure {
+                    return Ok(Some(format!("bench on the ring: {why}")));
+                }
             }
         }
         Command::Infer {

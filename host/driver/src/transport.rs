@@ -21,6 +21,11 @@ use mpi::topology::{Communicator, SimpleCommunicator};
 
 /// Words per MPI message.
 const CHUNK_WORDS: usize = 64;
+/// Flag byte of a chunk: the message ends with it (the link may drain).
+const END_OF_MESSAGE: u8 = 1;
+/// Flag byte of a chunk: its last word carries TLAST (a pass-through card ends its packet
+/// there, as on a card where the link kernel hands TLAST on).
+const TLAST: u8 = 2;
 /// Tag of the words for QSFP port `p` of the receiving device; an empty message closes.
 pub fn tag(port: u32) -> i32 {
     100 + port as i32
@@ -58,7 +63,7 @@ impl MpiSender {
         }
     }
 
-    /// `bytes` = flag byte (1: end of message) + words; empty = close.
+    /// `bytes` = flag byte (END_OF_MESSAGE, TLAST) + words; empty = close.
     fn ship(&self, bytes: &[u8]) -> Result<()> {
         let world = SimpleCommunicator::world();
         let peer = world.process_at_rank(self.peer_rank);
@@ -97,7 +102,13 @@ impl LinkSender for MpiSender {
             p.push(0);
         }
         p.extend_from_slice(&data);
-        if p.len() > CHUNK_WORDS * self.width {
+        if beat.last {
+            // TLAST is the chunk's last word: shipped now, it keeps its place
+            p[0] = TLAST | END_OF_MESSAGE;
+            let chunk = std::mem::take(&mut *p);
+            drop(p);
+            self.ship(&chunk)?;
+        } else if p.len() > CHUNK_WORDS * self.width {
             let chunk = std::mem::take(&mut *p);
             drop(p);
             self.ship(&chunk)?;
@@ -110,7 +121,7 @@ impl LinkSender for MpiSender {
         if chunk.is_empty() {
             chunk.push(0);
         }
-        chunk[0] = 1;
+        chunk[0] |= END_OF_MESSAGE;
         self.ship(&chunk)
     }
 
@@ -214,12 +225,15 @@ pub fn receive_loop(
                     link.close_sender();
                     return;
                 }
-                for word in bytes[1..].chunks(width) {
-                    if let Err(e) = link.send(Beat::new(word.to_vec())) {
+                let words = (bytes.len() - 1) / width.max(1);
+                for (i, word) in bytes[1..].chunks(width).enumerate() {
+                    let mut beat = Beat::new(word.to_vec());
+                    beat.last = bytes[0] & TLAST != 0 && i + 1 == words;
+                    if let Err(e) = link.send(beat) {
                         fatal(&format!("{e:#} (words from rank {peer_rank})"));
                     }
                 }
-                if bytes[0] == 1 {
+                if bytes[0] & END_OF_MESSAGE != 0 {
                     link.flush_sender();
                 }
                 last = Instant::now();

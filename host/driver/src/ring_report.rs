@@ -1,0 +1,71 @@
+//! What `bench` prints on a ring: per message size the path, whether the payload came back
+//! bit-exact, whether both ends of every cable agree, and per hop its counters.
+
+use std::fmt::Write;
+
+use fpga_device::sim::link::LINK_CLOCK_MHZ;
+
+use crate::bench::Sample;
+
+pub fn text(samples: &[Sample]) -> String {
+    let mut out = String::new();
+    for s in samples {
+        for l in &s.lanes {
+            let _ = writeln!(
+                out,
+                "ring {} {} B x {}: {} -> {} over {} hops: {}, ring latency {:.3} us, {:.2} Gbit/s",
+                s.mode,
+                s.message_size,
+                s.iterations,
+                l.origin,
+                l.receiver,
+                l.hops,
+                if l.byte_errors == 0 {
+                    "payload bit-exact".to_string()
+                } else {
+                    format!("{} byte(s) differ", l.byte_errors)
+                },
+                l.latency_s * 1e6,
+                l.throughput_gbit_s
+            );
+        }
+        let _ = writeln!(
+            out,
+            "ring {} {} B: {}",
+            s.mode,
+            s.message_size,
+            if s.inconsistent.is_empty() {
+                format!(
+                    "{} cable ends: TX_COUNT of each sender = RX_COUNT of its receiver, no overflow",
+                    s.hops.len()
+                )
+            } else {
+                s.inconsistent.join("; ")
+            }
+        );
+        for h in &s.hops {
+            let _ = writeln!(
+                out,
+                "  hop {} -> {}:{} (rank {} on {}): TX {} RX {} XOFF {} XON {} overflow {} latency {:.1} ns",
+                h.from,
+                h.device,
+                h.port,
+                h.rank,
+                h.host,
+                h.tx_count,
+                h.rx_count,
+                h.xoff,
+                h.xon,
+                h.rx_overflow,
+                per_message_ns(s, h.first_cycles)
+            );
+        }
+    }
+    out
+}
+
+/// A hop's modelled first-word latency per run, ns.
+fn per_message_ns(s: &Sample, first_cycles: u64) -> f64 {
+    let runs = if s.mode == "latency" { s.iterations } else { 1 };
+    first_cycles as f64 / runs.max(1) as f64 / LINK_CLOCK_MHZ * 1e3
+}
