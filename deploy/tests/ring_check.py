@@ -6,11 +6,15 @@
   wrote into the hops file put rank r on the allocation's node number `node` of device r in
   topology.json (the job script's -N / --ntasks-per-node), so many ranks per node as the
   description has cards per node;
+- CPU: the launcher's line of every rank's CPU time (printed when all ranks finished);
 - payload: the benchmarking card's CSV rows have no byte error and received S * N / 64 words
   (64 B stream words), after as many hops as the ring has cards;
 - counters: every cable of topology.json, in both directions, has a hop entry whose
   receiving end counted S * N / 64 words and whose sending end transmitted as many, and no
-  end lost a word (FIFO_RX_OVERFLOW_COUNT 0).
+  end lost a word (FIFO_RX_OVERFLOW_COUNT 0);
+- page (--page, the ring.html the job wrote): one card per device of topology.json, each on
+  its device's node, one drawn cable direction and one table row per cable direction, and
+  the ring's shape (cards, nodes) as the topology has it.
 Prints one `ok` or `FAIL` line per check; exit 1 on any failure.
 """
 
@@ -28,6 +32,7 @@ def main() -> int:
     ap = argparse.ArgumentParser()
     for a in ("--topology", "--nodes", "--log", "--csv", "--hops", "--label"):
         ap.add_argument(a, required=True)
+    ap.add_argument("--page")
     ap.add_argument("--size", type=int, required=True)
     ap.add_argument("--iterations", type=int, required=True)
     a = ap.parse_args()
@@ -55,6 +60,11 @@ def main() -> int:
     check(
         set(per_node.values()) == {topo["cards_per_node"]} and len(per_node) == topo["nodes"],
         f"{topo['cards_per_node']} ranks on each of the {topo['nodes']} nodes {dict(per_node)}",
+    )
+    cpu = re.search(r"aurora-host: (\d+) ranks used ([\d.]+) s of CPU \(([\d.]+) s per rank", open(a.log, errors="replace").read())
+    check(
+        cpu is not None and int(cpu[1]) == len(devices),
+        f"every rank reported its CPU time: {cpu[2] + ' s in all, ' + cpu[3] + ' s per rank' if cpu else 'no CPU line'}",
     )
     samples = json.load(open(a.hops))
     hosts = {h["rank"]: h["host"] for s in samples for h in s["hops"]}
@@ -93,6 +103,24 @@ def main() -> int:
         check(
             not bad and len(s["hops"]) == 2 * len(topo["links"]),
             f"{s['message_size']} B: {2 * len(topo['links'])} cable directions, TX = RX = {words} words, no overflow {bad[:3] if bad else ''}".rstrip(),
+        )
+
+    if a.page:
+        page = open(a.page, errors="replace").read()
+        cards = dict(re.findall(r'class="ring-card" data-device="([^"]+)" data-node="([^"]+)"', page))
+        want_cards = {d["name"]: want[r] for r, d in devices.items()}
+        check(cards == want_cards, f"the page draws the {len(want_cards)} cards, each on its node")
+        directions = 2 * len(topo["links"])
+        drawn = len(re.findall(r'class="ring-hop"', page))
+        rows = len(re.findall(r'<tr class="hop"', page))
+        check(
+            drawn == directions and rows == directions * len(samples),
+            f"the page draws {drawn} cable directions (want {directions}), {rows} hop rows",
+        )
+        shape = re.search(r'data-cards="(\d+)" data-nodes="(\d+)"', page)
+        check(
+            shape is not None and (int(shape[1]), int(shape[2])) == (len(devices), topo["nodes"]),
+            f"the page names the ring's shape: {shape[0] if shape else 'none'}",
         )
     return 1 if fails else 0
 

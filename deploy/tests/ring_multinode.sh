@@ -47,7 +47,7 @@ bench() {
     local mode=$1 size=$2 iterations=$3 out=$jobs/$1 attempt
     for attempt in 1 2 3; do
         if submit "$name bench $mode" "$out.out" "$job" bench "$mode" --min-bytes "$size" \
-            --max-bytes "$size" --iterations "$iterations" --csv "$out.csv" --hops "$out.hops.json"; then
+            --max-bytes "$size" --iterations "$iterations" --csv "$out.csv" --hops "$out.hops.json" --ring-report "$out.ring.html"; then
             break
         fi
         if [ $attempt -eq 3 ] || ! grep -Eq "$OMPI_CONNECT_FAILED" "$out.out"; then
@@ -61,7 +61,7 @@ bench() {
     allocated=$(scontrol show hostnames "$nodelist" 2>/dev/null | xargs)
     python3 "$here/ring_check.py" --label "$name bench $mode" --topology "$topology" \
         --nodes "$allocated" --log "$out.out" --csv "$out.csv" --hops "$out.hops.json" \
-        --size "$size" --iterations "$iterations"
+        --page "$out.ring.html" --size "$size" --iterations "$iterations"
 }
 bench throughput 16384 4 || fail=1
 bench latency 256 4 || fail=1

@@ -54,7 +54,7 @@ for mode in throughput latency; do
     out=$jobs/$mode
     t0=$(date +%s.%N)
     id=$(submit_async "$out.out" -t 30 "$RING48_JOB" --timeout-s 120 bench "$mode" --min-bytes "$s" \
-        --max-bytes "$s" --iterations "$iterations" --csv "$out.csv" --hops "$out.hops.json")
+        --max-bytes "$s" --iterations "$iterations" --csv "$out.csv" --hops "$out.hops.json" --ring-report "$out.ring.html")
     cpu=$(cpu_of_ranks "$id")
     state=$(job_end "$id")
     t1=$(date +%s.%N)
@@ -67,7 +67,7 @@ for mode in throughput latency; do
         rc=0
         python3 deploy/tests/ring_check.py --label "aurora_ring_48 bench $mode" --topology "$RING48_TOPOLOGY" \
             --nodes "$(scontrol show hostnames "$nodelist" | xargs)" --log "$out.out" --csv "$out.csv" \
-            --hops "$out.hops.json" --size "$s" --iterations "$iterations" >"$out.check" || rc=1
+            --hops "$out.hops.json" --page "$out.ring.html" --size "$s" --iterations "$iterations" >"$out.check" || rc=1
         grep -c '^ok' "$out.check" | sed 's/$/ checks ok/'
         grep -v '^ok' "$out.check" || true
         fail=$((fail | rc))

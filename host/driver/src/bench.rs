@@ -15,12 +15,11 @@ use anyhow::{bail, Context, Result};
 use aurora::AuroraFlow;
 use fpga_device::sim::link::LINK_CLOCK_MHZ;
 use fpga_device::{BufferId, CuRegisters, Device, KernelArg, RunId};
-use mpi::collective::CommunicatorCollectives;
 use mpi::topology::{Communicator, SimpleCommunicator};
 use xclbin::DeviceDescription;
 
 use crate::link_config::{bank, kernel_args, stream_peer};
-use crate::ring::{self, Hop};
+use crate::ring::{self, Hop, RingLane, Sample};
 use crate::setup::Rank;
 
 /// AuroraFlow's CSV columns (eval/eval.jl of pc2/Aurora-HLS), then ours.
@@ -139,29 +138,6 @@ struct Lane {
 }
 
 /// One message size (and repetition) on a ring, every hop of it.
-#[derive(serde::Serialize)]
-pub struct Sample {
-    pub mode: String,
-    pub message_size: u64,
-    pub repetition: u32,
-    pub iterations: u64,
-    /// Per receiving port of a benchmarking card: the path, its words and the ring's figures.
-    pub lanes: Vec<RingLane>,
-    pub hops: Vec<Hop>,
-    /// Cables whose ends disagree or that lost words (empty: consistent).
-    pub inconsistent: Vec<String>,
-}
-
-#[derive(serde::Serialize)]
-pub struct RingLane {
-    pub receiver: String,
-    pub origin: String,
-    pub hops: usize,
-    pub byte_errors: u64,
-    pub latency_s: f64,
-    pub throughput_gbit_s: f64,
-}
-
 pub struct Outcome {
     pub rows: Vec<String>,
     /// On a ring: every size's hops (on every rank).
@@ -355,7 +331,7 @@ pub fn run(
     };
     let per_message = args.mode == Mode::Latency;
     // every rank's links and kernels take part: from here on messages go round
-    world.barrier();
+    crate::idle::barrier(world);
     if rank.rank == 0 {
         println!(
             "bench {}: {} rank(s) ready, {} cable end(s){}",
@@ -397,7 +373,7 @@ pub fn run(
             }
             // per cabled port: modelled (first-word latency, stream) cycles of what arrived
             let mut hop_time: std::collections::BTreeMap<u32, (u64, u64)> = Default::default();
-            world.barrier();
+            crate::idle::barrier(world);
             // Latency: one acknowledged message per run; throughput: all in one run.
             let (runs, per_run) = if per_message {
                 (iterations, 1)
@@ -428,7 +404,7 @@ pub fn run(
                         }
                     }
                 }
-                world.barrier();
+                crate::idle::barrier(world);
                 let mut recvs = Vec::new();
                 for l in &lanes {
                     let a = kernel_args(
@@ -446,7 +422,7 @@ pub fn run(
                     recvs.push(device.start(&l.recv, &a)?);
                 }
                 // Every receiver of every rank runs before any sender starts.
-                world.barrier();
+                crate::idle::barrier(world);
                 let t0 = Instant::now();
                 let mut sends = Vec::new();
                 for l in &lanes {
@@ -481,7 +457,7 @@ pub fn run(
                 device.check_free_running()?;
                 // The pattern of the next message is written once every rank compared (and
                 // the message has passed every hop).
-                world.barrier();
+                crate::idle::barrier(world);
                 for (port, _) in &cabled {
                     let Some(t) = rank.aurora.get(port).and_then(|c| c.rx_link()) else {
                         continue;
@@ -621,6 +597,7 @@ pub fn run(
                     message_size: size,
                     repetition: rep,
                     iterations,
+                    link_clock_mhz: LINK_CLOCK_MHZ,
                     lanes: ring_lanes,
                     inconsistent: ring::inconsistencies(&hops),
                     hops,

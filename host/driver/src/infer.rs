@@ -361,7 +361,7 @@ pub fn run(
         }
         af.reset_counters()?;
     }
-    world.barrier();
+    crate::idle::barrier(world);
     let t0 = Instant::now();
     let period = Duration::from_millis(args.sample_ms.max(1));
     let mut samples: Vec<(f64, Vec<aurora::Counters>)> = Vec::new();

@@ -65,13 +65,21 @@ pub fn launch(mpirun: &str, ranks: usize, progress: bool, simulated: bool) -> Re
         .spawn()
         .with_context(|| format!("starting {mpirun} (Open MPI, Debian openmpi-bin)"))?;
     let mut done = BTreeSet::new();
+    let mut cpu: Vec<f64> = Vec::new();
     let mut errors = Vec::new();
     let mut died = Vec::new();
     let stderr = child.stderr.take().unwrap();
     for line in BufReader::new(stderr).lines() {
         let line = line?;
         if let Some(r) = line.strip_prefix(DONE) {
-            done.insert(r.trim().to_string());
+            // "3 cpu 1.234": the rank, then the CPU seconds its process used
+            let mut words = r.split_whitespace();
+            if let Some(rank) = words.next() {
+                done.insert(rank.to_string());
+            }
+            if let (Some("cpu"), Some(s)) = (words.next(), words.next()) {
+                cpu.push(s.parse::<f64>().unwrap_or(0.0));
+            }
             continue;
         }
         if display.take(&line) {
@@ -96,6 +104,16 @@ pub fn launch(mpirun: &str, ranks: usize, progress: bool, simulated: bool) -> Re
     // improperly" with a failed status, though every rank finished the command; a rank
     // that died before its done line is missing, one killed is in `died`.
     if errors.is_empty() && missing.is_empty() && died.is_empty() {
+        if simulated && !cpu.is_empty() {
+            // what a simulated ring costs to size a larger one (docs/benchmarks.md)
+            let total: f64 = cpu.iter().sum();
+            let most = cpu.iter().cloned().fold(0.0, f64::max);
+            eprintln!(
+                "aurora-host: {} ranks used {total:.1} s of CPU ({:.2} s per rank, at most {most:.2})",
+                cpu.len(),
+                total / cpu.len() as f64
+            );
+        }
         if !status.success() {
             eprintln!("aurora-host: every rank finished; mpirun ended with {status} (see its message above)");
         }
@@ -132,6 +150,16 @@ pub fn died_rank(line: &str) -> Option<String> {
 extern "C" {
     #[link_name = "geteuid"]
     fn libc_geteuid() -> u32;
+}
+
+/// User + system CPU seconds of this process, every thread (getrusage RUSAGE_SELF).
+pub fn cpu_seconds() -> f64 {
+    let mut u: libc::rusage = unsafe { std::mem::zeroed() };
+    if unsafe { libc::getrusage(libc::RUSAGE_SELF, &mut u) } != 0 {
+        return 0.0;
+    }
+    let secs = |t: libc::timeval| t.tv_sec as f64 + t.tv_usec as f64 * 1e-6;
+    secs(u.ru_utime) + secs(u.ru_stime)
 }
 
 #[cfg(test)]

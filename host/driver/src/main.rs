@@ -6,6 +6,7 @@
 mod bench;
 mod finn_cu;
 mod gather;
+mod idle;
 mod infer;
 mod infer_report;
 mod launch;
@@ -107,6 +108,10 @@ enum Command {
         /// On a ring: every hop's counters and modelled times per message size (JSON)
         #[arg(long, default_value = "hops.json")]
         hops: PathBuf,
+        /// On a ring: its HTML page (the cards on their nodes, every cable's traffic, the
+        /// ring's figures beside the paper's)
+        #[arg(long, default_value = "ring.html")]
+        ring_report: PathBuf,
     },
     /// N images through the FINN pipeline, compared with the unpartitioned model
     Infer {
@@ -154,7 +159,12 @@ fn main() {
         }
         transport::fatal(&format!("{e:#}"));
     }
-    launch::stderr_line(&format!("{}{}", launch::DONE, world.rank()));
+    launch::stderr_line(&format!(
+        "{}{} cpu {:.3}",
+        launch::DONE,
+        world.rank(),
+        launch::cpu_seconds()
+    ));
 }
 
 fn write_atomic(path: &PathBuf, text: &str) -> Result<()> {
@@ -286,6 +296,7 @@ fn command(
             throttle_us,
             csv,
             hops,
+            ring_report,
         } => {
             let outcome = bench::run(
                 world,
@@ -318,6 +329,12 @@ fn command(
                     print!("{}", ring_report::text(&outcome.samples));
                     write_atomic(hops, &serde_json::to_string_pretty(&outcome.samples)?)?;
                     println!("every hop's counters written to {}", hops.display());
+                    let deployment = &rank.device.description()?.deployment;
+                    write_atomic(
+                        ring_report,
+                        &run_report::ring_page::render(deployment, &outcome.samples),
+                    )?;
+                    println!("the ring's page: {}", ring_report.display());
                 }
                 if let Some(why) = outcome.failure {
                     return Ok(Some(format!("bench on the ring: {why}")));

@@ -11,6 +11,7 @@ use serde::{Deserialize, Serialize};
 use xclbin::DeviceDescription;
 
 use crate::link_config::stream_peer;
+pub use run_report::ring::{Hop, RingLane, Sample};
 
 /// The kernel that passes one port's stream on to the other on a ring card.
 pub const FORWARD_KERNEL: &str = "forward";
@@ -93,28 +94,6 @@ pub fn path<'a>(ends: &'a [End], device: &str, port: u32) -> Result<(Vec<&'a End
         hop = prev;
         hops.push(hop);
     }
-}
-
-/// One hop after a message size: the receiving end's counters and modelled times, and what
-/// the sending end counted.
-#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
-pub struct Hop {
-    pub device: String,
-    pub rank: i32,
-    pub host: String,
-    pub port: u32,
-    pub from: String,
-    /// Words this port's transmitter sent (TX_COUNT), for the next hop's check.
-    pub tx_count: u32,
-    pub rx_count: u32,
-    pub xoff: u32,
-    pub xon: u32,
-    pub nfc_latency: u32,
-    pub rx_overflow: u32,
-    /// Modelled link cycles from the first word sent to its arrival, summed over the runs.
-    pub first_cycles: u64,
-    /// Modelled link cycles from the first word's arrival to the last's, summed over the runs.
-    pub span_cycles: u64,
 }
 
 /// The cables whose two ends disagree (TX_COUNT of the sender, RX_COUNT of the receiver) or

@@ -3,9 +3,7 @@
 
 use std::fmt::Write;
 
-use fpga_device::sim::link::LINK_CLOCK_MHZ;
-
-use crate::bench::Sample;
+use crate::ring::Sample;
 
 pub fn text(samples: &[Sample]) -> String {
     let mut out = String::new();
@@ -57,15 +55,9 @@ pub fn text(samples: &[Sample]) -> String {
                 h.xoff,
                 h.xon,
                 h.rx_overflow,
-                per_message_ns(s, h.first_cycles)
+                s.hop_latency_ns(h)
             );
         }
     }
     out
-}
-
-/// A hop's modelled first-word latency per run, ns.
-fn per_message_ns(s: &Sample, first_cycles: u64) -> f64 {
-    let runs = if s.mode == "latency" { s.iterations } else { 1 };
-    first_cycles as f64 / runs.max(1) as f64 / LINK_CLOCK_MHZ * 1e3
 }

@@ -12,6 +12,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
+use crate::idle::Backoff;
 use anyhow::{bail, Result};
 use fpga_device::sim::aurora_cu::LinkSender;
 use fpga_device::sim::link::AuroraLink;
@@ -71,6 +72,7 @@ impl MpiSender {
         let done = mpi::request::scope(|scope| {
             let mut req =
                 peer.immediate_synchronous_send_with_tag(scope, bytes, tag(self.peer_port));
+            let mut backoff = Backoff::default();
             loop {
                 match req.test() {
                     Ok(_) => return true,
@@ -83,7 +85,7 @@ impl MpiSender {
                         self.name, self.peer_rank, self.timeout
                     ));
                 }
-                std::thread::sleep(Duration::from_micros(50));
+                backoff.pause();
             }
         });
         if !done {
@@ -217,9 +219,11 @@ pub fn receive_loop(
     let world = SimpleCommunicator::world();
     let peer = world.process_at_rank(peer_rank);
     let mut last = Instant::now();
+    let mut backoff = Backoff::default();
     loop {
         match peer.immediate_matched_probe_with_tag(tag(port)) {
             Some(probed) => {
+                backoff.reset();
                 let (bytes, _) = probed.matched_receive_vec::<u8>();
                 if bytes.is_empty() {
                     link.close_sender();
@@ -246,7 +250,7 @@ pub fn receive_loop(
                     link.fail(&why);
                     fatal(&format!("link {}: {why}", link.name));
                 }
-                std::thread::sleep(Duration::from_micros(50));
+                backoff.pause();
             }
         }
     }
