@@ -499,6 +499,7 @@ pub fn run(
                     xon: k.nfc_empty_trigger,
                     nfc_latency: k.nfc_latency,
                     rx_overflow: k.fifo_rx_overflow,
+                    frames: k.frames_received,
                     first_cycles,
                     span_cycles,
                 });

@@ -5,21 +5,12 @@
 //! names the rank and its node, instead of every survivor waiting for its link timeout.
 
 use std::collections::BTreeSet;
-use std::io::{BufRead, BufReader, Write};
+use std::io::{BufRead, BufReader};
 use std::process::{Command, Stdio};
 
 use anyhow::{Context, Result};
 
-pub const DONE: &str = "aurora-host: done rank ";
-pub const ERROR: &str = "aurora-host: rank ";
-
-/// Writes one whole line to stderr in a single write: mpirun merges the ranks' output, and
-/// a line written in pieces can interleave with another rank's.
-pub fn stderr_line(line: &str) {
-    let mut bytes = line.as_bytes().to_vec();
-    bytes.push(b'\n');
-    let _ = std::io::stderr().lock().write_all(&bytes);
-}
+use crate::rank_lines::{DONE, ERROR};
 
 /// True when this process is an MPI rank (Open MPI or a PMIx launcher set these).
 pub fn under_mpi() -> bool {
@@ -150,16 +141,6 @@ pub fn died_rank(line: &str) -> Option<String> {
 extern "C" {
     #[link_name = "geteuid"]
     fn libc_geteuid() -> u32;
-}
-
-/// User + system CPU seconds of this process, every thread (getrusage RUSAGE_SELF).
-pub fn cpu_seconds() -> f64 {
-    let mut u: libc::rusage = unsafe { std::mem::zeroed() };
-    if unsafe { libc::getrusage(libc::RUSAGE_SELF, &mut u) } != 0 {
-        return 0.0;
-    }
-    let secs = |t: libc::timeval| t.tv_sec as f64 + t.tv_usec as f64 * 1e-6;
-    secs(u.ru_utime) + secs(u.ru_stime)
 }
 
 #[cfg(test)]

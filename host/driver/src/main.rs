@@ -12,6 +12,7 @@ mod infer_report;
 mod launch;
 mod link_config;
 mod progress;
+mod rank_lines;
 mod ring;
 mod ring_report;
 mod setup;
@@ -159,12 +160,7 @@ fn main() {
         }
         transport::fatal(&format!("{e:#}"));
     }
-    launch::stderr_line(&format!(
-        "{}{} cpu {:.3}",
-        launch::DONE,
-        world.rank(),
-        launch::cpu_seconds()
-    ));
+    rank_lines::done(world.rank());
 }
 
 fn write_atomic(path: &PathBuf, text: &str) -> Result<()> {

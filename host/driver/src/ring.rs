@@ -204,6 +204,7 @@ mod tests {
             xon: 0,
             nfc_latency: 0,
             rx_overflow: 0,
+            frames: 0,
             first_cycles: 65,
             span_cycles: 100,
         }

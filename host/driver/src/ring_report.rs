@@ -44,7 +44,7 @@ pub fn text(samples: &[Sample]) -> String {
         for h in &s.hops {
             let _ = writeln!(
                 out,
-                "  hop {} -> {}:{} (rank {} on {}): TX {} RX {} XOFF {} XON {} overflow {} latency {:.1} ns",
+                "  hop {} -> {}:{} (rank {} on {}): TX {} RX {} frames {} XOFF {} XON {} overflow {} latency {:.1} ns",
                 h.from,
                 h.device,
                 h.port,
@@ -52,6 +52,7 @@ pub fn text(samples: &[Sample]) -> String {
                 h.host,
                 h.tx_count,
                 h.rx_count,
+                h.frames,
                 h.xoff,
                 h.xon,
                 h.rx_overflow,

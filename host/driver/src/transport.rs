@@ -143,7 +143,7 @@ impl LinkSender for MpiSender {
 /// `done` line.
 pub fn fatal(msg: &str) -> ! {
     let world = SimpleCommunicator::world();
-    crate::launch::stderr_line(&format!("aurora-host: rank {}: error: {msg}", world.rank()));
+    crate::rank_lines::stderr_line(&format!("aurora-host: rank {}: error: {msg}", world.rank()));
     // The first failing thread aborts; others (a link noticing the same dead peer) only
     // add their message and wait for the abort to end the process: concurrent MPI_Abort
     // calls, or MPI calls failing under an abort in progress, would crash instead.
@@ -177,7 +177,7 @@ impl std::error::Error for Agreed {}
 pub fn fail_after_finalize(universe: mpi::environment::Universe, msg: &str) -> ! {
     let rank = SimpleCommunicator::world().rank();
     drop(universe);
-    crate::launch::stderr_line(&format!("aurora-host: rank {rank}: error: {msg}"));
+    crate::rank_lines::stderr_line(&format!("aurora-host: rank {rank}: error: {msg}"));
     std::process::exit(2)
 }
 

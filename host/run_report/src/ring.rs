@@ -52,6 +52,9 @@ pub struct Hop {
     pub xon: u32,
     pub nfc_latency: u32,
     pub rx_overflow: u32,
+    /// FRAMES_RECEIVED: TLASTs this port received (framing mode; 0 in streaming mode).
+    #[serde(default)]
+    pub frames: u32,
     /// Modelled link cycles from the first word sent to its arrival, summed over the runs.
     pub first_cycles: u64,
     /// Modelled link cycles from the first word's arrival to the last's, summed over the runs.

@@ -197,7 +197,7 @@ fn figures_rows(s: &Sample) -> String {
 fn hop_table(s: &Sample) -> String {
     let mut t = String::from(
         "<table class=\"hops\"><tr><th>cable</th><th>receiving rank</th><th>node</th><th>TX (sender)</th>\
-         <th>RX</th><th>XOFF</th><th>XON</th><th>overflow</th><th>first word, ns</th></tr>\n",
+         <th>RX</th><th>frames</th><th>XOFF</th><th>XON</th><th>overflow</th><th>first word, ns</th></tr>\n",
     );
     for h in &s.hops {
         let tx = s
@@ -208,13 +208,14 @@ fn hop_table(s: &Sample) -> String {
         let _ = writeln!(
             t,
             "<tr class=\"hop\" data-to=\"{d}:{p}\"><td>{f} → {d}:{p}</td><td class=\"v\">{r}</td><td>{n}</td><td class=\"v\">{tx}</td>\
-             <td class=\"v\">{rx}</td><td class=\"v\">{xoff}</td><td class=\"v\">{xon}</td><td class=\"v\">{o}</td><td class=\"v\">{ns}</td></tr>",
+             <td class=\"v\">{rx}</td><td class=\"v\">{fr}</td><td class=\"v\">{xoff}</td><td class=\"v\">{xon}</td><td class=\"v\">{o}</td><td class=\"v\">{ns}</td></tr>",
             f = esc(&h.from),
             d = esc(&h.device),
             p = h.port,
             r = h.rank,
             n = esc(&h.host),
             rx = h.rx_count,
+            fr = h.frames,
             xoff = h.xoff,
             xon = h.xon,
             o = h.rx_overflow,

@@ -25,6 +25,7 @@ fn ring(n: usize, words: u32) -> Sample {
                 xon: 0,
                 nfc_latency: 0,
                 rx_overflow: 0,
+                frames: 0,
                 first_cycles: HOP_CYCLES,
                 span_cycles: words as u64 * 2,
             });
