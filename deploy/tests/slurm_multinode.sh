@@ -19,6 +19,8 @@ set -euo pipefail
 here=$(dirname "${BASH_SOURCE[0]}")
 # shellcheck source=deploy/tests/slurm_nodes.sh
 source "$here/slurm_nodes.sh"
+# shellcheck source=deploy/tests/slurm_submit.sh
+source "$here/slurm_submit.sh"
 : "${TOOL_SLURMCTLD:?TOOL_SLURMCTLD: the slurm toolchain must be given}"
 if [ $# -ne 7 ] || [ "$1" != --deployment ]; then
     echo "usage: $0 --deployment NAME TOPOLOGY REPORT JOB RUN BUNDLE (one two-card deployment)" >&2
@@ -33,44 +35,9 @@ if [ "$ranks" -ne 2 ]; then
 fi
 
 slurm_isolate "$0" "$@"
-start=$(date +%s.%N)
-mounts_before=$(cat /proc/self/mountinfo)
-slurm_up_nodes 4 3
-up=$(date +%s.%N)
+test_cluster_up 4 3
 # Open MPI as it comes: no interface settings (a node has only lo and eth0, and Open MPI
 # leaves loopback out when there is another interface); docs/guide.md says when they matter
-jobs=$SLURM_DIR/jobs
-mkdir -p "$jobs"
-fail=0
-
-# job_end ID: waits (bounded) for the job to end and prints its state.
-job_end() {
-    local state=""
-    for _ in $(seq 480); do
-        state=$(scontrol show job "$1" 2>/dev/null | sed -n 's/.*JobState=\([A-Z_]*\).*/\1/p')
-        case "$state" in COMPLETED | FAILED | CANCELLED* | TIMEOUT | NODE_FAIL | OUT_OF_MEMORY) break ;; esac
-        sleep 0.25
-    done
-    echo "$state"
-}
-
-# submit LABEL LOG SBATCH-ARGS...: sbatch, wait, show the output; 0 when COMPLETED.
-submit() {
-    local label=$1 log=$2 id state
-    shift 2
-    if ! id=$(timeout 30 sbatch --parsable -o "$log" -t 3 "$@"); then
-        echo "FAIL $label: sbatch refused: sbatch $*"
-        return 1
-    fi
-    id=${id%%;*}
-    state=$(job_end "$id")
-    echo "---- job $id ($label): $state"
-    cat "$log" 2>/dev/null || true
-    if [ "$state" != COMPLETED ]; then
-        echo "FAIL $label: job $id ended ${state:-in no known state} (sbatch $*)"
-        return 1
-    fi
-}
 
 # 1. four hosts
 if submit "srun hostname" "$jobs/hostname.out" -N 4 --ntasks-per-node=1 --wrap 'srun hostname'; then
@@ -172,26 +139,6 @@ if [ $fail -ne 0 ]; then
     echo "---- logs of the cluster ($SLURM_DIR/log)"
     tail -n 30 "$SLURM_DIR"/log/* || true
 fi
-if ! slurm_down; then
-    fail=1
-else
-    # independently of slurm_down's own list: no link but loopback left in this namespace,
-    # no process but this one in its PID namespace, the mounts as they were before
-    extra=$(ip -o link show | awk -F': ' '$2 != "lo" {print $2}' | xargs)
-    procs=""
-    for d in /proc/[0-9]*; do
-        [ "${d#/proc/}" != $$ ] || continue
-        _slurm_gone "${d#/proc/}" && continue
-        comm="?"
-        read -r comm <"$d/comm" 2>/dev/null || true
-        procs+=" ${d#/proc/}($comm)"
-    done
-    mounts=$(diff <(echo "$mounts_before") /proc/self/mountinfo | grep '^>' | xargs || true)
-    if [ -n "$extra" ] || [ -n "$procs" ] || [ -n "$mounts" ]; then
-        echo "FAIL teardown: left behind: links [$extra] processes [$procs] mounts [$mounts]"; fail=1
-    else
-        echo "ok   teardown: no process, link, mount or directory of the cluster left"
-    fi
-fi
+slurm_down_checked "$mounts_before" || fail=1
 python3 -c "import sys; a, b, c = map(float, sys.argv[1:]); print(f'cluster up in {b - a:.1f} s, jobs in {c - b:.1f} s')" "$start" "$up" "$jobs_done"
 exit $fail

@@ -15,11 +15,11 @@ use anyhow::{bail, Context, Result};
 use aurora::AuroraFlow;
 use fpga_device::sim::link::LINK_CLOCK_MHZ;
 use fpga_device::{BufferId, CuRegisters, Device, KernelArg, RunId};
-use mpi::collective::CommunicatorCollectives;
-use mpi::topology::SimpleCommunicator;
+use mpi::topology::{Communicator, SimpleCommunicator};
 use xclbin::DeviceDescription;
 
 use crate::link_config::{bank, kernel_args, stream_peer};
+use crate::ring::{self, Hop, RingLane, Sample};
 use crate::setup::Rank;
 
 /// AuroraFlow's CSV columns (eval/eval.jl of pc2/Aurora-HLS), then ours.
@@ -130,12 +130,20 @@ struct Lane {
     recv: String,
     send_buf: BufferId,
     recv_buf: BufferId,
-    /// Who sends into this CU (device, port): whose pattern recv must hold.
-    peer: (String, u32),
+    /// Whose pattern recv must hold: the sending port (device, port) the message left by,
+    /// the cable's other end or, on a ring, the last card before the pass-through ones.
+    origin: (String, u32),
     byte_errors: u64,
     failed: u64,
-    cycles: u64,
-    latency_cycles: u64,
+}
+
+/// One message size (and repetition) on a ring, every hop of it.
+pub struct Outcome {
+    pub rows: Vec<String>,
+    /// On a ring: every size's hops (on every rank).
+    pub samples: Vec<Sample>,
+    /// On a ring, what went wrong (bytes differ after the ring, cable ends disagree, words lost).
+    pub failure: Option<String>,
 }
 
 /// This device's cabled AuroraFlow CUs (QSFP port, CU name), by port.
@@ -204,7 +212,7 @@ pub fn run(
     rank: &mut Rank,
     args: &BenchArgs,
     timeout: Duration,
-) -> Result<Vec<String>> {
+) -> Result<Outcome> {
     let d = rank.device.description()?.clone();
     let cabled = cabled_cus(&d);
     if cabled.is_empty() {
@@ -213,6 +221,32 @@ pub fn run(
             d.device
         );
     }
+    let host = std::fs::read_to_string("/proc/sys/kernel/hostname")
+        .unwrap_or_default()
+        .trim()
+        .to_string();
+    // Every rank learns every cable end (and where pass-through cards forward): the path
+    // of each message, and on a ring its hops.
+    let forwarding = ring::forwarding(&d);
+    let mine: Vec<ring::End> = cabled
+        .iter()
+        .map(|(port, cu)| ring::End {
+            device: d.device.clone(),
+            rank: rank.rank,
+            host: host.clone(),
+            port: *port,
+            from: peer_of(&d, cu, *port).expect("cabled"),
+            feeds: forwarding.get(port).copied(),
+        })
+        .collect();
+    let mut ends = Vec::new();
+    for t in crate::gather::to_all(world, &serde_json::to_string(&mine)?) {
+        ends.extend(serde_json::from_str::<Vec<ring::End>>(&t)?);
+    }
+    let on_ring = ends.iter().any(|e| e.feeds.is_some());
+    // A pass-through card sends and receives nothing itself: its rank starts the forward
+    // CUs, takes part in every step and reads its counters.
+    let passes = ring::passes_through(&d, &cabled);
     let sizes = sizes(args);
     let Some(&max_size) = sizes.last() else {
         bail!(
@@ -238,9 +272,9 @@ pub fn run(
         c.set_rx_throttle(Duration::from_micros(args.throttle_us));
     }
     let device: &mut dyn Device = &mut *rank.device;
-    let mut width = 0u64;
+    let mut width = 1u64;
     let mut lanes = Vec::new();
-    for (port, cu) in &cabled {
+    for (port, cu) in cabled.iter().filter(|_| !passes) {
         let (send, recv) = bench_kernels(&d, cu)?;
         let w = d
             .kernel(&send)
@@ -257,11 +291,9 @@ pub fn run(
             recv,
             send_buf,
             recv_buf,
-            peer: peer_of(&d, cu, *port).expect("cabled"),
+            origin: ring::path(&ends, &d.device, *port)?.1,
             byte_errors: 0,
             failed: 0,
-            cycles: 0,
-            latency_cycles: 0,
         });
     }
     for s in &sizes {
@@ -269,9 +301,19 @@ pub fn run(
             bail!("message size {s} B is not a multiple of the {width} B stream width");
         }
     }
-    // The links take part from now on (a card's run since the xclbin was loaded).
-    for l in &lanes {
-        device.begin_free_running(&l.cu)?;
+    // The links (and a pass-through card's forward CUs) take part from now on (a card's
+    // run since the xclbin was loaded).
+    for (_, cu) in &cabled {
+        device.begin_free_running(cu)?;
+    }
+    if passes {
+        for k in d
+            .kernels
+            .iter()
+            .filter(|k| k.kernel == ring::FORWARD_KERNEL)
+        {
+            device.begin_free_running(&k.cu)?;
+        }
     }
     let bar = if rank.rank == 0 {
         let b = indicatif::ProgressBar::new(sizes.len() as u64 * args.repetitions as u64);
@@ -280,10 +322,6 @@ pub fn run(
     } else {
         indicatif::ProgressBar::hidden()
     };
-    let host = std::fs::read_to_string("/proc/sys/kernel/hostname")
-        .unwrap_or_default()
-        .trim()
-        .to_string();
     let job = std::env::var("SLURM_JOB_ID").unwrap_or_default();
     let commit = std::env::var("AURORAFORGE_COMMIT").unwrap_or_default();
     let testmode = if d.links.iter().all(|l| l.peer_device == d.device) {
@@ -292,6 +330,17 @@ pub fn run(
         1
     };
     let per_message = args.mode == Mode::Latency;
+    // every rank's links and kernels take part: from here on messages go round
+    crate::idle::barrier(world);
+    if rank.rank == 0 {
+        println!(
+            "bench {}: {} rank(s) ready, {} cable end(s){}",
+            format!("{:?}", args.mode).to_lowercase(),
+            world.size(),
+            ends.len(),
+            if on_ring { " on a ring" } else { "" }
+        );
+    }
     // send.cpp: ack_mode 0 acknowledges through recv on the same card (loopback), 1 through
     // the peer card's (pair); throughput runs without acknowledges (2).
     let ack_mode = match (per_message, testmode) {
@@ -300,6 +349,7 @@ pub fn run(
         (true, _) => 1,
     };
     let mut rows = Vec::new();
+    let mut samples = Vec::new();
     let mut message = 0u64;
     for &size in &sizes {
         for rep in 0..args.repetitions {
@@ -309,17 +359,21 @@ pub fn run(
                 Mode::Throughput => ((4u64 << 20) / size).clamp(1, 1000),
             });
             for l in &mut lanes {
-                (l.byte_errors, l.failed, l.cycles, l.latency_cycles) = (0, 0, 0, 0);
+                (l.byte_errors, l.failed) = (0, 0);
+            }
+            for (_, cu) in &cabled {
                 AuroraFlow::new(
-                    l.cu.clone(),
+                    cu.clone(),
                     CuRegisters {
                         device: &*device,
-                        cu: l.cu.clone(),
+                        cu: cu.clone(),
                     },
                 )
                 .reset_counters()?;
             }
-            world.barrier();
+            // per cabled port: modelled (first-word latency, stream) cycles of what arrived
+            let mut hop_time: std::collections::BTreeMap<u32, (u64, u64)> = Default::default();
+            crate::idle::barrier(world);
             // Latency: one acknowledged message per run; throughput: all in one run.
             let (runs, per_run) = if per_message {
                 (iterations, 1)
@@ -327,8 +381,14 @@ pub fn run(
                 (1, iterations)
             };
             // Latency: TLAST on every message's last word (send.cpp's frame_size), which ends
-            // the message on the link before its acknowledge is awaited.
-            let frame_size = if per_message { size / width } else { 0 };
+            // the message on the link before its acknowledge is awaited. On a ring
+            // throughput messages end with TLAST too: the pass-through cards end their
+            // packet there (forward.cpp moves one packet per call).
+            let frame_size = if per_message || on_ring {
+                size / width
+            } else {
+                0
+            };
             let budget = timeout * (per_run.min(1000) as u32 + 10);
             let mut wall = 0.0;
             for _ in 0..runs {
@@ -344,7 +404,7 @@ pub fn run(
                         }
                     }
                 }
-                world.barrier();
+                crate::idle::barrier(world);
                 let mut recvs = Vec::new();
                 for l in &lanes {
                     let a = kernel_args(
@@ -362,7 +422,7 @@ pub fn run(
                     recvs.push(device.start(&l.recv, &a)?);
                 }
                 // Every receiver of every rank runs before any sender starts.
-                world.barrier();
+                crate::idle::barrier(world);
                 let t0 = Instant::now();
                 let mut sends = Vec::new();
                 for l in &lanes {
@@ -388,30 +448,67 @@ pub fn run(
                 for l in &mut lanes {
                     let mut got = vec![0u8; size as usize];
                     device.read_buffer(l.recv_buf, 0, &mut got)?;
-                    let want = message_bytes(seed(&l.peer.0, l.peer.1), message, size as usize);
+                    let want = message_bytes(seed(&l.origin.0, l.origin.1), message, size as usize);
                     let errors = got.iter().zip(&want).filter(|(a, b)| a != b).count() as u64;
                     l.byte_errors += errors;
                     l.failed += (errors > 0) as u64;
                 }
-                if modelled {
-                    for l in &mut lanes {
-                        let Some(t) = rank.aurora.get(&l.port).and_then(|c| c.rx_link()) else {
-                            continue;
-                        };
-                        let t = t.timing();
-                        if let (Some(s0), Some(a0), Some(a1)) = (
-                            t.first_send_cycle,
-                            t.first_arrival_cycle,
-                            t.last_arrival_cycle,
-                        ) {
-                            l.cycles += a1 - s0 + 1;
-                            l.latency_cycles += a0 - s0;
-                        }
+                // a pass-through card's forward CU that failed ends the run here
+                device.check_free_running()?;
+                // The pattern of the next message is written once every rank compared (and
+                // the message has passed every hop).
+                crate::idle::barrier(world);
+                for (port, _) in &cabled {
+                    let Some(t) = rank.aurora.get(port).and_then(|c| c.rx_link()) else {
+                        continue;
+                    };
+                    let t = t.timing();
+                    if let (Some(s0), Some(a0), Some(a1)) = (
+                        t.first_send_cycle,
+                        t.first_arrival_cycle,
+                        t.last_arrival_cycle,
+                    ) {
+                        let e = hop_time.entry(*port).or_default();
+                        e.0 += a0 - s0;
+                        e.1 += a1 - a0 + 1;
                     }
                 }
-                // The pattern of the next message is written once every rank compared.
-                world.barrier();
             }
+            // every hop's counters, on every rank
+            let mut mine = Vec::new();
+            for (port, cu) in &cabled {
+                let k = AuroraFlow::new(
+                    cu.clone(),
+                    CuRegisters {
+                        device: &*device,
+                        cu: cu.clone(),
+                    },
+                )
+                .counters()?;
+                let from = peer_of(&d, cu, *port).expect("cabled");
+                let (first_cycles, span_cycles) = hop_time.get(port).copied().unwrap_or_default();
+                mine.push(Hop {
+                    device: d.device.clone(),
+                    rank: rank.rank,
+                    host: host.clone(),
+                    port: *port,
+                    from: format!("{}:{}", from.0, from.1),
+                    tx_count: k.tx_count,
+                    rx_count: k.rx_count,
+                    xoff: k.nfc_full_trigger,
+                    xon: k.nfc_empty_trigger,
+                    nfc_latency: k.nfc_latency,
+                    rx_overflow: k.fifo_rx_overflow,
+                    frames: k.frames_received,
+                    first_cycles,
+                    span_cycles,
+                });
+            }
+            let mut hops: Vec<Hop> = Vec::new();
+            for t in crate::gather::to_all(world, &serde_json::to_string(&mine)?) {
+                hops.extend(serde_json::from_str::<Vec<Hop>>(&t)?);
+            }
+            let mut ring_lanes = Vec::new();
             for l in &lanes {
                 let k = AuroraFlow::new(
                     l.cu.clone(),
@@ -421,16 +518,35 @@ pub fn run(
                     },
                 )
                 .counters()?;
+                // modelled: every hop's first-word latency and the longest hop's stream
+                // (one hop on a cable between two benchmarking cards)
+                let (path, _) = ring::path(&ends, &d.device, l.port)?;
+                let path: Vec<&Hop> = path
+                    .iter()
+                    .filter_map(|e| {
+                        hops.iter()
+                            .find(|h| h.device == e.device && h.port == e.port)
+                    })
+                    .collect();
+                let (first, total) = ring::ring_cycles(&path);
                 let (seconds, latency) = if modelled {
                     let per = if per_message { iterations } else { 1 };
                     (
-                        l.cycles as f64 / (LINK_CLOCK_MHZ * 1e6),
-                        l.latency_cycles as f64 / per as f64 / (LINK_CLOCK_MHZ * 1e6),
+                        total as f64 / (LINK_CLOCK_MHZ * 1e6),
+                        first as f64 / per as f64 / (LINK_CLOCK_MHZ * 1e6),
                     )
                 } else {
                     (wall, wall / iterations as f64)
                 };
                 let gbit = (size * iterations) as f64 * 8.0 / seconds / 1e9;
+                ring_lanes.push(RingLane {
+                    receiver: format!("{}:{}", d.device, l.port),
+                    origin: format!("{}:{}", l.origin.0, l.origin.1),
+                    hops: path.len(),
+                    byte_errors: l.byte_errors,
+                    latency_s: latency,
+                    throughput_gbit_s: gbit,
+                });
                 let values: Vec<String> = vec![
                     host.clone(),
                     job.clone(),
@@ -476,10 +592,38 @@ pub fn run(
                 ];
                 rows.push(values.join(","));
             }
+            if on_ring {
+                samples.push(Sample {
+                    mode: format!("{:?}", args.mode).to_lowercase(),
+                    message_size: size,
+                    repetition: rep,
+                    iterations,
+                    link_clock_mhz: LINK_CLOCK_MHZ,
+                    lanes: ring_lanes,
+                    inconsistent: ring::inconsistencies(&hops),
+                    hops,
+                });
+            }
             bar.inc(1);
         }
     }
     device.end_free_running(timeout)?;
     bar.finish_and_clear();
-    Ok(rows)
+    let mut failure = Vec::new();
+    for s in &samples {
+        for l in s.lanes.iter().filter(|l| l.byte_errors > 0) {
+            failure.push(format!(
+                "{} B: {} byte(s) at {} differ from what {} sent, after {} hops",
+                s.message_size, l.byte_errors, l.receiver, l.origin, l.hops
+            ));
+        }
+        for i in &s.inconsistent {
+            failure.push(format!("{} B: {i}", s.message_size));
+        }
+    }
+    Ok(Outcome {
+        rows,
+        samples,
+        failure: (!failure.is_empty()).then(|| failure.join("; ")),
+    })
 }

@@ -23,6 +23,7 @@ use xclbin::DeviceDescription;
 use crate::finn_cu::{stream_ports, FinnExecFactory, WordLayout};
 use crate::gather;
 use crate::infer_report::{self, LinkSample, RankReport, Run};
+pub use crate::infer_report::{Outcome, ReportInputs};
 use crate::link_config::{bank, kernel_args, stream_peer};
 use crate::progress;
 use crate::setup::Rank;
@@ -38,34 +39,6 @@ pub struct InferArgs {
     pub report: Option<ReportInputs>,
     pub progress: bool,
     pub sample_ms: u64,
-}
-
-/// The deployment's files the run report reads: the plan, the topology and (optional) the
-/// partitioner's budgets; the executor export is `--reference`.
-pub struct ReportInputs {
-    pub plan: PathBuf,
-    pub topology: PathBuf,
-    pub devices: Option<PathBuf>,
-}
-
-impl ReportInputs {
-    pub fn given(
-        plan: Option<&Path>,
-        topology: Option<&Path>,
-        devices: Option<&Path>,
-    ) -> Option<ReportInputs> {
-        Some(ReportInputs {
-            plan: plan?.to_path_buf(),
-            topology: topology?.to_path_buf(),
-            devices: devices.map(Path::to_path_buf),
-        })
-    }
-}
-
-/// How `infer` ended when every rank got to the end: fine, or a failure rank 0 reports.
-pub enum Outcome {
-    Done,
-    Failed(String),
 }
 
 /// DMA memory words are 512 bits; buffers are whole words.
@@ -361,7 +334,7 @@ pub fn run(
         }
         af.reset_counters()?;
     }
-    world.barrier();
+    crate::idle::barrier(world);
     let t0 = Instant::now();
     let period = Duration::from_millis(args.sample_ms.max(1));
     let mut samples: Vec<(f64, Vec<aurora::Counters>)> = Vec::new();

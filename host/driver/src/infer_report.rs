@@ -3,14 +3,12 @@
 //! `run.json` (field names fixed: the run report and the latency model read them).
 
 use std::fmt::Write as _;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 use anyhow::{Context, Result};
 use finn_exec::graph::Graph;
 use finn_exec::npy;
 use serde::{Deserialize, Serialize};
-
-use crate::infer::{Outcome, ReportInputs};
 
 /// The counters of one AuroraFlow CU at one moment.
 #[derive(Clone, Copy, Debug, Default, Serialize, Deserialize)]
@@ -299,8 +297,34 @@ pub fn summary(run: &Run, outputs_path: &Path, run_json: &Path) -> String {
     s
 }
 
-/// Writes `outputs.npy` and `run.json` (atomically), prints the summary, and says whether
-/// the run passed.
+/// The deployment's files the run report reads: the plan, the topology and (optional) the
+/// partitioner's budgets; the executor export is `--reference`.
+pub struct ReportInputs {
+    pub plan: PathBuf,
+    pub topology: PathBuf,
+    pub devices: Option<PathBuf>,
+}
+
+impl ReportInputs {
+    pub fn given(
+        plan: Option<&Path>,
+        topology: Option<&Path>,
+        devices: Option<&Path>,
+    ) -> Option<ReportInputs> {
+        Some(ReportInputs {
+            plan: plan?.to_path_buf(),
+            topology: topology?.to_path_buf(),
+            devices: devices.map(Path::to_path_buf),
+        })
+    }
+}
+
+/// How `infer` ended when every rank got to the end: fine, or a failure rank 0 reports.
+pub enum Outcome {
+    Done,
+    Failed(String),
+}
+
 /// Writes outputs.npy and run.json, then (given the deployment's plan, topology and executor
 /// export) the run report beside them, and prints the summary with the modelled and
 /// simulated figures.

@@ -6,11 +6,15 @@
 mod bench;
 mod finn_cu;
 mod gather;
+mod idle;
 mod infer;
 mod infer_report;
 mod launch;
 mod link_config;
 mod progress;
+mod rank_lines;
+mod ring;
+mod ring_report;
 mod setup;
 mod status;
 mod transport;
@@ -102,6 +106,13 @@ enum Command {
         throttle_us: u64,
         #[arg(long, default_value = "results.csv")]
         csv: PathBuf,
+        /// On a ring: every hop's counters and modelled times per message size (JSON)
+        #[arg(long, default_value = "hops.json")]
+        hops: PathBuf,
+        /// On a ring: its HTML page (the cards on their nodes, every cable's traffic, the
+        /// ring's figures beside the paper's)
+        #[arg(long, default_value = "ring.html")]
+        ring_report: PathBuf,
     },
     /// N images through the FINN pipeline, compared with the unpartitioned model
     Infer {
@@ -127,7 +138,8 @@ enum Command {
 fn main() {
     if !launch::under_mpi() {
         let cli = Cli::parse();
-        match launch::launch(&cli.mpirun, cli.xclbins.len(), cli.progress) {
+        let simulated = cli.backend != "xrt";
+        match launch::launch(&cli.mpirun, cli.xclbins.len(), cli.progress, simulated) {
             Ok(code) => std::process::exit(code),
             Err(e) => {
                 eprintln!("aurora-host: error: {e:#}");
@@ -148,7 +160,7 @@ fn main() {
         }
         transport::fatal(&format!("{e:#}"));
     }
-    launch::stderr_line(&format!("{}{}", launch::DONE, world.rank()));
+    rank_lines::done(world.rank());
 }
 
 fn write_atomic(path: &PathBuf, text: &str) -> Result<()> {
@@ -279,8 +291,10 @@ fn command(
             repetitions,
             throttle_us,
             csv,
+            hops,
+            ring_report,
         } => {
-            let rows = bench::run(
+            let outcome = bench::run(
                 world,
                 rank,
                 &bench::BenchArgs {
@@ -294,7 +308,7 @@ fn command(
                 },
                 timeout,
             )?;
-            let all = gather::to_root(world, rows.join("\n"));
+            let all = gather::to_root(world, outcome.rows.join("\n"));
             if rank.rank == 0 {
                 let mut text = bench::CSV_COLUMNS.join(",") + "\n";
                 for r in all.iter().filter(|r| !r.is_empty()) {
@@ -307,6 +321,20 @@ fn command(
                     text.lines().count() - 1,
                     csv.display()
                 );
+                if !outcome.samples.is_empty() {
+                    print!("{}", ring_report::text(&outcome.samples));
+                    write_atomic(hops, &serde_json::to_string_pretty(&outcome.samples)?)?;
+                    println!("every hop's counters written to {}", hops.display());
+                    let deployment = &rank.device.description()?.deployment;
+                    write_atomic(
+                        ring_report,
+                        &run_report::ring_page::render(deployment, &outcome.samples),
+                    )?;
+                    println!("the ring's page: {}", ring_report.display());
+                }
+                if let Some(why) = outcome.failure {
+                    return Ok(Some(format!("bench on the ring: {why}")));
+                }
             }
         }
         Command::Infer {

@@ -15,7 +15,7 @@ use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle, TermLike};
 pub const PREFIX: &str = "aurora-host: progress ";
 
 fn line(done: u64, total: u64, what: &str) {
-    crate::launch::stderr_line(&format!("{PREFIX}{done}/{total} {what}"));
+    crate::rank_lines::stderr_line(&format!("{PREFIX}{done}/{total} {what}"));
 }
 
 /// Polls `done()` and prints a progress line whenever it changed.

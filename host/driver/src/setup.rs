@@ -117,7 +117,7 @@ pub fn open(
             dev.load_xclbin(path)
                 .with_context(|| format!("rank {rank}: loading {}", path.display()))?;
             agree(world, &dev, &xclbins[rank as usize], o.topology)?;
-            world.barrier();
+            crate::idle::barrier(world);
             (Box::new(dev), BTreeMap::new(), vec![])
         }
     };
@@ -292,7 +292,7 @@ fn open_sim(
             receive_loop(rx, peer_rank, port, width, timeout)
         }));
     }
-    world.barrier();
+    crate::idle::barrier(world);
     let aurora = device.aurora_ports();
     Ok(((device, aurora), receivers))
 }

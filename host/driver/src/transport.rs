@@ -12,6 +12,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
+use crate::idle::Backoff;
 use anyhow::{bail, Result};
 use fpga_device::sim::aurora_cu::LinkSender;
 use fpga_device::sim::link::AuroraLink;
@@ -21,6 +22,11 @@ use mpi::topology::{Communicator, SimpleCommunicator};
 
 /// Words per MPI message.
 const CHUNK_WORDS: usize = 64;
+/// Flag byte of a chunk: the message ends with it (the link may drain).
+const END_OF_MESSAGE: u8 = 1;
+/// Flag byte of a chunk: its last word carries TLAST (a pass-through card ends its packet
+/// there, as on a card where the link kernel hands TLAST on).
+const TLAST: u8 = 2;
 /// Tag of the words for QSFP port `p` of the receiving device; an empty message closes.
 pub fn tag(port: u32) -> i32 {
     100 + port as i32
@@ -58,7 +64,7 @@ impl MpiSender {
         }
     }
 
-    /// `bytes` = flag byte (1: end of message) + words; empty = close.
+    /// `bytes` = flag byte (END_OF_MESSAGE, TLAST) + words; empty = close.
     fn ship(&self, bytes: &[u8]) -> Result<()> {
         let world = SimpleCommunicator::world();
         let peer = world.process_at_rank(self.peer_rank);
@@ -66,6 +72,7 @@ impl MpiSender {
         let done = mpi::request::scope(|scope| {
             let mut req =
                 peer.immediate_synchronous_send_with_tag(scope, bytes, tag(self.peer_port));
+            let mut backoff = Backoff::default();
             loop {
                 match req.test() {
                     Ok(_) => return true,
@@ -78,7 +85,7 @@ impl MpiSender {
                         self.name, self.peer_rank, self.timeout
                     ));
                 }
-                std::thread::sleep(Duration::from_micros(50));
+                backoff.pause();
             }
         });
         if !done {
@@ -97,7 +104,13 @@ impl LinkSender for MpiSender {
             p.push(0);
         }
         p.extend_from_slice(&data);
-        if p.len() > CHUNK_WORDS * self.width {
+        if beat.last {
+            // TLAST is the chunk's last word: shipped now, it keeps its place
+            p[0] = TLAST | END_OF_MESSAGE;
+            let chunk = std::mem::take(&mut *p);
+            drop(p);
+            self.ship(&chunk)?;
+        } else if p.len() > CHUNK_WORDS * self.width {
             let chunk = std::mem::take(&mut *p);
             drop(p);
             self.ship(&chunk)?;
@@ -110,7 +123,7 @@ impl LinkSender for MpiSender {
         if chunk.is_empty() {
             chunk.push(0);
         }
-        chunk[0] = 1;
+        chunk[0] |= END_OF_MESSAGE;
         self.ship(&chunk)
     }
 
@@ -130,7 +143,7 @@ impl LinkSender for MpiSender {
 /// `done` line.
 pub fn fatal(msg: &str) -> ! {
     let world = SimpleCommunicator::world();
-    crate::launch::stderr_line(&format!("aurora-host: rank {}: error: {msg}", world.rank()));
+    crate::rank_lines::stderr_line(&format!("aurora-host: rank {}: error: {msg}", world.rank()));
     // The first failing thread aborts; others (a link noticing the same dead peer) only
     // add their message and wait for the abort to end the process: concurrent MPI_Abort
     // calls, or MPI calls failing under an abort in progress, would crash instead.
@@ -164,7 +177,7 @@ impl std::error::Error for Agreed {}
 pub fn fail_after_finalize(universe: mpi::environment::Universe, msg: &str) -> ! {
     let rank = SimpleCommunicator::world().rank();
     drop(universe);
-    crate::launch::stderr_line(&format!("aurora-host: rank {rank}: error: {msg}"));
+    crate::rank_lines::stderr_line(&format!("aurora-host: rank {rank}: error: {msg}"));
     std::process::exit(2)
 }
 
@@ -206,20 +219,25 @@ pub fn receive_loop(
     let world = SimpleCommunicator::world();
     let peer = world.process_at_rank(peer_rank);
     let mut last = Instant::now();
+    let mut backoff = Backoff::default();
     loop {
         match peer.immediate_matched_probe_with_tag(tag(port)) {
             Some(probed) => {
+                backoff.reset();
                 let (bytes, _) = probed.matched_receive_vec::<u8>();
                 if bytes.is_empty() {
                     link.close_sender();
                     return;
                 }
-                for word in bytes[1..].chunks(width) {
-                    if let Err(e) = link.send(Beat::new(word.to_vec())) {
+                let words = (bytes.len() - 1) / width.max(1);
+                for (i, word) in bytes[1..].chunks(width).enumerate() {
+                    let mut beat = Beat::new(word.to_vec());
+                    beat.last = bytes[0] & TLAST != 0 && i + 1 == words;
+                    if let Err(e) = link.send(beat) {
                         fatal(&format!("{e:#} (words from rank {peer_rank})"));
                     }
                 }
-                if bytes[0] == 1 {
+                if bytes[0] & END_OF_MESSAGE != 0 {
                     link.flush_sender();
                 }
                 last = Instant::now();
@@ -232,7 +250,7 @@ pub fn receive_loop(
                     link.fail(&why);
                     fatal(&format!("link {}: {why}", link.name));
                 }
-                std::thread::sleep(Duration::from_micros(50));
+                backoff.pause();
             }
         }
     }

@@ -1,5 +1,6 @@
-//! A rank killed mid-run: the others stop within a timeout with an error naming the rank
-//! and the link, never a hang.
+//! A rank killed mid-run: the run ends within seconds (mpirun notices the dead rank and
+//! ends the others), with a message naming the rank and its node, long before the link
+//! timeout of the survivors, and never a hang.
 
 mod common;
 
@@ -9,14 +10,16 @@ use std::time::{Duration, Instant};
 use common::*;
 
 #[test]
-fn killed_rank_stops_the_others_naming_rank_and_link() {
+fn killed_rank_ends_the_run_within_seconds_naming_rank_and_node() {
     let tmp = tempfile::tempdir().unwrap();
     let xclbins = pair(tmp.path());
     let mut child = mpirun(
         &xclbins,
         &[
+            // far longer than the run may take to end: the survivors' link timeout is not
+            // what ends it
             "--timeout-s",
-            "3",
+            "60",
             "bench",
             "throughput",
             "--min-bytes",
@@ -62,13 +65,18 @@ fn killed_rank_stops_the_others_naming_rank_and_link() {
     let t = text(&o);
     eprintln!("{t}");
     assert!(!o.status.success(), "{t}");
-    // The survivor names the dead rank and the link; the launcher fails the run.
-    assert!(t.contains("aurora-host: rank 0: error: link fpga"), "{t}");
-    assert!(t.contains("(rank 1)"), "{t}");
+    // The launcher names the dead rank, its node and how it ended, and fails the run.
+    let host = std::fs::read_to_string("/proc/sys/kernel/hostname").unwrap();
+    let want = format!(
+        "aurora-host: FAILED: rank 1 on node {} exited on signal 9 (Killed)",
+        host.trim()
+    );
+    assert!(t.contains(&want), "no {want:?} in:\n{t}");
     assert!(t.contains("FAILED: 2 rank(s) did not finish: 0, 1"), "{t}");
     assert!(
-        killed.elapsed() < Duration::from_secs(15),
-        "stopped within the timeout"
+        killed.elapsed() < Duration::from_secs(10),
+        "ended {:?} after the kill; the link timeout is 60 s",
+        killed.elapsed()
     );
     assert!(
         !tmp.path().join("k.csv").exists(),

@@ -3,6 +3,8 @@
 //! flow-control events over time, a histogram of per-frame latencies (from the pipeline
 //! simulation), and the modelled and simulated figures beside the paper's measured ones.
 
+pub mod ring;
+pub mod ring_page;
 pub mod run;
 pub mod svg;
 

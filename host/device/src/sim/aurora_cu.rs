@@ -132,9 +132,10 @@ impl AuroraCu {
                 self.port
             )
         })?;
-        tx.send(beat)?;
+        // counted at the handshake, before the word can reach the peer: a TX_COUNT read
+        // once the receiver has the word includes it
         self.tx_count.fetch_add(1, Ordering::Relaxed);
-        Ok(())
+        tx.send(beat)
     }
 
     /// Ends a message on a batching transport.

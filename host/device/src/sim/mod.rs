@@ -365,6 +365,83 @@ impl SimDevice {
         Ok(self.add_run(cu, thread))
     }
 
+    /// Whether `cu` is free-running (ap_ctrl_none in the description) with one input
+    /// stream, whose body the hardware restarts for each packet (a pass-through). A
+    /// free-running source without input (a tie-off) runs its body once.
+    fn restarts_per_packet(&self, cu: &str) -> bool {
+        let free = self
+            .description()
+            .ok()
+            .and_then(|d| d.kernel(cu))
+            .is_some_and(|k| k.control() == "ap_ctrl_none");
+        let inputs = match self.cus.get(cu) {
+            Some(SimCu::Hls { lib, .. }) => lib
+                .ports
+                .iter()
+                .filter(|p| p.kind == "axis" && p.dir.as_deref() == Some("in"))
+                .count(),
+            _ => 0,
+        };
+        free && inputs == 1
+    }
+
+    /// A free-running HLS CU (ap_ctrl_none, e.g. the ring's `forward`): the hardware
+    /// restarts its body as soon as it returns, so the body is called again for every
+    /// packet that arrives on its input, with its outputs open across the calls. Between
+    /// packets it is idle, not stalled: it ends when its input ends (its producer closed the
+    /// stream) or `end_free_running` stops it, and only then are its outputs closed.
+    fn start_free_hls(&mut self, cu: &str) -> Result<RunId> {
+        let Some(SimCu::Hls { lib, .. }) = self.cus.get(cu) else {
+            unreachable!("checked by the caller")
+        };
+        let lib = lib.clone();
+        let stream_of = |dir: &str| -> Vec<Arc<StreamFifo>> {
+            lib.ports
+                .iter()
+                .filter(|p| p.kind == "axis" && p.dir.as_deref() == Some(dir))
+                .filter_map(|p| self.streams.get(&format!("{cu}.{}", p.name)).cloned())
+                .collect()
+        };
+        let (inputs, outputs) = (stream_of("in"), stream_of("out"));
+        let [input] = &inputs[..] else {
+            bail!(
+                "{}: free-running CU {cu} has {} input streams connected; the simulation restarts \
+                 a free-running HLS kernel per packet of its one input",
+                self.label,
+                inputs.len()
+            );
+        };
+        let input = input.clone();
+        let (args, names, ends) = self.hls_args(cu, &lib, &[])?;
+        #[allow(dead_code, clippy::vec_box)]
+        struct Send_(Vec<AfArg>, Vec<CString>, Vec<Box<StreamEnd>>);
+        // As in start_named: the boxed stream ends travel with the thread.
+        unsafe impl Send for Send_ {}
+        let bundle = Send_(args, names, ends);
+        for o in &outputs {
+            o.reopen();
+        }
+        let stop = self.stop_free.clone();
+        let thread = std::thread::Builder::new()
+            .name(format!("{}:{cu}", self.label))
+            .spawn(move || {
+                let b = bundle;
+                let mut r = Ok(());
+                while r.is_ok() && input.wait_beat(&stop)? {
+                    r = lib.run(&b.0).map_err(|e| {
+                        let why: Vec<String> =
+                            b.2.iter()
+                                .filter_map(|e| e.error.lock().unwrap().clone())
+                                .collect();
+                        anyhow!("{e} ({})", why.join("; "))
+                    });
+                }
+                let closed: Vec<Result<()>> = outputs.iter().map(|o| o.close()).collect();
+                r.and_then(|()| closed.into_iter().collect::<Result<()>>())
+            })?;
+        Ok(self.add_run(cu, thread))
+    }
+
     /// Joins each AuroraFlow CU's `tx_axis` / `rx_axis` stream FIFOs (the link
     /// configuration's streams) to its links: one thread moves words from `tx_axis` into
     /// the link until that stream closes, another from the link into `rx_axis` until the
@@ -672,6 +749,9 @@ impl Device for SimDevice {
                 self.start_pumps_of(&a, true)
             }
             Some(SimCu::Finn { .. }) => vec![self.start_finn(cu)?],
+            Some(SimCu::Hls { .. }) if self.restarts_per_packet(cu) => {
+                vec![self.start_free_hls(cu)?]
+            }
             Some(SimCu::Hls { .. }) => vec![self.start_named(cu, &[])?],
             None => bail!("{}: no CU {cu} in the loaded xclbin", self.label),
         };

@@ -244,16 +244,41 @@ impl StreamFifo {
     /// After the end of a producer run: waits until the next run reopens the stream (true)
     /// or `stop` is set (false).
     pub fn wait_reopened(&self, stop: &std::sync::atomic::AtomicBool) -> Result<bool> {
+        self.wait_for(stop, |s, stopped| {
+            if !s.closed || !s.queue.is_empty() {
+                Some(true)
+            } else {
+                stopped.then_some(false)
+            }
+        })
+    }
+
+    /// For a free-running consumer between packets: waits until a beat is queued (true),
+    /// or the producer closed the drained stream or `stop` is set (false).
+    pub fn wait_beat(&self, stop: &std::sync::atomic::AtomicBool) -> Result<bool> {
+        self.wait_for(stop, |s, stopped| {
+            if !s.queue.is_empty() {
+                Some(true)
+            } else {
+                (s.closed || stopped).then_some(false)
+            }
+        })
+    }
+
+    /// Waits until `decide` (the state, whether `stop` is set) has an answer, looking at
+    /// `stop` every 5 ms; a failed stream is an error.
+    fn wait_for(
+        &self,
+        stop: &std::sync::atomic::AtomicBool,
+        decide: impl Fn(&State, bool) -> Option<bool>,
+    ) -> Result<bool> {
         let mut s = self.state.lock().unwrap();
         loop {
             if let Some(e) = &s.failed {
                 bail!("stream {}: {e}", self.name);
             }
-            if !s.closed || !s.queue.is_empty() {
-                return Ok(true);
-            }
-            if stop.load(std::sync::atomic::Ordering::SeqCst) {
-                return Ok(false);
+            if let Some(answer) = decide(&s, stop.load(std::sync::atomic::Ordering::SeqCst)) {
+                return Ok(answer);
             }
             s = self
                 .changed
