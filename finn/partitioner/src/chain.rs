@@ -10,7 +10,7 @@
 
 use crate::devices::Device;
 use crate::folding::{Unit, UnitEdge};
-use crate::mip::{Objective, Placement, Problem};
+use crate::problem::{Objective, Placement, Problem};
 use crate::resources::{Res, NUM_RES};
 use crate::topology::Layout;
 

@@ -16,12 +16,13 @@ pub mod estimates;
 pub mod folding;
 pub mod mip;
 pub mod plan;
+pub mod problem;
 pub mod resources;
 pub mod topology;
 
 use anyhow::Result;
 
-pub use mip::Objective;
+pub use problem::Objective;
 
 #[derive(Clone, Debug)]
 pub struct Options {
@@ -78,7 +79,7 @@ fn partition_impl(
     let (units, edges, unit_of) =
         folding::build(est, choose, &opts.fpga_part, opts.max_candidates)?;
     let names: Vec<String> = est.layers.iter().map(|l| l.name.clone()).collect();
-    let problem = mip::Problem {
+    let problem = problem::Problem {
         units: &units,
         edges: &edges,
         devices: devs,
@@ -89,7 +90,7 @@ fn partition_impl(
         layer_names: &names,
         force_mip,
     };
-    let mut placement = mip::solve(&problem)?;
+    let mut placement = place(&problem)?;
     if choose {
         plan::trim_foldings(&units, devs, &mut placement);
     }
@@ -104,4 +105,19 @@ fn partition_impl(
         fpga_part: &opts.fpga_part,
     };
     Ok(plan::build(&inputs, &placement))
+}
+
+/// The exact algorithm where the special case applies (`chain`), else the MIP.
+fn place(p: &problem::Problem) -> Result<problem::Placement> {
+    let start = std::time::Instant::now();
+    match chain::applies(p).filter(|_| !p.force_mip) {
+        Some(order) => match chain::solve(p, &order) {
+            Some(mut pl) => {
+                pl.solve_seconds = start.elapsed().as_secs_f64();
+                Ok(pl)
+            }
+            None => Err(mip::diagnose(p).into()),
+        },
+        None => mip::solve(p),
+    }
 }

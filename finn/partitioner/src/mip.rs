@@ -8,68 +8,16 @@ use std::time::Instant;
 
 static CBC_LOCK: Mutex<()> = Mutex::new(());
 
+use crate::folding::Unit;
+pub use crate::problem::{Infeasible, Objective, Placement, Problem};
+use crate::resources::{NUM_RES, RES_NAMES};
+use crate::topology::Layout;
 use anyhow::{bail, Result};
 use good_lp::solvers::coin_cbc::coin_cbc;
 use good_lp::{
-    constraint, variable, Expression, ProblemVariables, ResolutionError, Solution, SolutionStatus,
-    SolverModel, Variable, WithTimeLimit,
+    constraint, variable, Constraint, Expression, ProblemVariables, ResolutionError, Solution,
+    SolutionStatus, SolverModel, Variable, WithTimeLimit,
 };
-use serde::Serialize;
-
-use crate::devices::Device;
-use crate::folding::{Unit, UnitEdge};
-use crate::resources::{NUM_RES, RES_NAMES};
-use crate::topology::Layout;
-
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, clap::ValueEnum)]
-#[serde(rename_all = "snake_case")]
-pub enum Objective {
-    /// Minimise the highest utilisation of any resource on any device.
-    Balanced,
-    /// Minimise the bits per frame that cross devices.
-    MinCut,
-    /// Maximise end-to-end frames per second, choosing each layer's folding.
-    Throughput,
-}
-
-pub struct Problem<'a> {
-    pub units: &'a [Unit],
-    pub edges: &'a [UnitEdge],
-    pub devices: &'a [Device],
-    pub layout: &'a Layout,
-    pub objective: Objective,
-    /// Resources that are budgeted (FINN has no FF estimate, so FF is off by default).
-    pub considered: [bool; NUM_RES],
-    pub time_limit_s: f64,
-    pub layer_names: &'a [String],
-    /// Skip the exact special-case algorithm (for cross-checking it).
-    pub force_mip: bool,
-}
-
-#[derive(Clone, Debug)]
-pub struct Placement {
-    /// Per unit: (device index, candidate index).
-    pub assign: Vec<(usize, usize)>,
-    pub objective: f64,
-    pub best_bound: f64,
-    pub optimal: bool,
-    pub solve_seconds: f64,
-    /// "mip" (CBC) or "chain" (the exact special-case algorithm of `chain.rs`).
-    pub method: &'static str,
-}
-
-/// Why no placement exists, in the user's terms.
-#[derive(Debug)]
-pub struct Infeasible {
-    pub message: String,
-}
-
-impl std::fmt::Display for Infeasible {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(&self.message)
-    }
-}
-impl std::error::Error for Infeasible {}
 
 /// What one MIP solve minimises.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -94,19 +42,11 @@ impl Vars {
     }
 }
 
-/// Solve for every device order of the layout (one for chains, one per start for
-/// rings of unequal devices) and keep the best.
+/// Solves `p` as a MIP for every device order of the layout (one for chains, one per start
+/// for rings of unequal devices) and keeps the best; an infeasible problem is explained in
+/// the user's terms.
 pub fn solve(p: &Problem) -> Result<Placement> {
     let start = Instant::now();
-    if let Some(order) = crate::chain::applies(p).filter(|_| !p.force_mip) {
-        return match crate::chain::solve(p, &order) {
-            Some(mut pl) => {
-                pl.solve_seconds = start.elapsed().as_secs_f64();
-                Ok(pl)
-            }
-            None => Err(diagnose(p).into()),
-        };
-    }
     let result = solve_stage(p, Stage::Primary).and_then(|first| {
         if p.objective != Objective::Throughput {
             return Ok(first);
@@ -176,213 +116,263 @@ fn solve_stage(p: &Problem, stage: Stage) -> Result<Placement> {
     }
 }
 
-/// Build and solve one MIP. With `relax`, resource bounds get slack variables whose
-/// sum is minimised: used to find which bound makes the problem infeasible.
-fn solve_once(p: &Problem, order: Option<&Vec<usize>>, stage: Stage) -> Result<Placement> {
-    let relax = stage == Stage::Relax;
-    let balance = p.objective == Objective::Balanced || matches!(stage, Stage::Balance { .. });
-    let nd = p.devices.len();
-    let mut vars = ProblemVariables::new();
-    let y: Vec<Vec<Vec<Variable>>> = p
-        .units
-        .iter()
-        .map(|u| {
-            u.candidates
-                .iter()
-                .map(|_| (0..nd).map(|_| vars.add(variable().binary())).collect())
-                .collect()
-        })
-        .collect();
-    let v = Vars { y };
-    let mut cons = Vec::new();
+/// The MIP while it is built: its variables, its constraints, and the placement
+/// indicators y[u][c][d] (unit u with folding c on device d).
+struct Builder {
+    vars: ProblemVariables,
+    cons: Vec<Constraint>,
+    v: Vars,
+}
 
-    for u in 0..p.units.len() {
-        let all: Expression = (0..nd).map(|d| v.x(u, d)).sum();
-        cons.push(constraint!(all == 1));
+impl Builder {
+    /// The indicators, and every unit placed exactly once.
+    fn new(p: &Problem) -> Builder {
+        let nd = p.devices.len();
+        let mut vars = ProblemVariables::new();
+        let y: Vec<Vec<Vec<Variable>>> = p
+            .units
+            .iter()
+            .map(|u| {
+                u.candidates
+                    .iter()
+                    .map(|_| (0..nd).map(|_| vars.add(variable().binary())).collect())
+                    .collect()
+            })
+            .collect();
+        let v = Vars { y };
+        let cons = (0..p.units.len())
+            .map(|u| {
+                let all: Expression = (0..nd).map(|d| v.x(u, d)).sum();
+                constraint!(all == 1)
+            })
+            .collect();
+        Builder { vars, cons, v }
     }
 
-    // Resource bounds per device.
-    let t = vars.add(variable().min(0.0));
-    let mut slack_sum = Expression::from(0.0);
-    for (d, dev) in p.devices.iter().enumerate() {
-        for r in 0..NUM_RES {
-            if !p.considered[r] {
-                continue;
-            }
-            let mut use_expr = Expression::from(0.0);
-            for (u, unit) in p.units.iter().enumerate() {
-                for (c, cand) in unit.candidates.iter().enumerate() {
-                    let a = cand.res.get(r);
-                    if a != 0.0 {
-                        use_expr += a * v.y[u][c][d];
+    /// Resource bounds per device (with slack when `relax`); with `balance`, every
+    /// fraction of a device's resource is at most the returned variable t. Returns
+    /// (t, the sum of the slacks scaled by each resource's total).
+    fn resource_bounds(
+        &mut self,
+        p: &Problem,
+        relax: bool,
+        balance: bool,
+    ) -> (Variable, Expression) {
+        let t = self.vars.add(variable().min(0.0));
+        let mut slack_sum = Expression::from(0.0);
+        for (d, dev) in p.devices.iter().enumerate() {
+            for r in (0..NUM_RES).filter(|&r| p.considered[r]) {
+                let mut use_expr = Expression::from(0.0);
+                for (u, unit) in p.units.iter().enumerate() {
+                    for (c, cand) in unit.candidates.iter().enumerate() {
+                        let a = cand.res.get(r);
+                        if a != 0.0 {
+                            use_expr += a * self.v.y[u][c][d];
+                        }
                     }
                 }
-            }
-            let total = dev.total.get(r).max(1.0);
-            if relax {
-                let s = vars.add(variable().min(0.0));
-                slack_sum += s * (1.0 / total);
-                cons.push(constraint!(use_expr.clone() - s <= dev.cap.get(r)));
-                let s2 = vars.add(variable().min(0.0));
-                slack_sum += s2 * (1.0 / total);
-                if dev.floor.get(r) > 0.0 {
-                    cons.push(constraint!(use_expr.clone() + s2 >= dev.floor.get(r)));
+                let total = dev.total.get(r).max(1.0);
+                let floor = dev.floor.get(r);
+                if relax {
+                    let s = self.vars.add(variable().min(0.0));
+                    slack_sum += s * (1.0 / total);
+                    self.cons
+                        .push(constraint!(use_expr.clone() - s <= dev.cap.get(r)));
+                    let s2 = self.vars.add(variable().min(0.0));
+                    slack_sum += s2 * (1.0 / total);
+                    if floor > 0.0 {
+                        self.cons.push(constraint!(use_expr.clone() + s2 >= floor));
+                    }
+                } else {
+                    self.cons
+                        .push(constraint!(use_expr.clone() <= dev.cap.get(r)));
+                    if floor > 0.0 {
+                        self.cons.push(constraint!(use_expr.clone() >= floor));
+                    }
                 }
-            } else {
-                cons.push(constraint!(use_expr.clone() <= dev.cap.get(r)));
-                if dev.floor.get(r) > 0.0 {
-                    cons.push(constraint!(use_expr.clone() >= dev.floor.get(r)));
+                if balance {
+                    self.cons.push(constraint!(use_expr * (1.0 / total) <= t));
                 }
-            }
-            if balance {
-                cons.push(constraint!(use_expr * (1.0 / total) <= t));
             }
         }
+        (t, slack_sum)
     }
 
-    // Contiguity and links.
-    let mut cut_bits = Expression::from(0.0);
-    match order {
-        Some(order) => {
-            // Prefix formulation: z[u][k] = 1 when unit u sits at position <= k of the
-            // order. Monotone in k, and along every edge, which is what makes each
-            // device's share contiguous; sparse and with a tight LP relaxation.
-            let last = order.len() - 1;
-            let z: Vec<Vec<Option<Variable>>> = (0..p.units.len())
-                .map(|_| {
-                    (0..order.len())
-                        .map(|k| (k < last).then(|| vars.add(variable().binary())))
-                        .collect()
-                })
-                .collect();
-            let zk = |u: usize, k: usize| -> Expression {
-                match z[u][k] {
-                    Some(var) => var.into(),
-                    None => Expression::from(1.0),
+    /// Contiguity along a device order, one stream per cut; returns the bits per frame
+    /// that cross devices.
+    ///
+    /// Prefix formulation: z[u][k] = 1 when unit u sits at position <= k of the order.
+    /// Monotone in k, and along every edge, which is what makes each device's share
+    /// contiguous; sparse and with a tight LP relaxation.
+    fn ordered(&mut self, p: &Problem, order: &[usize]) -> Expression {
+        let nd = p.devices.len();
+        let last = order.len() - 1;
+        let z: Vec<Vec<Option<Variable>>> = (0..p.units.len())
+            .map(|_| {
+                (0..order.len())
+                    .map(|k| (k < last).then(|| self.vars.add(variable().binary())))
+                    .collect()
+            })
+            .collect();
+        let zk = |u: usize, k: usize| -> Expression {
+            match z[u][k] {
+                Some(var) => var.into(),
+                None => Expression::from(1.0),
+            }
+        };
+        let (cons, v) = (&mut self.cons, &self.v);
+        for u in 0..p.units.len() {
+            for k in 0..order.len() {
+                let below = if k == 0 {
+                    Expression::from(0.0)
+                } else {
+                    zk(u, k - 1)
+                };
+                cons.push(constraint!(v.x(u, order[k]) == zk(u, k) - below.clone()));
+                if k > 0 {
+                    cons.push(constraint!(below <= zk(u, k)));
                 }
-            };
+            }
+        }
+        for d in (0..nd).filter(|d| !order.contains(d)) {
             for u in 0..p.units.len() {
-                for k in 0..order.len() {
-                    let below = if k == 0 {
-                        Expression::from(0.0)
-                    } else {
-                        zk(u, k - 1)
-                    };
-                    cons.push(constraint!(v.x(u, order[k]) == zk(u, k) - below.clone()));
-                    if k > 0 {
-                        cons.push(constraint!(below <= zk(u, k)));
-                    }
-                }
-            }
-            for d in (0..nd).filter(|d| !order.contains(d)) {
-                for u in 0..p.units.len() {
-                    cons.push(constraint!(v.x(u, d) == 0));
-                }
-            }
-            // The network's input enters on the first device of the order.
-            cons.push(constraint!(zk(0, 0) == 1));
-            for k in 0..last {
-                let mut crossing = Expression::from(0.0);
-                for e in p.edges {
-                    cons.push(constraint!(zk(e.to, k) <= zk(e.from, k)));
-                    cons.push(constraint!(zk(e.to, k + 1) >= zk(e.from, k)));
-                    crossing += zk(e.from, k) - zk(e.to, k);
-                    cut_bits += (e.bits_per_frame as f64) * (zk(e.from, k) - zk(e.to, k));
-                }
-                // A link carries one stream per direction: one edge per cut.
-                cons.push(constraint!(crossing <= 1));
+                cons.push(constraint!(v.x(u, d) == 0));
             }
         }
-        None => {
-            let Layout::General { mult, dynamic } = p.layout else {
-                unreachable!()
-            };
-            let mut used = vec![vec![None; nd]; nd];
-            for a in 0..nd {
-                for b in 0..nd {
-                    if a != b && mult[a][b] > 0 {
-                        used[a][b] = Some(vars.add(variable().binary()));
-                    }
-                }
-            }
-            cons.push(constraint!(v.x(0, 0) == 1));
-            let mut streams: Vec<Vec<Expression>> = vec![vec![Expression::from(0.0); nd]; nd];
+        // The network's input enters on the first device of the order.
+        cons.push(constraint!(zk(0, 0) == 1));
+        let mut cut_bits = Expression::from(0.0);
+        for k in 0..last {
+            let mut crossing = Expression::from(0.0);
             for e in p.edges {
-                for a in 0..nd {
-                    for b in 0..nd {
-                        if a == b {
-                            continue;
-                        }
-                        match used[a][b] {
-                            None => cons.push(constraint!(v.x(e.from, a) + v.x(e.to, b) <= 1)),
-                            Some(ub) => {
-                                let c = vars.add(variable().min(0.0).max(1.0));
-                                cons.push(constraint!(c >= v.x(e.from, a) + v.x(e.to, b) - 1));
-                                cons.push(constraint!(ub >= c));
-                                streams[a][b] += c;
-                                cut_bits += (e.bits_per_frame as f64) * c;
-                            }
-                        }
-                    }
+                cons.push(constraint!(zk(e.to, k) <= zk(e.from, k)));
+                cons.push(constraint!(zk(e.to, k + 1) >= zk(e.from, k)));
+                crossing += zk(e.from, k) - zk(e.to, k);
+                cut_bits += (e.bits_per_frame as f64) * (zk(e.from, k) - zk(e.to, k));
+            }
+            // A link carries one stream per direction: one edge per cut.
+            cons.push(constraint!(crossing <= 1));
+        }
+        cut_bits
+    }
+
+    /// Contiguity on a general device graph: streams only where links are (`mult` per
+    /// device pair), an acyclic device-level graph, and on a switch (`dynamic`) at most
+    /// `ports` partners per device; returns the bits per frame that cross devices.
+    fn general(&mut self, p: &Problem, mult: &[Vec<u32>], dynamic: bool) -> Expression {
+        let nd = p.devices.len();
+        let mut used = vec![vec![None; nd]; nd];
+        for a in 0..nd {
+            for b in 0..nd {
+                if a != b && mult[a][b] > 0 {
+                    used[a][b] = Some(self.vars.add(variable().binary()));
                 }
             }
-            // Device order variables keep the device-level graph acyclic, which is
-            // what makes each device's share of the dataflow graph contiguous.
-            let ord: Vec<Variable> = (0..nd)
-                .map(|_| vars.add(variable().min(0.0).max(nd as f64)))
-                .collect();
-            let big = nd as f64 + 1.0;
+        }
+        self.cons.push(constraint!(self.v.x(0, 0) == 1));
+        let mut streams: Vec<Vec<Expression>> = vec![vec![Expression::from(0.0); nd]; nd];
+        let mut cut_bits = Expression::from(0.0);
+        for e in p.edges {
             for a in 0..nd {
-                for b in 0..nd {
-                    if let Some(ub) = used[a][b] {
-                        cons.push(constraint!(streams[a][b].clone() <= mult[a][b] as f64));
-                        cons.push(constraint!(ord[b] >= ord[a] + 1.0 - big * (1.0 - ub)));
-                    }
-                }
-            }
-            if *dynamic {
-                // Switch: each device connects to at most `ports` partners.
-                let mut link_vars: Vec<Vec<Option<Variable>>> = vec![vec![None; nd]; nd];
-                for a in 0..nd {
-                    for b in (a + 1)..nd {
-                        if let (Some(ab), Some(ba)) = (used[a][b], used[b][a]) {
-                            let lk = vars.add(variable().binary());
-                            cons.push(constraint!(lk >= ab));
-                            cons.push(constraint!(lk >= ba));
-                            link_vars[a][b] = Some(lk);
-                            link_vars[b][a] = Some(lk);
+                for b in (0..nd).filter(|&b| b != a) {
+                    let (from, to) = (self.v.x(e.from, a), self.v.x(e.to, b));
+                    match used[a][b] {
+                        None => self.cons.push(constraint!(from + to <= 1)),
+                        Some(ub) => {
+                            let c = self.vars.add(variable().min(0.0).max(1.0));
+                            self.cons.push(constraint!(c >= from + to - 1));
+                            self.cons.push(constraint!(ub >= c));
+                            streams[a][b] += c;
+                            cut_bits += (e.bits_per_frame as f64) * c;
                         }
                     }
                 }
-                for (a, dev) in p.devices.iter().enumerate() {
-                    let n_links: Expression = link_vars[a]
-                        .iter()
-                        .flatten()
-                        .map(|&l| Expression::from(l))
-                        .sum();
-                    cons.push(constraint!(n_links <= dev.ports as f64));
+            }
+        }
+        // Device order variables keep the device-level graph acyclic, which is what makes
+        // each device's share of the dataflow graph contiguous.
+        let ord: Vec<Variable> = (0..nd)
+            .map(|_| self.vars.add(variable().min(0.0).max(nd as f64)))
+            .collect();
+        let big = nd as f64 + 1.0;
+        for a in 0..nd {
+            for b in 0..nd {
+                if let Some(ub) = used[a][b] {
+                    self.cons
+                        .push(constraint!(streams[a][b].clone() <= mult[a][b] as f64));
+                    self.cons
+                        .push(constraint!(ord[b] >= ord[a] + 1.0 - big * (1.0 - ub)));
                 }
             }
+        }
+        if dynamic {
+            self.switch_ports(p, &used);
+        }
+        cut_bits
+    }
+
+    /// On a switch each device connects to at most `ports` partners (a link serves both
+    /// directions of a pair).
+    fn switch_ports(&mut self, p: &Problem, used: &[Vec<Option<Variable>>]) {
+        let nd = p.devices.len();
+        let mut link_vars: Vec<Vec<Option<Variable>>> = vec![vec![None; nd]; nd];
+        for a in 0..nd {
+            for b in (a + 1)..nd {
+                if let (Some(ab), Some(ba)) = (used[a][b], used[b][a]) {
+                    let lk = self.vars.add(variable().binary());
+                    self.cons.push(constraint!(lk >= ab));
+                    self.cons.push(constraint!(lk >= ba));
+                    link_vars[a][b] = Some(lk);
+                    link_vars[b][a] = Some(lk);
+                }
+            }
+        }
+        for (a, dev) in p.devices.iter().enumerate() {
+            let n_links: Expression = link_vars[a]
+                .iter()
+                .flatten()
+                .map(|&l| Expression::from(l))
+                .sum();
+            self.cons.push(constraint!(n_links <= dev.ports as f64));
         }
     }
 
-    // Throughput: every unit's cycles at its device's clock bound the frame period.
-    let tau = vars.add(variable().min(0.0));
-    if p.objective == Objective::Throughput {
+    /// Throughput: every unit's cycles at its device's clock bound the frame period tau
+    /// (at most `tau_max` in the balancing stage); returns tau.
+    fn frame_period_bound(&mut self, p: &Problem, stage: Stage) -> Variable {
+        let tau = self.vars.add(variable().min(0.0));
+        if p.objective != Objective::Throughput {
+            return tau;
+        }
         for (u, unit) in p.units.iter().enumerate() {
             let mut per: Expression = Expression::from(0.0);
             for (c, cand) in unit.candidates.iter().enumerate() {
                 for (d, dev) in p.devices.iter().enumerate() {
-                    per += (cand.cycles as f64 / dev.clk_mhz) * v.y[u][c][d];
+                    per += (cand.cycles as f64 / dev.clk_mhz) * self.v.y[u][c][d];
                 }
             }
-            cons.push(constraint!(per <= tau));
+            self.cons.push(constraint!(per <= tau));
         }
         if let Stage::Balance { tau_max } = stage {
-            cons.push(constraint!(tau <= tau_max));
+            self.cons.push(constraint!(tau <= tau_max));
         }
+        tau
     }
+}
 
+/// Builds and solves one MIP. In the `Relax` stage resource bounds get slack variables
+/// whose sum is minimised: used to find which bound makes the problem infeasible.
+fn solve_once(p: &Problem, order: Option<&Vec<usize>>, stage: Stage) -> Result<Placement> {
+    let relax = stage == Stage::Relax;
+    let balance = p.objective == Objective::Balanced || matches!(stage, Stage::Balance { .. });
+    let mut b = Builder::new(p);
+    let (t, slack_sum) = b.resource_bounds(p, relax, balance);
+    let cut_bits = match (order, p.layout) {
+        (Some(order), _) => b.ordered(p, order),
+        (None, Layout::General { mult, dynamic }) => b.general(p, mult, *dynamic),
+        (None, Layout::Ordered(_)) => unreachable!("an ordered layout is solved per order"),
+    };
+    let tau = b.frame_period_bound(p, stage);
     let total_bits: f64 = p
         .edges
         .iter()
@@ -400,14 +390,18 @@ fn solve_once(p: &Problem, order: Option<&Vec<usize>>, stage: Stage) -> Result<P
             Objective::Balanced => unreachable!("balanced solves take the branch above"),
         }
     };
+    run_cbc(p, b, objective)
+}
 
-    let mut model = vars.minimise(objective.clone()).using(coin_cbc);
+/// Solves the built model with CBC and reads the placement off the indicators.
+fn run_cbc(p: &Problem, b: Builder, objective: Expression) -> Result<Placement> {
+    let mut model = b.vars.minimise(objective).using(coin_cbc);
     model.set_parameter("log", "0");
-    // The tie-breaks above are small: stop only at a proven optimum.
+    // The tie-breaks of the objective are small: stop only at a proven optimum.
     model.set_parameter("allowableGap", "1e-9");
     model.set_parameter("ratioGap", "0");
     let mut model = model.with_time_limit(p.time_limit_s);
-    for c in cons {
+    for c in b.cons {
         model.add_constraint(c);
     }
     // CBC keeps global state and is not thread-safe: one solve at a time per process.
@@ -419,6 +413,7 @@ fn solve_once(p: &Problem, order: Option<&Vec<usize>>, stage: Stage) -> Result<P
     let timed_out = matches!(sol.status(), SolutionStatus::TimeLimit);
     let raw = sol.model();
     let (obj, bound) = (raw.obj_value(), raw.best_possible_value());
+    let nd = p.devices.len();
     let mut assign = Vec::with_capacity(p.units.len());
     for (u, unit) in p.units.iter().enumerate() {
         // The largest indicator is the choice (CBC may return values like 0.9999999).
@@ -426,7 +421,7 @@ fn solve_once(p: &Problem, order: Option<&Vec<usize>>, stage: Stage) -> Result<P
         let mut best = 0.5;
         for c in 0..unit.candidates.len() {
             for d in 0..nd {
-                let val = sol.value(v.y[u][c][d]);
+                let val = sol.value(b.v.y[u][c][d]);
                 if val > best {
                     best = val;
                     found = Some((d, c));
@@ -455,7 +450,7 @@ fn solve_once(p: &Problem, order: Option<&Vec<usize>>, stage: Stage) -> Result<P
 
 /// Explain an infeasible problem: first a unit too big for any device, then the
 /// resource whose total exceeds all budgets, else the bound a relaxed solve violates.
-fn diagnose(p: &Problem) -> Infeasible {
+pub fn diagnose(p: &Problem) -> Infeasible {
     for r in 0..NUM_RES {
         if !p.considered[r] {
             continue;

@@ -10,7 +10,7 @@ use crate::cost::{self, Fold, Kind};
 use crate::devices::Device;
 use crate::estimates::Estimates;
 use crate::folding::{Unit, UnitEdge};
-use crate::mip::{Objective, Placement};
+use crate::problem::{Objective, Placement};
 use crate::resources::{Res, NUM_RES, RES_NAMES};
 
 /// One hop over an AuroraFlow link (the paper's measured minimum, 64 B).
