@@ -14,7 +14,7 @@ use anyhow::{bail, Context, Result};
 use aurora::AuroraFlow;
 use finn_exec::frames::{self, Rng};
 use finn_exec::{npy, Partition, Pipeline, Port};
-use fpga_device::{CuRegisters, Device, KernelArg, RunId};
+use fpga_device::{BufferId, CuRegisters, Device, KernelArg, RunId};
 use mpi::collective::CommunicatorCollectives;
 use mpi::point_to_point::{Destination, Source};
 use mpi::topology::{Communicator, SimpleCommunicator};
@@ -249,23 +249,23 @@ fn exchange(world: &SimpleCommunicator, mine: [i64; 4]) -> Vec<[i64; 4]> {
     all.chunks(4).map(|c| [c[0], c[1], c[2], c[3]]).collect()
 }
 
-pub fn run(
+/// What every rank agreed on before the run: the number of images, the rank holding the
+/// output DMA, and (rank 0) the images and the reference.
+struct Agreed {
+    n: usize,
+    out_rank: i32,
+    inputs: Option<Inputs>,
+}
+
+/// Every rank learns which ranks have the DMAs and FINN partitions and how many images
+/// rank 0 prepared; a deployment `infer` cannot run is an outcome every rank reaches.
+fn agree(
     world: &SimpleCommunicator,
-    rank: &mut Rank,
-    factory: Option<&Arc<FinnExecFactory>>,
+    d: &DeviceDescription,
     args: &InferArgs,
-    timeout: Duration,
-) -> Result<Outcome> {
-    let d = rank.device.description()?.clone();
-    let me = rank.rank;
-    let dma_in = hls_cu(&d, "dma_in").map(|k| k.cu.clone());
-    let dma_out = hls_cu(&d, "dma_out").map(|k| k.cu.clone());
-    let finn_cus: Vec<String> = d
-        .kernels
-        .iter()
-        .filter(|k| k.kind == "finn")
-        .map(|k| k.cu.clone())
-        .collect();
+) -> Result<std::result::Result<Agreed, Outcome>> {
+    let me = world.rank();
+    let finn_cus = d.kernels.iter().filter(|k| k.kind == "finn").count();
     let prepared = if me == 0 { Some(prepare(args)) } else { None };
     let n_images = match &prepared {
         Some(Ok(p)) => p.images.len() as i64,
@@ -275,19 +275,19 @@ pub fn run(
     let all = exchange(
         world,
         [
-            dma_in.is_some() as i64,
-            dma_out.is_some() as i64,
-            finn_cus.len() as i64,
+            hls_cu(d, "dma_in").is_some() as i64,
+            hls_cu(d, "dma_out").is_some() as i64,
+            finn_cus as i64,
             n_images,
         ],
     );
     if all.iter().map(|r| r[2]).sum::<i64>() == 0 {
-        return Ok(Outcome::Failed(format!(
+        return Ok(Err(Outcome::Failed(format!(
             "infer: deployment {} has no FINN partition on any device (CUs of {}: {}): it is a link deployment; use `bench latency` or `bench throughput`",
             d.deployment,
             d.device,
             d.kernels.iter().map(|k| k.cu.as_str()).collect::<Vec<_>>().join(", ")
-        )));
+        ))));
     }
     let n = all[0][3];
     if n < 0 {
@@ -296,14 +296,13 @@ pub fn run(
             Some(Err(e)) => format!("{e:#}"),
             _ => "rank 0 refused the input or the reference".to_string(),
         };
-        return Ok(Outcome::Failed(why));
+        return Ok(Err(Outcome::Failed(why)));
     }
-    let n = n as usize;
     if all[0][0] == 0 {
-        return Ok(Outcome::Failed(format!(
+        return Ok(Err(Outcome::Failed(format!(
             "infer: rank 0 runs device {} without the input DMA (dma_in); the plan's first device must be the first in the deployment file",
             d.device
-        )));
+        ))));
     }
     let out_rank = all.iter().position(|r| r[1] == 1).with_context(|| {
         format!(
@@ -311,17 +310,21 @@ pub fn run(
             d.deployment
         )
     })? as i32;
-    let inputs = prepared.map(|p| p.expect("checked above"));
-    let device: &mut dyn Device = &mut *rank.device;
+    Ok(Ok(Agreed {
+        n: n as usize,
+        out_rank,
+        inputs: prepared.map(|p| p.expect("checked above")),
+    }))
+}
 
-    // The links must be up before any data goes out, as on the cards.
-    let links = link_roles(&d);
-    let link_cus: Vec<String> = links.iter().map(|(c, _)| c.clone()).collect();
-    for cu in &link_cus {
+/// The links must be up before any data goes out, as on the cards; their counters start
+/// from zero.
+fn links_up(device: &dyn Device, d: &DeviceDescription, link_cus: &[String]) -> Result<()> {
+    for cu in link_cus {
         let af = AuroraFlow::new(
             cu.clone(),
             CuRegisters {
-                device: &*device,
+                device,
                 cu: cu.clone(),
             },
         );
@@ -334,30 +337,17 @@ pub fn run(
         }
         af.reset_counters()?;
     }
-    crate::idle::barrier(world);
-    let t0 = Instant::now();
-    let period = Duration::from_millis(args.sample_ms.max(1));
-    let mut samples: Vec<(f64, Vec<aurora::Counters>)> = Vec::new();
-    let progress = match (me == 0 && args.progress, factory, finn_cus.first()) {
-        (true, Some(f), Some(cu)) => Some(progress::Reporter::start(
-            "images through the pipeline",
-            n as u64,
-            {
-                let f = f.clone();
-                let cu = cu.clone();
-                move || {
-                    f.opened(&cu)
-                        .map_or(0, |o| o.frames.load(Ordering::Relaxed))
-                }
-            },
-        )),
-        _ => None,
-    };
+    Ok(())
+}
 
-    // Receivers before senders: the free-running CUs take part first (the links, the FINN
-    // partitions, and the tie-off sources of a cable's unused direction, whose empty
-    // stream closes that direction; tie-off sinks get nothing), then the output DMA, the
-    // input DMA last.
+/// Receivers before senders: the free-running CUs take part first (the links, the FINN
+/// partitions, and the tie-off sources of a cable's unused direction, whose empty stream
+/// closes that direction; tie-off sinks get nothing).
+fn begin_free_running(
+    device: &mut dyn Device,
+    d: &DeviceDescription,
+    link_cus: &[String],
+) -> Result<()> {
     for k in d.kernels.iter().filter(|k| k.control() == "ap_ctrl_none") {
         let aurora = link_cus.contains(&k.cu);
         let source = k.kind == "hls"
@@ -369,17 +359,32 @@ pub fn run(
             device.begin_free_running(&k.cu)?;
         }
     }
+    Ok(())
+}
+
+/// The output DMA's buffer: where, how many bytes, and how its words unpack.
+type OutBuffer = (BufferId, usize, WordLayout);
+
+/// Starts the output DMA (if this device has it), then the input DMA with the packed
+/// images (rank 0): their runs and the output buffer.
+fn start_dmas(
+    device: &mut dyn Device,
+    d: &DeviceDescription,
+    agreed: &Agreed,
+    factory: Option<&Arc<FinnExecFactory>>,
+    args: &InferArgs,
+) -> Result<(Vec<RunId>, Option<OutBuffer>)> {
     let mut runs: Vec<RunId> = Vec::new();
     let mut out_buffer = None;
-    if let Some(cu) = &dma_out {
-        let feeder = stream_peer(&d, &format!("{cu}.in"))
+    if let Some(cu) = hls_cu(d, "dma_out").map(|k| k.cu.clone()) {
+        let feeder = stream_peer(d, &format!("{cu}.in"))
             .with_context(|| format!("device {}: nothing streams into {cu}.in", d.device))?;
-        let layout = output_layout(&d, &feeder, factory, args.reference.as_deref())?;
-        let bytes = n * layout.frame_bytes();
-        let buf = device.alloc(&bank(&d, cu)?, bytes.div_ceil(MEM_WORD) * MEM_WORD)?;
+        let layout = output_layout(d, &feeder, factory, args.reference.as_deref())?;
+        let bytes = agreed.n * layout.frame_bytes();
+        let buf = device.alloc(&bank(d, &cu)?, bytes.div_ceil(MEM_WORD) * MEM_WORD)?;
         let a = kernel_args(
-            &d,
-            cu,
+            d,
+            &cu,
             &[
                 ("mem", KernelArg::Buffer(buf)),
                 ("size", KernelArg::Scalar(bytes as u64)),
@@ -387,11 +392,11 @@ pub fn run(
             "infer",
             "the DMA ports: hw/hls/dma_in.cpp, dma_out.cpp",
         )?;
-        runs.push(device.start(cu, &a)?);
+        runs.push(device.start(&cu, &a)?);
         out_buffer = Some((buf, bytes, layout));
     }
-    if let (Some(cu), Some(inp)) = (&dma_in, &inputs) {
-        let target = stream_peer(&d, &format!("{cu}.out"))
+    if let (Some(cu), Some(inp)) = (hls_cu(d, "dma_in").map(|k| k.cu.clone()), &agreed.inputs) {
+        let target = stream_peer(d, &format!("{cu}.out"))
             .with_context(|| format!("device {}: {cu}.out streams nowhere", d.device))?;
         let k = d
             .kernel(&target)
@@ -406,11 +411,11 @@ pub fn run(
         let input = &inp.whole.inputs()[0];
         let layout = WordLayout::new(&target, port, input.dtype, inp.whole.frame_in_len())?;
         let packed: Vec<u8> = inp.images.iter().flat_map(|i| layout.pack(i)).collect();
-        let buf = device.alloc(&bank(&d, cu)?, packed.len().div_ceil(MEM_WORD) * MEM_WORD)?;
+        let buf = device.alloc(&bank(d, &cu)?, packed.len().div_ceil(MEM_WORD) * MEM_WORD)?;
         device.write_buffer(buf, 0, &packed)?;
         let a = kernel_args(
-            &d,
-            cu,
+            d,
+            &cu,
             &[
                 ("mem", KernelArg::Buffer(buf)),
                 ("size", KernelArg::Scalar(packed.len() as u64)),
@@ -418,15 +423,26 @@ pub fn run(
             "infer",
             "the DMA ports: hw/hls/dma_in.cpp, dma_out.cpp",
         )?;
-        runs.push(device.start(cu, &a)?);
+        runs.push(device.start(&cu, &a)?);
     }
-    // Completion: the link counters sampled while the DMAs run. Every stage has its own
-    // stall timeout; this only bounds the whole run.
-    let budget = timeout * (n as u32 + 10);
+    Ok((runs, out_buffer))
+}
+
+/// Waits for `runs`, sampling the links' counters every `period` (time since `t0`); every
+/// stage has its own stall timeout, `budget` only bounds the whole run.
+fn wait_sampling(
+    device: &mut dyn Device,
+    runs: Vec<RunId>,
+    link_cus: &[String],
+    t0: Instant,
+    period: Duration,
+    budget: Duration,
+) -> Result<Vec<(f64, Vec<aurora::Counters>)>> {
+    let mut samples = Vec::new();
     let mut next_sample = t0;
     loop {
         if Instant::now() >= next_sample {
-            samples.push((t0.elapsed().as_secs_f64(), counters_of(&*device, &link_cus)));
+            samples.push((t0.elapsed().as_secs_f64(), counters_of(&*device, link_cus)));
             next_sample += period;
         }
         device.check_free_running()?;
@@ -447,9 +463,20 @@ pub fn run(
                 .max(Duration::from_millis(10)),
         )?;
     }
-    device.end_free_running(timeout)?;
-    let mut outputs: Option<Vec<i64>> = None;
-    if let Some((buf, bytes, layout)) = &out_buffer {
+    Ok(samples)
+}
+
+/// The output values, unpacked from the output DMA's buffer, on rank 0 (sent there by the
+/// rank that has it); None on the other ranks.
+fn collect_outputs(
+    world: &SimpleCommunicator,
+    device: &mut dyn Device,
+    out_rank: i32,
+    out_buffer: &Option<OutBuffer>,
+) -> Result<Option<Vec<i64>>> {
+    let me = world.rank();
+    let mut outputs = None;
+    if let Some((buf, bytes, layout)) = out_buffer {
         let mut raw = vec![0u8; *bytes];
         device.read_buffer(*buf, 0, &mut raw)?;
         let values: Vec<i64> = raw
@@ -470,11 +497,17 @@ pub fn run(
             .receive_vec_with_tag::<i64>(TAG_OUTPUTS);
         outputs = Some(v);
     }
-    let wall = t0.elapsed().as_secs_f64();
-    if let Some(p) = progress {
-        p.finish();
-    }
-    let finals = counters_of(&*device, &link_cus);
+    Ok(outputs)
+}
+
+/// This rank's links over the run (samples and final counters), collected on rank 0.
+fn gather_reports(
+    world: &SimpleCommunicator,
+    d: &DeviceDescription,
+    links: &[LinkRoles],
+    samples: &[(f64, Vec<aurora::Counters>)],
+    finals: &[aurora::Counters],
+) -> Result<Vec<RankReport>> {
     let report = RankReport {
         device: d.device.clone(),
         clock_mhz: d.clock_mhz,
@@ -482,8 +515,6 @@ pub fn run(
             .iter()
             .enumerate()
             .flat_map(|(i, (_, roles))| {
-                let samples = &samples;
-                let finals = &finals;
                 roles.iter().map(move |(name, rx)| LinkSample {
                     name: name.clone(),
                     rx: *rx,
@@ -493,16 +524,23 @@ pub fn run(
             })
             .collect(),
     };
-    let reports: Vec<RankReport> = gather::to_root(world, serde_json::to_string(&report)?)
+    Ok(gather::to_root(world, serde_json::to_string(&report)?)
         .iter()
         .map(|t| serde_json::from_str(t))
-        .collect::<Result<_, _>>()?;
-    let Some(inputs) = inputs else {
-        return Ok(Outcome::Done);
-    };
-    let outputs = outputs.context("rank 0 received no outputs")?;
+        .collect::<Result<_, _>>()?)
+}
 
-    // The unpartitioned reference, image by image.
+/// Rank 0: every image through the unpartitioned reference, compared with what the
+/// partitioned pipeline gave; writes the outputs, run.json and the report.
+fn compare_with_reference(
+    d: &DeviceDescription,
+    args: &InferArgs,
+    inputs: &Inputs,
+    outputs: &[i64],
+    reports: &[RankReport],
+    wall: f64,
+) -> Result<Outcome> {
+    let n = inputs.images.len();
     let whole = &inputs.whole;
     let per = whole.frame_out_len();
     let labels = infer_report::label_output(&inputs.whole_dir)?;
@@ -526,7 +564,7 @@ pub fn run(
     let run = Run::new(
         &d.deployment,
         n,
-        &reports,
+        reports,
         frames,
         wall,
         whole.outputs()[0].shape.clone(),
@@ -535,5 +573,63 @@ pub fn run(
         (Some(r), Some(exec)) => Some((r, exec.as_path())),
         _ => None,
     };
-    infer_report::finish(&run, &outputs, &args.out, report)
+    infer_report::finish(&run, outputs, &args.out, report)
+}
+
+pub fn run(
+    world: &SimpleCommunicator,
+    rank: &mut Rank,
+    factory: Option<&Arc<FinnExecFactory>>,
+    args: &InferArgs,
+    timeout: Duration,
+) -> Result<Outcome> {
+    let d = rank.device.description()?.clone();
+    let agreed = match agree(world, &d, args)? {
+        Ok(a) => a,
+        Err(outcome) => return Ok(outcome),
+    };
+    let device: &mut dyn Device = &mut *rank.device;
+    let links = link_roles(&d);
+    let link_cus: Vec<String> = links.iter().map(|(c, _)| c.clone()).collect();
+    links_up(&*device, &d, &link_cus)?;
+    crate::idle::barrier(world);
+    let t0 = Instant::now();
+    let first_finn = d
+        .kernels
+        .iter()
+        .find(|k| k.kind == "finn")
+        .map(|k| k.cu.clone());
+    let progress = match (rank.rank == 0 && args.progress, factory, first_finn) {
+        (true, Some(f), Some(cu)) => Some(progress::Reporter::start(
+            "images through the pipeline",
+            agreed.n as u64,
+            {
+                let f = f.clone();
+                move || {
+                    f.opened(&cu)
+                        .map_or(0, |o| o.frames.load(Ordering::Relaxed))
+                }
+            },
+        )),
+        _ => None,
+    };
+    begin_free_running(device, &d, &link_cus)?;
+    // the output DMA before the input DMA: receivers before senders
+    let (runs, out_buffer) = start_dmas(device, &d, &agreed, factory, args)?;
+    let period = Duration::from_millis(args.sample_ms.max(1));
+    let budget = timeout * (agreed.n as u32 + 10);
+    let samples = wait_sampling(device, runs, &link_cus, t0, period, budget)?;
+    device.end_free_running(timeout)?;
+    let outputs = collect_outputs(world, device, agreed.out_rank, &out_buffer)?;
+    let wall = t0.elapsed().as_secs_f64();
+    if let Some(p) = progress {
+        p.finish();
+    }
+    let finals = counters_of(&*device, &link_cus);
+    let reports = gather_reports(world, &d, &links, &samples, &finals)?;
+    let Some(inputs) = &agreed.inputs else {
+        return Ok(Outcome::Done);
+    };
+    let outputs = outputs.context("rank 0 received no outputs")?;
+    compare_with_reference(&d, args, inputs, &outputs, &reports, wall)
 }
