@@ -267,34 +267,7 @@ impl Deployment {
     pub fn parse(src: Source, platform: &Platform) -> Result<Deployment> {
         let raw: RawDeployment = toml::from_str(&src.text).map_err(|e| src.toml_error(e))?;
         fields::check_printable(&src)?;
-        if let Some(why) = fields::deployment_name(raw.name.get_ref()) {
-            return Err(src.at(
-                &raw.name.span(),
-                format!("name {:?} {why}; rename the deployment", raw.name.get_ref()),
-            ));
-        }
-        if raw.platform.get_ref() != &platform.name {
-            return Err(src.at(
-                &raw.platform.span(),
-                format!(
-                    "platform '{}' is not known: the FPGA toolchain's platform is '{}' ({}); \
-                     name that platform or select another with toolchains//:fpga",
-                    raw.platform.get_ref(),
-                    platform.name,
-                    platform.source
-                ),
-            ));
-        }
-        let app = match raw.app.get_ref().as_str() {
-            "finn" => App::Finn,
-            "aurora_bench" => App::AuroraBench,
-            other => {
-                return Err(src.at(
-                    &raw.app.span(),
-                    format!("app '{other}' is not one of: finn, aurora_bench"),
-                ))
-            }
-        };
+        let app = parse_header(&src, &raw, platform)?;
         let cards_per_node = raw
             .cards_per_node
             .as_ref()
@@ -314,10 +287,15 @@ impl Deployment {
         if let Some(c) = &raw.clock_mhz {
             check_clock(&src, c, platform)?;
         }
-        let default_budget: BTreeMap<String, f64> = RESOURCES
-            .iter()
-            .map(|r| (r.to_string(), DEFAULT_MAX_UTIL))
-            .collect();
+        let defaults = Defaults {
+            app,
+            cards_per_node,
+            clock_mhz,
+            budget: RESOURCES
+                .iter()
+                .map(|r| (r.to_string(), DEFAULT_MAX_UTIL))
+                .collect(),
+        };
         let devices = match (&raw.devices, raw.device.is_empty()) {
             (Some(g), false) => {
                 return Err(src.at(
@@ -325,187 +303,17 @@ impl Deployment {
                     "[devices] (generated) and [[device]] (explicit) are exclusive; keep one",
                 ))
             }
-            (Some(g), true) => {
-                let gen = g.get_ref();
-                let count = *gen.count.get_ref();
-                if count == 0 {
-                    return Err(src.at(&gen.count.span(), "count must be at least 1"));
-                }
-                let role = match &gen.role {
-                    Some(r) => parse_role(&src, r)?,
-                    None => Role::None,
-                };
-                let budget = parse_budget(&src, gen.max_util.as_ref(), &default_budget)?;
-                (0..count)
-                    .map(|i| Device {
-                        name: format!("fpga{i}"),
-                        node: i / cards_per_node,
-                        card: i % cards_per_node,
-                        clock_mhz,
-                        // The generated form benchmarks: device 0 measures, the rest forward.
-                        role: if app == App::AuroraBench && i == 0 {
-                            Role::Bench
-                        } else {
-                            role.clone()
-                        },
-                        max_util: budget.clone(),
-                        max_util_span: gen.max_util.as_ref().map(|m| m.span()).unwrap_or(g.span()),
-                        slr: BTreeMap::new(),
-                        memory: BTreeMap::new(),
-                        span: g.span(),
-                    })
-                    .collect::<Vec<_>>()
-            }
+            (Some(g), true) => generated_devices(&src, g, &defaults)?,
             (None, true) => {
                 return Err(src.at(
                     &raw.name.span(),
                     "no devices: add [[device]] tables or a [devices] count",
                 ))
             }
-            (None, false) => {
-                let mut out = Vec::new();
-                for d in &raw.device {
-                    let r = d.get_ref();
-                    let card = *r.card.get_ref();
-                    if card >= cards_per_node {
-                        return Err(src.at(
-                            &r.card.span(),
-                            format!(
-                                "device {}: card {card} exceeds the {cards_per_node} cards per \
-                                 node (acl0..acl{}); move it to another node",
-                                r.name.get_ref(),
-                                cards_per_node - 1
-                            ),
-                        ));
-                    }
-                    if let Some(why) = fields::device_name(r.name.get_ref()) {
-                        return Err(src.at(
-                            &r.name.span(),
-                            format!("device name {:?} {why}; rename it", r.name.get_ref()),
-                        ));
-                    }
-                    let clk = r.clock_mhz.as_ref().map(|c| c.get_ref().get());
-                    if let Some(c) = &r.clock_mhz {
-                        check_clock(&src, c, platform)?;
-                    }
-                    let role = match &r.role {
-                        Some(role) => parse_role(&src, role)?,
-                        None => Role::None,
-                    };
-                    out.push(Device {
-                        name: r.name.get_ref().clone(),
-                        node: *r.node.get_ref(),
-                        card,
-                        clock_mhz: clk.unwrap_or(clock_mhz),
-                        role,
-                        max_util: parse_budget(&src, r.max_util.as_ref(), &default_budget)?,
-                        max_util_span: r
-                            .max_util
-                            .as_ref()
-                            .map(|m| m.span())
-                            .unwrap_or(r.name.span()),
-                        slr: r
-                            .slr
-                            .iter()
-                            .map(|(k, v)| (k.clone(), (v.get_ref().clone(), v.span())))
-                            .collect(),
-                        memory: r
-                            .memory
-                            .iter()
-                            .map(|(k, v)| (k.clone(), (v.get_ref().clone(), v.span())))
-                            .collect(),
-                        span: r.name.span(),
-                    });
-                }
-                out
-            }
+            (None, false) => explicit_devices(&src, &raw.device, &defaults, platform)?,
         };
-        let mut seen: HashMap<&str, &Device> = HashMap::new();
-        let mut slots: HashMap<(u32, u32), &Device> = HashMap::new();
-        for d in &devices {
-            if let Some(prev) = seen.insert(&d.name, d) {
-                return Err(src.at(
-                    &d.span,
-                    format!(
-                        "device name {} is used twice (also at line {})",
-                        d.name,
-                        src.line(&prev.span)
-                    ),
-                ));
-            }
-            if let Some(prev) = slots.insert((d.node, d.card), d) {
-                return Err(src.at(
-                    &d.span,
-                    format!(
-                        "devices {} and {} are both node {} card {}",
-                        prev.name, d.name, d.node, d.card
-                    ),
-                ));
-            }
-            if app == App::AuroraBench && d.role == Role::None {
-                return Err(src.at(
-                    &d.span,
-                    format!(
-                        "device {}: app aurora_bench needs role = \"bench\" or \"forward\"",
-                        d.name
-                    ),
-                ));
-            }
-            if app == App::Finn && d.role != Role::None {
-                return Err(src.at(
-                    &d.span,
-                    format!("device {}: app finn takes no role", d.name),
-                ));
-            }
-        }
-        let (links, topology_kind, cabling_span) = match (&raw.topology, raw.link.first()) {
-            (Some(t), Some(_)) => {
-                return Err(src.at(
-                    &t.span(),
-                    "[topology] kind and [[link]] tables are exclusive; keep one",
-                ))
-            }
-            (Some(t), None) => {
-                let t = t.get_ref();
-                let cable_m = match &t.cable_m {
-                    Some(c) if !(c.get_ref().get() >= 0.0 && c.get_ref().get().is_finite()) => {
-                        return Err(src.at(
-                            &c.span(),
-                            "cable_m must be a finite length in metres, 0 or more",
-                        ))
-                    }
-                    Some(c) => c.get_ref().get(),
-                    None => DEFAULT_CABLE_M,
-                };
-                let span = t.kind.span();
-                let links = generate(&src, &t.kind, &devices, cable_m)?;
-                (links, Some(t.kind.get_ref().clone()), span)
-            }
-            (None, Some(first)) => {
-                let mut links = Vec::new();
-                for l in &raw.link {
-                    let r = l.get_ref();
-                    let cable_m = match &r.cable_m {
-                        Some(c) if !(c.get_ref().get() >= 0.0 && c.get_ref().get().is_finite()) => {
-                            return Err(src.at(
-                                &c.span(),
-                                "cable_m must be a finite length in metres, 0 or more",
-                            ))
-                        }
-                        Some(c) => c.get_ref().get(),
-                        None => DEFAULT_CABLE_M,
-                    };
-                    links.push(Link {
-                        a: parse_end(&src, &r.a)?,
-                        b: parse_end(&src, &r.b)?,
-                        cable_m,
-                        span: l.span(),
-                    });
-                }
-                (links, None, first.span())
-            }
-            (None, None) => (Vec::new(), None, raw.name.span()),
-        };
+        check_devices(&src, app, &devices)?;
+        let (links, topology_kind, cabling_span) = parse_cabling(&src, &raw, &devices)?;
         let slurm = match raw.slurm {
             Some(s) => parse_slurm(&src, s)?,
             None => Slurm {
@@ -698,6 +506,235 @@ impl Deployment {
 
 /// The job's time limit when the description gives none.
 pub const DEFAULT_TIME: &str = "00:30:00";
+
+/// What every device takes unless it says otherwise.
+struct Defaults {
+    app: App,
+    cards_per_node: u32,
+    clock_mhz: f64,
+    budget: BTreeMap<String, f64>,
+}
+
+/// The deployment's name, platform and app: the name must be one the scripts and targets
+/// can carry, the platform the FPGA toolchain's.
+fn parse_header(src: &Source, raw: &RawDeployment, platform: &Platform) -> Result<App> {
+    if let Some(why) = fields::deployment_name(raw.name.get_ref()) {
+        return Err(src.at(
+            &raw.name.span(),
+            format!("name {:?} {why}; rename the deployment", raw.name.get_ref()),
+        ));
+    }
+    if raw.platform.get_ref() != &platform.name {
+        return Err(src.at(
+            &raw.platform.span(),
+            format!(
+                "platform '{}' is not known: the FPGA toolchain's platform is '{}' ({}); \
+                 name that platform or select another with toolchains//:fpga",
+                raw.platform.get_ref(),
+                platform.name,
+                platform.source
+            ),
+        ));
+    }
+    match raw.app.get_ref().as_str() {
+        "finn" => Ok(App::Finn),
+        "aurora_bench" => Ok(App::AuroraBench),
+        other => Err(src.at(
+            &raw.app.span(),
+            format!("app '{other}' is not one of: finn, aurora_bench"),
+        )),
+    }
+}
+
+/// `[devices] count = N`: fpga0..fpgaN-1, filling each node's cards in turn.
+fn generated_devices(
+    src: &Source,
+    g: &Spanned<RawGenerated>,
+    defaults: &Defaults,
+) -> Result<Vec<Device>> {
+    let gen = g.get_ref();
+    let count = *gen.count.get_ref();
+    if count == 0 {
+        return Err(src.at(&gen.count.span(), "count must be at least 1"));
+    }
+    let role = match &gen.role {
+        Some(r) => parse_role(src, r)?,
+        None => Role::None,
+    };
+    let budget = parse_budget(src, gen.max_util.as_ref(), &defaults.budget)?;
+    Ok((0..count)
+        .map(|i| Device {
+            name: format!("fpga{i}"),
+            node: i / defaults.cards_per_node,
+            card: i % defaults.cards_per_node,
+            clock_mhz: defaults.clock_mhz,
+            // The generated form benchmarks: device 0 measures, the rest forward.
+            role: if defaults.app == App::AuroraBench && i == 0 {
+                Role::Bench
+            } else {
+                role.clone()
+            },
+            max_util: budget.clone(),
+            max_util_span: gen.max_util.as_ref().map(|m| m.span()).unwrap_or(g.span()),
+            slr: BTreeMap::new(),
+            memory: BTreeMap::new(),
+            span: g.span(),
+        })
+        .collect())
+}
+
+/// `[[device]]` tables, each with its node and card.
+fn explicit_devices(
+    src: &Source,
+    raw: &[Spanned<RawDevice>],
+    defaults: &Defaults,
+    platform: &Platform,
+) -> Result<Vec<Device>> {
+    let cards_per_node = defaults.cards_per_node;
+    let mut out = Vec::new();
+    for d in raw {
+        let r = d.get_ref();
+        let card = *r.card.get_ref();
+        if card >= cards_per_node {
+            return Err(src.at(
+                &r.card.span(),
+                format!(
+                    "device {}: card {card} exceeds the {cards_per_node} cards per \
+                     node (acl0..acl{}); move it to another node",
+                    r.name.get_ref(),
+                    cards_per_node - 1
+                ),
+            ));
+        }
+        if let Some(why) = fields::device_name(r.name.get_ref()) {
+            return Err(src.at(
+                &r.name.span(),
+                format!("device name {:?} {why}; rename it", r.name.get_ref()),
+            ));
+        }
+        let clk = r.clock_mhz.as_ref().map(|c| c.get_ref().get());
+        if let Some(c) = &r.clock_mhz {
+            check_clock(src, c, platform)?;
+        }
+        let role = match &r.role {
+            Some(role) => parse_role(src, role)?,
+            None => Role::None,
+        };
+        let spanned = |m: &BTreeMap<String, Spanned<String>>| {
+            m.iter()
+                .map(|(k, v)| (k.clone(), (v.get_ref().clone(), v.span())))
+                .collect()
+        };
+        out.push(Device {
+            name: r.name.get_ref().clone(),
+            node: *r.node.get_ref(),
+            card,
+            clock_mhz: clk.unwrap_or(defaults.clock_mhz),
+            role,
+            max_util: parse_budget(src, r.max_util.as_ref(), &defaults.budget)?,
+            max_util_span: r
+                .max_util
+                .as_ref()
+                .map(|m| m.span())
+                .unwrap_or(r.name.span()),
+            slr: spanned(&r.slr),
+            memory: spanned(&r.memory),
+            span: r.name.span(),
+        });
+    }
+    Ok(out)
+}
+
+/// Every device name once, every (node, card) slot once, and each device's role as its
+/// app needs it.
+fn check_devices(src: &Source, app: App, devices: &[Device]) -> Result<()> {
+    let mut seen: HashMap<&str, &Device> = HashMap::new();
+    let mut slots: HashMap<(u32, u32), &Device> = HashMap::new();
+    for d in devices {
+        if let Some(prev) = seen.insert(&d.name, d) {
+            return Err(src.at(
+                &d.span,
+                format!(
+                    "device name {} is used twice (also at line {})",
+                    d.name,
+                    src.line(&prev.span)
+                ),
+            ));
+        }
+        if let Some(prev) = slots.insert((d.node, d.card), d) {
+            return Err(src.at(
+                &d.span,
+                format!(
+                    "devices {} and {} are both node {} card {}",
+                    prev.name, d.name, d.node, d.card
+                ),
+            ));
+        }
+        if app == App::AuroraBench && d.role == Role::None {
+            return Err(src.at(
+                &d.span,
+                format!(
+                    "device {}: app aurora_bench needs role = \"bench\" or \"forward\"",
+                    d.name
+                ),
+            ));
+        }
+        if app == App::Finn && d.role != Role::None {
+            return Err(src.at(
+                &d.span,
+                format!("device {}: app finn takes no role", d.name),
+            ));
+        }
+    }
+    Ok(())
+}
+
+/// The links: generated from `[topology] kind`, or the `[[link]]` tables; with the
+/// topology's kind (when generated) and where errors about the cabling point.
+fn parse_cabling(
+    src: &Source,
+    raw: &RawDeployment,
+    devices: &[Device],
+) -> Result<(Vec<Link>, Option<String>, Range<usize>)> {
+    match (&raw.topology, raw.link.first()) {
+        (Some(t), Some(_)) => Err(src.at(
+            &t.span(),
+            "[topology] kind and [[link]] tables are exclusive; keep one",
+        )),
+        (Some(t), None) => {
+            let t = t.get_ref();
+            let cable_m = cable_length(src, &t.cable_m)?;
+            let links = generate(src, &t.kind, devices, cable_m)?;
+            Ok((links, Some(t.kind.get_ref().clone()), t.kind.span()))
+        }
+        (None, Some(first)) => {
+            let mut links = Vec::new();
+            for l in &raw.link {
+                let r = l.get_ref();
+                links.push(Link {
+                    a: parse_end(src, &r.a)?,
+                    b: parse_end(src, &r.b)?,
+                    cable_m: cable_length(src, &r.cable_m)?,
+                    span: l.span(),
+                });
+            }
+            Ok((links, None, first.span()))
+        }
+        (None, None) => Ok((Vec::new(), None, raw.name.span())),
+    }
+}
+
+/// A cable's length in metres (DEFAULT_CABLE_M when not given).
+fn cable_length(src: &Source, c: &Option<Spanned<Number>>) -> Result<f64> {
+    match c {
+        Some(c) if !(c.get_ref().get() >= 0.0 && c.get_ref().get().is_finite()) => Err(src.at(
+            &c.span(),
+            "cable_m must be a finite length in metres, 0 or more",
+        )),
+        Some(c) => Ok(c.get_ref().get()),
+        None => Ok(DEFAULT_CABLE_M),
+    }
+}
 
 /// A kernel clock the platform can run: positive, finite, at most the platform's maximum.
 fn check_clock(src: &Source, c: &Spanned<Number>, platform: &Platform) -> Result<()> {
