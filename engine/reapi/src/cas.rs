@@ -13,9 +13,9 @@ use tokio::io::{AsyncReadExt, AsyncSeekExt};
 use tokio_stream::wrappers::ReceiverStream;
 use tonic::Code;
 
-use crate::client::Inner;
 use crate::digest::StreamingDigest;
 use crate::error::RemoteError;
+use crate::session::Inner;
 use crate::transport::{is_transient, status_detail, unary, BATCH_OVERHEAD};
 use crate::Digest;
 

@@ -13,20 +13,9 @@ use crate::action::{check_relative_path, encode_action, encode_output_dir};
 use crate::cas::BlobSource;
 use crate::config::{CacheMode, ClientOptions, ReConfig, DEFAULT_MAX_TOTAL_BATCH_SIZE, SECTION};
 use crate::error::RemoteError;
-use crate::transport::{self, tls_mismatch, unary, Clients, Health};
+use crate::session::Inner;
+use crate::transport::{self, tls_mismatch, unary, Health};
 use crate::{ActionDescription, Digest, LocalOutput, OutputEntry, RemoteCache, RemoteHit};
-
-pub(crate) struct Inner {
-    pub cfg: ReConfig,
-    pub opts: ClientOptions,
-    pub clients: Clients,
-    pub health: Health,
-    /// Effective batch limit: the smaller of the server's and `max_total_batch_size`.
-    pub batch_limit: usize,
-    /// Blobs this client found corrupt on the server: re-sent on upload even though
-    /// FindMissingBlobs reports them present, so a good copy replaces the bad one.
-    pub corrupt_on_server: std::sync::Mutex<std::collections::HashSet<crate::Digest>>,
-}
 
 /// A REAPI v2 cache client (GetActionResult / UpdateActionResult + CAS + ByteStream).
 pub struct GrpcRemoteCache {

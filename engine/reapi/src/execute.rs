@@ -15,8 +15,8 @@ use tonic::Code;
 
 use crate::action::encode_action_with;
 use crate::cas::BlobSource;
-use crate::client::Inner;
 use crate::config::SECTION;
+use crate::session::Inner;
 use crate::transport::{is_transient, status_detail, Engine};
 use crate::{ActionDescription, Digest, RemoteHit};
 

@@ -18,6 +18,7 @@ pub mod config;
 mod digest;
 mod error;
 mod execute;
+mod session;
 mod transport;
 
 pub use action::{command_of, encode_action, EncodedAction};
