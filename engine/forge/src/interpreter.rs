@@ -6,6 +6,7 @@ pub mod cells;
 pub mod checks;
 pub mod coerce;
 pub mod config;
+pub mod context;
 pub mod eval;
 pub mod glob;
 pub mod globals;

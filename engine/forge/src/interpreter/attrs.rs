@@ -13,7 +13,7 @@ use starlark::values::{
 };
 
 use super::coerce::{coerce_default, type_name};
-use super::eval::BuildContext;
+use super::context::BuildContext;
 use crate::model::{AttrSpec, AttrType, CoercedAttr, DepKind};
 
 /// [`AttrType`] with dep providers as indices into [`AttrGen::providers`], so the Starlark

@@ -10,7 +10,7 @@ use starlark::values::tuple::TupleRef;
 use starlark::values::{UnpackValue, Value};
 
 use super::cells::{join, Cells};
-use super::eval::BuildContext;
+use super::context::BuildContext;
 use super::pattern::parse_label;
 use super::select::{view, SelectView};
 use crate::model::{AttrType, CoercedAttr};

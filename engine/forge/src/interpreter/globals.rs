@@ -17,7 +17,7 @@ use starlark::values::structs::AllocStruct;
 use starlark::values::{Heap, Value};
 
 use super::attrs::{attrs_module, Attr};
-use super::eval::BuildContext;
+use super::context::BuildContext;
 use super::rule::RuleCallable;
 use super::select::Select;
 
@@ -59,7 +59,7 @@ pub fn build_globals(rule_globals: fn(&mut GlobalsBuilder)) -> starlark::environ
 fn package_of<'a>(
     bx: &'a BuildContext,
     what: &str,
-) -> starlark::Result<&'a super::eval::PackageState> {
+) -> starlark::Result<&'a super::context::PackageState> {
     bx.package.as_ref().ok_or_else(|| {
         err(anyhow!(
             "`{what}()` can only be called while evaluating a build file"

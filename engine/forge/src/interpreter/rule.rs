@@ -15,7 +15,7 @@ use starlark::values::{
 
 use super::attrs::Attr;
 use super::coerce::{attrs_call, coerce, CoerceCx};
-use super::eval::BuildContext;
+use super::context::BuildContext;
 use crate::model::{AttrSpec, RuleSpec, TargetLabel, TargetNode};
 
 /// Attributes every rule has without declaring them (buck2 `attrs/spec/internal.rs`).
