@@ -16,14 +16,11 @@ mod executor;
 mod failure;
 mod file_diff;
 mod in_process;
-mod isolated;
 mod janitor;
 mod layout;
 mod lock;
 mod log_diff;
 mod outputs;
-mod passthrough;
-mod pid_namespace;
 mod placement;
 mod procs;
 mod progress;
@@ -31,7 +28,6 @@ mod remote;
 mod sandbox;
 mod skip_check;
 mod test_runner;
-mod worker_sandbox;
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -42,16 +38,16 @@ use anyhow::{Context, Result};
 use forge_core::{ActionGraph, ArtifactRef, TestSpec};
 
 pub use failure::{ActionFailure, BuildFailed};
-pub use isolated::{isolated_command, HostAccess};
 pub use procs::{install_signal_handlers, own_group_dying_with_parent};
 pub use progress::ConsoleMode;
+pub use sandbox::isolated::{isolated_command, HostAccess};
+pub use sandbox::worker_sandbox::entry_point as sandbox_worker_entry_point;
 pub use sandbox::{SandboxMode, EXCLUDED_ENV, NETWORK_ENV, STRICT_ENV};
 pub use test_runner::TEST_ENV_ALLOWLIST;
-pub use worker_sandbox::entry_point as sandbox_worker_entry_point;
 
 /// The `forge-sandbox` binary: serves as the persistent sandbox of a forge worker thread.
 pub fn sandbox_worker_main() -> ! {
-    worker_sandbox::serve::main()
+    sandbox::worker_sandbox::serve::main()
 }
 
 use layout::Layout;

@@ -48,6 +48,11 @@
 //! In both modes a write anywhere but a declared output or the scratch dir is an error: after
 //! the run the sandbox is scanned for undeclared paths.
 
+pub(crate) mod isolated;
+pub(crate) mod passthrough;
+pub(crate) mod pid_namespace;
+pub(crate) mod worker_sandbox;
+
 use std::collections::BTreeSet;
 use std::fs;
 use std::os::unix::fs::symlink;
@@ -63,9 +68,9 @@ use forge_core::OutputDecl;
 use crate::action_key::find_on_path;
 use crate::janitor::Janitor;
 use crate::layout::parent_of;
-use crate::passthrough::{self, Passthrough};
-use crate::pid_namespace::StatusPipe;
-use crate::worker_sandbox::{Bind, Program, Request};
+use passthrough::Passthrough;
+use pid_namespace::StatusPipe;
+use worker_sandbox::{Bind, Program, Request};
 
 /// Env key an action sets to `"1"` to keep network access under bubblewrap.
 pub const NETWORK_ENV: &str = "FORGE_SANDBOX_NETWORK";

@@ -18,11 +18,11 @@ use crate::failure::{action_title, clip, command_line, failure, streams_block};
 use crate::layout::replace_with;
 use crate::outputs;
 use crate::procs::spawn_tracked;
+use crate::sandbox::worker_sandbox::{Outcome, Spec, Workers};
 use crate::sandbox::{
     relative_passthrough, system_bwrap_args, Sandbox, SandboxKind, FOREST_NOTICE, NETWORK_ENV,
     STRICT_ENV,
 };
-use crate::worker_sandbox::{Outcome, Spec, Workers};
 
 /// Lines of stderr shown in an action failure (the full text goes to the log dir).
 const STDERR_TAIL_LINES: usize = 60;
