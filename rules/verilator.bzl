@@ -41,6 +41,9 @@ def verilator_model(ctx: AnalysisContext, args: list, headers: list, category: s
     compiling its own."""
     tc = ctx.attrs._verilator[VerilatorToolchainInfo]
     model = ctx.actions.declare_output(name, dir = True)
+
+    # one model per target keeps the category's default identifier
+    identifier = {} if name == "model" else {"identifier": name}
     ctx.actions.run(
         cmd_args(
             tc.build_model,
@@ -56,8 +59,7 @@ def verilator_model(ctx: AnalysisContext, args: list, headers: list, category: s
             hidden = [tc.version] + headers,
         ),
         category = category,
-        # one model per target keeps the category's default identifier
-        identifier = None if name == "model" else name,
+        **identifier
     )
     return model
 

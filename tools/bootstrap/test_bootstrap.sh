@@ -230,12 +230,8 @@ check "one build: the target dir is a sandbox passthrough" \
     bash -c "sed -n 's/^[[:space:]]*sandbox_passthrough[[:space:]]*=//p' '$repo/.buckconfig' | tr ' ' '\n' | grep -qx '$FORGE_CARGO_TARGET_DIR'"
 check "one build: the target dir is outside buck-out (forge clean keeps the engine)" \
     bash -c "case '$FORGE_CARGO_TARGET_DIR' in buck-out*) exit 1 ;; esac"
-# The action and the wrapper must name the same cargo unit: profile, package and binary
-# (`action cargo build`, rules/tools/action/src/cargo.rs).
-action_line=$(grep -F -A1 'let unit = ["--profile", profile, "--package", &package, "--bin", &bin];' \
-    "$repo/rules/tools/action/src/cargo.rs" | grep -F '["build", "--locked"][..], &unit]' || true)
-check "one build: the cargo action builds --profile --package --bin as the wrapper does" \
-    test -n "$action_line"
+# That the graph's `action cargo build` and the wrapper name the same cargo unit (profile,
+# package, binary) is checked by //rules/tools/action:tests (src/cargo.rs), beside the code.
 
 # --- the project's own package list ---------------------------------------------------------
 # Tests fail without these tools (they never skip), so ./forge must install them.

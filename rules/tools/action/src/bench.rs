@@ -11,7 +11,10 @@ use crate::util::{fail, Result};
 use std::collections::BTreeMap;
 use std::process::{Command, Stdio};
 
+/// A later option wins: `./forge run //hw/aurora_flow:bench -- --ap-mhz 250` overrides the
+/// target's own.
 #[derive(clap::Args)]
+#[command(args_override_self = true)]
 pub struct Args {
     /// the streaming-mode model (USE_FRAMING=0)
     #[arg(long)]

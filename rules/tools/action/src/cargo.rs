@@ -116,6 +116,14 @@ fn real_target_dir(dir: &Path) -> Result<PathBuf> {
     })
 }
 
+/// `cargo build`'s arguments: the cargo unit of the wrapper's engine build
+/// (tools/bootstrap/bootstrap.sh, which adds no --locked: that changes no fingerprint), so each
+/// finds the other's artifacts fresh (checked by `the_wrapper_builds_the_same_cargo_unit`).
+fn build_args<'a>(profile: &'a str, package: &'a str, bin: &'a str) -> Vec<&'a str> {
+    let unit = ["--profile", profile, "--package", package, "--bin", bin];
+    [&["build", "--locked"][..], &unit].concat()
+}
+
 /// A line of `cargo --message-format=json`: the fields that find the test harnesses.
 #[derive(Deserialize)]
 struct Message {
@@ -186,11 +194,7 @@ pub fn run(a: Args) -> Result {
             let Some(out) = out else {
                 return die("--out is required");
             };
-            // the cargo unit of the wrapper's engine build (tools/bootstrap/bootstrap.sh), so
-            // each finds the other's artifacts fresh (//:bootstrap_test checks this line)
-            let unit = ["--profile", profile, "--package", &package, "--bin", &bin];
-            let args = [&["build", "--locked"][..], &unit].concat();
-            let stdout = run_cargo(&a.cargo, &args, &target_dir)?;
+            let stdout = run_cargo(&a.cargo, &build_args(profile, &package, &bin), &target_dir)?;
             print!("{}", String::from_utf8_lossy(&stdout));
             let built = target_dir.join(profile_dir).join(&bin);
             if !built.is_file() {
@@ -256,6 +260,23 @@ mod tests {
         assert!(hint("error[E0308]: mismatched types\n").is_none());
         // "failed to read" and "Cargo.toml" must be on the same line, in that order
         assert!(hint("Cargo.toml\nfailed to read x\n").is_none());
+    }
+
+    /// The engine build of `./forge` and `cargo_binary(name = "forge")` must be one cargo unit
+    /// (profile, package, binary), or a fresh clone compiles every crate twice.
+    #[test]
+    fn the_wrapper_builds_the_same_cargo_unit() {
+        let wrapper = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("../../../tools/bootstrap/bootstrap.sh");
+        let text =
+            fs::read_to_string(&wrapper).expect("tools/bootstrap/bootstrap.sh (a data file)");
+        let mut args = build_args("\"$FORGE_CARGO_PROFILE\"", "forge", "forge");
+        args.retain(|a| *a != "--locked");
+        let line = format!("cargo {}", args.join(" "));
+        assert!(
+            text.lines().any(|l| l.contains(&line)),
+            "tools/bootstrap/bootstrap.sh does not run `{line}`"
+        );
     }
 
     #[test]
