@@ -33,8 +33,8 @@ The target directory is shared by all cargo actions and by `./forge`'s own engin
 (`target/`, a `[forge] sandbox_passthrough`), with the same profile (`release`) and cargo unit,
 so a fresh clone compiles each crate once and the graph's `//engine/forge:forge` finds it
 fresh. Actions run without network: `./forge` runs `cargo fetch` whenever `Cargo.lock`
-changes. `//:bootstrap_test` fails if the wrapper and `toolchains//:cargo` stop agreeing on
-the target dir or profile.
+changes. `//:bootstrap_test` fails if the wrapper and `toolchains//:cargo_bootstrap` (whose
+values `toolchains//:cargo` takes) stop agreeing on the target dir or profile.
 """
 
 load("//rules/toolchains:cargo.bzl", "CargoBootstrapToolchainInfo", "CargoToolchainInfo")

@@ -1,6 +1,11 @@
 """The Rust toolchain: `cargo` and `rustc` from PATH (rustup or the distribution's packages),
 the cargo profile, and the shared cargo target directory that makes rebuilds incremental.
 
+Two toolchains: `cargo_bootstrap_toolchain` (toolchains//:cargo_bootstrap) names cargo, the
+profile and the target dir and nothing else, for the bootstrap build of the helpers
+(rules/cargo.bzl, `cargo_bootstrap_binary`); `system_cargo_toolchain` (toolchains//:cargo)
+takes those from it and adds the helpers and the probed version.
+
 The defaults are the `./forge` wrapper's engine build (tools/bootstrap/bootstrap.sh:
 `cargo build --release` into `target/`), so the graph's cargo actions find every crate the
 engine build compiled and a fresh clone compiles each crate once.
