@@ -16,15 +16,29 @@ test executables (unit tests of lib and bins, integration tests) into `tests/`; 
 `ExternalRunnerTestInfo(type = "cargo")` runs each from the crate's directory with
 `CARGO_MANIFEST_DIR` set, as `cargo test` does. Doc-tests are not run.
 
+`cargo_binary` and `cargo_test` run cargo through the project's helper (`action cargo`,
+rules/tools/action), which is itself a crate: `cargo_bootstrap_binary` builds it with nothing
+but the toolchain's cargo, one action `cargo_bootstrap` (`cargo install --locked --offline
+--no-track --path <crate> --bin <bin> --root <out> --target-dir <target_dir> --profile
+<profile>`: no shell and no helper; the same cargo unit as `cargo build`, so it shares the
+target directory's artifacts). Its cargo, profile and target dir come from
+toolchains//:cargo_bootstrap, which has no helper and so no dependency on what it builds;
+toolchains//:cargo takes the same three from it, probes `rustc -vV` and `cargo -V` with the
+bootstrapped helper and hands that version file to every other cargo action. The bootstrap
+action is the one cargo action whose key does not hold the toolchain's version (the probe
+needs the binary it builds); as with the probes themselves, run `./forge clean` once after
+upgrading Rust (docs/limits.md).
+
 The target directory is shared by all cargo actions and by `./forge`'s own engine build
 (`target/`, a `[forge] sandbox_passthrough`), with the same profile (`release`) and cargo unit,
 so a fresh clone compiles each crate once and the graph's `//engine/forge:forge` finds it
 fresh. Actions run without network: `./forge` runs `cargo fetch` whenever `Cargo.lock`
-changes. `//:bootstrap_test` fails if the wrapper and `toolchains//:cargo` stop agreeing on
-the target dir or profile.
+changes. `//:bootstrap_test` fails if the wrapper and `toolchains//:cargo_bootstrap` (whose
+values `toolchains//:cargo` takes) stop agreeing on the target dir or profile.
 """
 
-load("//rules/toolchains:cargo.bzl", "CargoToolchainInfo")
+load("//rules/toolchains:cargo.bzl", "CargoBootstrapToolchainInfo", "CargoToolchainInfo")
+load("//rules/toolchains:verilator.bzl", "VerilatorToolchainInfo")
 
 # cargo runs one build at a time in the shared target directory (it locks it) and spreads
 # that build over every core itself, so a cargo action takes all of the build's job slots
@@ -107,6 +121,59 @@ cargo_binary = rule(
           "`cargo build --locked`. Runnable with `run`.",
 )
 
+def _cargo_bootstrap_binary_impl(ctx: AnalysisContext) -> list[Provider]:
+    toolchain = ctx.attrs._cargo_toolchain[CargoBootstrapToolchainInfo]
+    binary = ctx.attrs.bin or ctx.label.name
+    root = ctx.actions.declare_output("install", dir = True)
+    ctx.actions.run(
+        cmd_args(
+            toolchain.cargo,
+            "install",
+            # Cargo.lock as it is, no network (the wrapper's `cargo fetch` filled the cache),
+            # and no install records (`.crates.toml` would name the checkout's path)
+            "--locked",
+            "--offline",
+            "--no-track",
+            "--path",
+            ctx.label.package,
+            "--bin",
+            binary,
+            "--root",
+            root.as_output(),
+            "--target-dir",
+            toolchain.target_dir,
+            "--profile",
+            toolchain.profile,
+            hidden = ctx.attrs.workspace[CargoWorkspaceInfo].srcs,
+        ),
+        category = "cargo_bootstrap",
+        # The shared target directory lives on this machine only.
+        local_only = True,
+        allow_cache_upload = True,
+        weight = CARGO_ACTION_WEIGHT,
+    )
+    exe = cmd_args(root, format = "{}/bin/" + binary)
+    return [
+        DefaultInfo(default_output = root),
+        RunInfo(args = exe),
+    ]
+
+cargo_bootstrap_binary = rule(
+    impl = _cargo_bootstrap_binary_impl,
+    attrs = {
+        "bin": attrs.option(attrs.string(), default = None),
+        "workspace": attrs.dep(providers = [CargoWorkspaceInfo], default = "root//:cargo_workspace"),
+        "_cargo_toolchain": attrs.default_only(attrs.toolchain_dep(
+            providers = [CargoBootstrapToolchainInfo],
+            default = "toolchains//:cargo_bootstrap",
+        )),
+    },
+    doc = "Binary `bin` (default: the target name) of the workspace crate in this package's " +
+          "directory, built by the toolchain's cargo alone (`cargo install --locked --offline " +
+          "--no-track --path`, no helper): for the helpers `cargo_binary` itself runs " +
+          "(rules/tools/action). Output: `install/bin/<bin>`; runnable with `run`.",
+)
+
 def _cargo_test_impl(ctx: AnalysisContext) -> list[Provider]:
     toolchain = ctx.attrs._cargo_toolchain[CargoToolchainInfo]
     tests = ctx.actions.declare_output("tests", dir = True)
@@ -132,14 +199,19 @@ def _cargo_test_impl(ctx: AnalysisContext) -> list[Provider]:
         weight = CARGO_ACTION_WEIGHT,
     )
     crate_dir = ctx.label.package or "."
+    tools = []
+    env = dict(ctx.attrs.env)
+    if ctx.attrs.verilator:
+        verilator = ctx.attrs.verilator[VerilatorToolchainInfo]
+        env["VERILATOR"] = verilator.verilator
+        tools.append(verilator.version)
     command = cmd_args(
         toolchain.test_runner,
         tests,
         crate_dir,
         ctx.attrs.args,
-        hidden = ctx.attrs.workspace[CargoWorkspaceInfo].srcs + ctx.attrs.data + list(ctx.attrs.env_files.values()),
+        hidden = ctx.attrs.workspace[CargoWorkspaceInfo].srcs + ctx.attrs.data + list(ctx.attrs.env_files.values()) + tools,
     )
-    env = dict(ctx.attrs.env)
     for name, artifact in ctx.attrs.env_files.items():
         env[name] = artifact
     return [
@@ -161,6 +233,7 @@ cargo_test = rule(
         "env_files": attrs.dict(attrs.string(), attrs.source(), default = {}),
         "labels": attrs.list(attrs.string(), default = []),
         "package": attrs.string(),
+        "verilator": attrs.option(attrs.toolchain_dep(providers = [VerilatorToolchainInfo]), default = None),
         "workspace": attrs.dep(providers = [CargoWorkspaceInfo], default = "root//:cargo_workspace"),
         "_cargo_toolchain": attrs.default_only(attrs.toolchain_dep(
             providers = [CargoToolchainInfo],
@@ -170,5 +243,7 @@ cargo_test = rule(
     doc = "The unit and integration tests of workspace crate `package`: built by " +
           "`cargo test --no-run` in an action, run from the crate's directory; fails if any " +
           "test executable fails. `args` go to every test executable, `data` are extra files " +
-          "the tests read, `env_files` names built files in the env (project-relative paths).",
+          "the tests read, `env_files` names built files in the env (project-relative paths), " +
+          "`verilator = \"toolchains//:verilator\"` gives the tests that toolchain's command in " +
+          "`VERILATOR` (its version an input).",
 )

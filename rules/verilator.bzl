@@ -3,7 +3,8 @@ into simulation binaries by one action (every source an input) and run as tests.
 
 `verilator_lint` runs one `verilator_lint` action per configuration (`lint_<i>.log`) and is a
 test that fails when any configuration warns. `verilator_test` builds the testbench with one
-`verilator_model` action (`model/`, `verilator --binary --timing`). `hdl_script_test` and
+`verilator_model` action (`model/`, `verilator --binary --timing`). `verilator_link_bench` builds the AuroraFlow bench
+testbench in both modes and is a test of its throughput goal. `hdl_script_test` and
 `hdl_script_binary` give their script the HDL tools of their toolchains in `VERILATOR`,
 `IVERILOG`, `VVP`, `YOSYS`, `PYTHON` (no other copy runs), every tool's version an input.
 """
@@ -31,15 +32,18 @@ def include_dirs(headers: list) -> list:
     # -I<dir of each header>; the header itself is a hidden input of the action
     return [cmd_args(h, parent = 1, format = "-I{}") for h in headers]
 
-def verilator_model(ctx: AnalysisContext, args: list, headers: list, category: str, shared_runtime: bool = False) -> Artifact:
-    """`model/`: what `verilator ARGS --Mdir model` writes, built by the toolchain's
+def verilator_model(ctx: AnalysisContext, args: list, headers: list, category: str, shared_runtime: bool = False, name: str = "model") -> Artifact:
+    """`model/` (or `name/`): what `verilator ARGS --Mdir model` writes, built by the toolchain's
     build_model (which drops Verilator's timestamped files). `headers` are the files the
     sources `include` (ARGS name their directories with `include_dirs`); they and the
     toolchain's version are inputs. `shared_runtime`: ARGS start with
     `VERILATOR_BINARY_ARGS`, and the model links the toolchain's runtime objects instead of
     compiling its own."""
     tc = ctx.attrs._verilator[VerilatorToolchainInfo]
-    model = ctx.actions.declare_output("model", dir = True)
+    model = ctx.actions.declare_output(name, dir = True)
+
+    # one model per target keeps the category's default identifier
+    identifier = {} if name == "model" else {"identifier": name}
     ctx.actions.run(
         cmd_args(
             tc.build_model,
@@ -55,6 +59,7 @@ def verilator_model(ctx: AnalysisContext, args: list, headers: list, category: s
             hidden = [tc.version] + headers,
         ),
         category = category,
+        **identifier
     )
     return model
 
@@ -133,8 +138,9 @@ def _verilator_test_impl(ctx: AnalysisContext) -> list[Provider]:
     binary = cmd_args(model, format = "{}/sim")
     command = cmd_args(tc.run_sim, binary)
     for run in ctx.attrs.runs:
+        # one argv word per plusarg: run-sim passes each set on as it is
         command.add("--")
-        command.add(run.split(" "))
+        command.add([word for word in run.split(" ") if word])
     return [
         DefaultInfo(default_output = model),
         RunInfo(args = cmd_args(binary)),
@@ -160,6 +166,71 @@ verilator_test = rule(
           "-D/-G options; `headers`: files `include`d, their directories become -I). The " +
           "test runs the binary once per entry of `runs` (space-separated plusargs); a " +
           "failing run prints its seed and cycle.",
+)
+
+def _verilator_link_bench_impl(ctx: AnalysisContext) -> list[Provider]:
+    tc = ctx.attrs._verilator[VerilatorToolchainInfo]
+    models = {}
+    for mode, params in (("stream", ["-GUSE_FRAMING=0"]), ("frame", ["-GUSE_FRAMING=1"])):
+        models[mode] = verilator_model(
+            ctx,
+            VERILATOR_BINARY_ARGS + [
+                "-Wno-fatal",
+                "-Wno-lint",
+                "-Wno-style",
+                params,
+                ctx.attrs.args,
+                include_dirs(ctx.attrs.headers),
+                "--top-module",
+                ctx.attrs.top,
+                ctx.attrs.srcs,
+                "-o",
+                "sim",
+            ],
+            ctx.attrs.headers,
+            "verilator_model",
+            shared_runtime = True,
+            name = "model_" + mode,
+        )
+    command = cmd_args(
+        tc.bench,
+        "--stream",
+        cmd_args(models["stream"], format = "{}/sim"),
+        "--frame",
+        cmd_args(models["frame"], format = "{}/sim"),
+        "--ap-mhz",
+        str(ctx.attrs.ap_mhz),
+        "--goal-gbps",
+        str(ctx.attrs.goal_gbps),
+    )
+    return [
+        DefaultInfo(default_outputs = [models["stream"], models["frame"]]),
+        RunInfo(args = command),
+        ExternalRunnerTestInfo(
+            type = "verilator_bench",
+            command = [command],
+            labels = ctx.attrs.labels,
+        ),
+    ]
+
+verilator_link_bench = rule(
+    impl = _verilator_link_bench_impl,
+    attrs = {
+        "ap_mhz": attrs.int(default = 300),
+        "args": attrs.list(attrs.string(), default = []),
+        "goal_gbps": attrs.int(),
+        "headers": attrs.list(attrs.source(), default = []),
+        "labels": attrs.list(attrs.string(), default = []),
+        "srcs": attrs.list(attrs.source()),
+        "top": attrs.string(),
+        "_verilator": HDL_TOOLCHAIN_ATTRS["_verilator"],
+    },
+    doc = "The AuroraFlow link bench: testbench `top` (it prints `RESULT ... bytes=B " +
+          "first_ns=X last_ns=Y` per message size) built twice like `verilator_test` " +
+          "(`-GUSE_FRAMING=0` and `=1`, plus `args`), both run at `+ap_mhz=<ap_mhz>` by the " +
+          "toolchain's `action bench`, which prints the throughput/latency table. As a test it " +
+          "fails when the streaming rate at the largest message is below `goal_gbps` Gbit/s; " +
+          "`run` prints the same table (it fails the same way).",
 )
 
 def _hdl_tools_env(ctx: AnalysisContext) -> (dict, list):
@@ -221,5 +292,5 @@ hdl_script_binary = rule(
         "resources": attrs.list(attrs.source(), default = []),
     } | HDL_TOOLCHAIN_ATTRS,
     doc = "`run`: a script that drives the HDL tools, given the toolchains' commands in its " +
-          "environment as `hdl_script_test` does (the benchmark and the area estimate).",
+          "environment as `hdl_script_test` does (the area estimate).",
 )

@@ -37,7 +37,7 @@ finn_toolchain = rule(
         "venv": attrs.string(default = ".venv/finn"),
         "_probe": attrs.default_only(attrs.exec_dep(
             providers = [RunInfo],
-            default = "root//rules/tools/toolchain:probe_version",
+            default = "root//rules/tools/action:action",
         )),
     },
     is_toolchain_rule = True,

@@ -91,7 +91,7 @@ fpga_toolchain = rule(
         "vivado_root": attrs.string(default = "", doc = "vitis: XILINX_VIVADO"),
         "_probe": attrs.default_only(attrs.exec_dep(
             providers = [RunInfo],
-            default = "root//rules/tools/toolchain:probe_version",
+            default = "root//rules/tools/action:action",
         )),
     },
     is_toolchain_rule = True,

@@ -28,7 +28,7 @@ iverilog_toolchain = rule(
         "vvp": attrs.string(default = "vvp"),
         "_probe": attrs.default_only(attrs.exec_dep(
             providers = [RunInfo],
-            default = "root//rules/tools/toolchain:probe_version",
+            default = "root//rules/tools/action:action",
         )),
     },
     is_toolchain_rule = True,

@@ -23,7 +23,7 @@ npm_tool_toolchain = rule(
         "version_args": attrs.list(attrs.string(), default = ["--version"]),
         "_probe": attrs.default_only(attrs.exec_dep(
             providers = [RunInfo],
-            default = "root//rules/tools/toolchain:probe_version",
+            default = "root//rules/tools/action:action",
         )),
     },
     is_toolchain_rule = True,

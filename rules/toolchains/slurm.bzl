@@ -34,7 +34,7 @@ slurm_toolchain = rule(
         "srun": attrs.string(default = "srun"),
         "_probe": attrs.default_only(attrs.exec_dep(
             providers = [RunInfo],
-            default = "root//rules/tools/toolchain:probe_version",
+            default = "root//rules/tools/action:action",
         )),
     },
     is_toolchain_rule = True,

@@ -21,9 +21,10 @@ def tool_test_env(tools: list) -> (dict, list):
     return env, versions
 
 def probe_tool_version(ctx: AnalysisContext, probe: Dependency, commands: list) -> Artifact:
-    """Declares `version.txt`, written by running each command (a list of strings)."""
+    """Declares `version.txt`, written by running each command (a list of strings) with
+    `probe` (the `action` helper, rules/tools/action: its `probe-version` subcommand)."""
     out = ctx.actions.declare_output("version.txt")
-    args = cmd_args(probe[RunInfo], out.as_output())
+    args = cmd_args(probe[RunInfo], "probe-version", out.as_output())
     for command in commands:
         args.add("--")
         args.add(command)
@@ -48,7 +49,7 @@ system_tool_toolchain = rule(
         "version_args": attrs.list(attrs.string(), default = ["--version"]),
         "_probe": attrs.default_only(attrs.exec_dep(
             providers = [RunInfo],
-            default = "root//rules/tools/toolchain:probe_version",
+            default = "root//rules/tools/action:action",
         )),
     },
     is_toolchain_rule = True,

@@ -1,5 +1,6 @@
 """The HDL toolchain of the open-source flow: Verilator from PATH (Debian's 5.006 here), with
-the helper scripts rules/verilator.bzl runs inside its actions.
+the helpers rules/verilator.bzl runs inside its actions (subcommands of the `action` binary,
+rules/tools/action).
 """
 
 load(":system.bzl", "probe_tool_version")
@@ -19,17 +20,20 @@ VerilatorToolchainInfo = provider(
           "VERILATOR -- ARGS`: runs the toolchain's Verilator into a declared directory; `runtime`: " +
           "Artifact, Verilator's runtime library compiled once for `VERILATOR_BINARY_ARGS` " +
           "(`build_model --runtime` links it into a model); `stamp`: RunInfo, turns a check into an " +
-          "action with one output; `run_sim`: RunInfo, runs a simulation once per plusarg set.",
-    fields = ["build_model", "run_sim", "runtime", "stamp", "verilator", "version"],
+          "action with one output; `run_sim`: RunInfo, runs a simulation once per plusarg set (`-- PLUSARGS...` per run); " +
+          "`bench`: RunInfo, the AuroraFlow link bench over two models (`action bench`).",
+    fields = ["bench", "build_model", "run_sim", "runtime", "stamp", "verilator", "version"],
 )
 
 def _verilator_toolchain_impl(ctx: AnalysisContext) -> list[Provider]:
-    version = probe_tool_version(ctx, ctx.attrs._probe, [[ctx.attrs.verilator, "--version"]])
+    version = probe_tool_version(ctx, ctx.attrs._action, [[ctx.attrs.verilator, "--version"]])
+    tool = ctx.attrs._action[RunInfo]
+    build_model = RunInfo(args = cmd_args(tool, "build-model"))
     top = ctx.actions.write("verilator_runtime.sv", _RUNTIME_TOP)
     runtime = ctx.actions.declare_output("runtime", dir = True)
     ctx.actions.run(
         cmd_args(
-            ctx.attrs._build_model[RunInfo],
+            build_model,
             "--runtime-only",
             runtime.as_output(),
             ctx.attrs.verilator,
@@ -47,10 +51,11 @@ def _verilator_toolchain_impl(ctx: AnalysisContext) -> list[Provider]:
     return [
         DefaultInfo(default_output = version),
         VerilatorToolchainInfo(
-            build_model = ctx.attrs._build_model[RunInfo],
-            run_sim = ctx.attrs._run_sim[RunInfo],
+            bench = RunInfo(args = cmd_args(tool, "bench")),
+            build_model = build_model,
+            run_sim = RunInfo(args = cmd_args(tool, "run-sim")),
             runtime = runtime,
-            stamp = ctx.attrs._stamp[RunInfo],
+            stamp = RunInfo(args = cmd_args(tool, "stamp")),
             verilator = ctx.attrs.verilator,
             version = version,
         ),
@@ -60,21 +65,10 @@ verilator_toolchain = rule(
     impl = _verilator_toolchain_impl,
     attrs = {
         "verilator": attrs.string(default = "verilator"),
-        "_build_model": attrs.default_only(attrs.exec_dep(
+        # the helpers (rules/tools/action): build-model, run-sim, stamp, bench, probe-version
+        "_action": attrs.default_only(attrs.exec_dep(
             providers = [RunInfo],
-            default = "root//rules/tools/verilator:build_model",
-        )),
-        "_probe": attrs.default_only(attrs.exec_dep(
-            providers = [RunInfo],
-            default = "root//rules/tools/toolchain:probe_version",
-        )),
-        "_run_sim": attrs.default_only(attrs.exec_dep(
-            providers = [RunInfo],
-            default = "root//rules/tools/verilator:run_sim",
-        )),
-        "_stamp": attrs.default_only(attrs.exec_dep(
-            providers = [RunInfo],
-            default = "root//rules/tools/verilator:stamp",
+            default = "root//rules/tools/action:action",
         )),
     },
     is_toolchain_rule = True,

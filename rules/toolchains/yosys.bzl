@@ -22,7 +22,7 @@ yosys_toolchain = rule(
         "yosys": attrs.string(default = "yosys"),
         "_probe": attrs.default_only(attrs.exec_dep(
             providers = [RunInfo],
-            default = "root//rules/tools/toolchain:probe_version",
+            default = "root//rules/tools/action:action",
         )),
     },
     is_toolchain_rule = True,

@@ -195,7 +195,7 @@ forge_bootstrap_engine() {
     command -v cargo >/dev/null 2>&1 ||
         { forge_fail engine "cargo is not on PATH: install Rust (rustup, or \`nix develop\`)"; return 3; }
     forge_say "building the engine (cargo build --profile $FORGE_CARGO_PROFILE -p forge --bin forge)"
-    # The graph's `cargo_binary` action runs the same build (rules/tools/cargo/cargo_action.sh,
+    # The graph's `cargo_binary` action runs the same build (`action cargo`, rules/tools/action,
     # with --locked, which does not change cargo's fingerprints), so it finds everything fresh.
     # Not --locked here: after a manifest edit this build updates Cargo.lock for the actions.
     (cd "$root" && CARGO_TARGET_DIR="$root/$FORGE_CARGO_TARGET_DIR" \

@@ -224,16 +224,14 @@ check "one build: the toolchain's target_dir is the wrapper's" \
     test "$(toolchain_default target_dir)" = "$FORGE_CARGO_TARGET_DIR"
 check "one build: the toolchain's profile is the wrapper's" \
     test "$(toolchain_default profile)" = "$FORGE_CARGO_PROFILE"
-check "one build: toolchains//:cargo keeps the defaults" \
-    bash -c "! sed -n '/^system_cargo_toolchain(/,/^)/p' '$repo/toolchains/BUCK' | grep -q 'target_dir\|profile'"
+check "one build: toolchains//:cargo_bootstrap keeps the defaults" \
+    bash -c "! sed -n '/^cargo_bootstrap_toolchain(/,/^)/p' '$repo/toolchains/BUCK' | grep -q 'target_dir\|profile'"
 check "one build: the target dir is a sandbox passthrough" \
     bash -c "sed -n 's/^[[:space:]]*sandbox_passthrough[[:space:]]*=//p' '$repo/.buckconfig' | tr ' ' '\n' | grep -qx '$FORGE_CARGO_TARGET_DIR'"
 check "one build: the target dir is outside buck-out (forge clean keeps the engine)" \
     bash -c "case '$FORGE_CARGO_TARGET_DIR' in buck-out*) exit 1 ;; esac"
-# The action and the wrapper must name the same cargo unit: profile, package and binary.
-action_line=$(grep -n 'run_cargo build --locked' "$repo/rules/tools/cargo/cargo_action.sh" || true)
-check "one build: the cargo action builds --profile --package --bin as the wrapper does" \
-    bash -c "printf '%s' '$action_line' | grep -q -- '--profile \"\$profile\" --package \"\$package\" --bin \"\$bin\"'"
+# That the graph's `action cargo build` and the wrapper name the same cargo unit (profile,
+# package, binary) is checked by //rules/tools/action:tests (src/cargo.rs), beside the code.
 
 # --- the project's own package list ---------------------------------------------------------
 # Tests fail without these tools (they never skip), so ./forge must install them.

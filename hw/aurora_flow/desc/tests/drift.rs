@@ -12,8 +12,9 @@ use std::path::PathBuf;
 /// hw/aurora_flow/desc, found from the directory the runner names (the crate's under cargo,
 /// the BUCK package's, hw/aurora_flow, under the build graph).
 fn crate_dir() -> PathBuf {
-    let dir =
-        PathBuf::from(std::env::var("CARGO_MANIFEST_DIR").expect("run by cargo or run_tests.sh"));
+    let dir = PathBuf::from(
+        std::env::var("CARGO_MANIFEST_DIR").expect("run by cargo or `action run-tests`"),
+    );
     if dir.ends_with("hw/aurora_flow/desc") {
         dir
     } else {

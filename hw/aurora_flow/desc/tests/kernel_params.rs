@@ -15,6 +15,23 @@ fn project_root() -> PathBuf {
         .expect("the project root above hw/aurora_flow/desc")
 }
 
+/// The project's helpers (`action`, rules/tools/action): `ACTION`, the install directory of
+/// `//rules/tools/action:action` the BUCK target builds. The scratch copy has no Cargo
+/// workspace to bootstrap them from, so its `//rules/tools/action:action` is this binary.
+fn action() -> PathBuf {
+    let dir = std::env::var_os("ACTION").expect(
+        "ACTION names no build of //rules/tools/action:action: run `./forge test \
+         //hw/aurora_flow:desc_check`, or set ACTION to its install directory",
+    );
+    let dir = PathBuf::from(dir);
+    let dir = if dir.is_absolute() {
+        dir
+    } else {
+        project_root().join(dir)
+    };
+    dir.join("bin/action")
+}
+
 /// The forge binary under test: `FORGE`, set by the BUCK target from the engine it builds.
 fn forge() -> PathBuf {
     let forge = std::env::var_os("FORGE").expect(
@@ -58,8 +75,20 @@ fn scratch_project() -> tempfile::TempDir {
     ] {
         copy_tree(&root.join(dir), &tmp.path().join(dir));
     }
+    // the helpers as a prebuilt binary instead of their bootstrap build
+    let helpers = tmp.path().join("rules/tools/action");
+    fs::copy(action(), helpers.join("action")).unwrap();
+    fs::write(helpers.join("prebuilt.bzl"), PREBUILT_BZL).unwrap();
+    fs::write(helpers.join("BUCK"), PREBUILT_BUCK).unwrap();
     tmp
 }
+
+const PREBUILT_BZL: &str = "def _impl(ctx):\n    \
+    return [DefaultInfo(default_output = ctx.attrs.binary), RunInfo(args = cmd_args(ctx.attrs.binary))]\n\n\
+    prebuilt_binary = rule(impl = _impl, attrs = {\"binary\": attrs.source()})\n";
+
+const PREBUILT_BUCK: &str = "load(\":prebuilt.bzl\", \"prebuilt_binary\")\n\n\
+    prebuilt_binary(name = \"action\", binary = \"action\", visibility = [\"PUBLIC\"])\n";
 
 /// Adds `aurora_flow_kernel(name = "bad", <params>)` to the kernel's package and builds it.
 fn build_bad_kernel(params: &str) -> (i32, String) {

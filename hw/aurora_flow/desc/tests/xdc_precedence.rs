@@ -10,8 +10,9 @@ use aurora_flow_desc::xdc::parse;
 use std::path::PathBuf;
 
 fn crate_dir() -> PathBuf {
-    let dir =
-        PathBuf::from(std::env::var("CARGO_MANIFEST_DIR").expect("run by cargo or run_tests.sh"));
+    let dir = PathBuf::from(
+        std::env::var("CARGO_MANIFEST_DIR").expect("run by cargo or `action run-tests`"),
+    );
     if dir.ends_with("hw/aurora_flow/desc") {
         dir
     } else {
