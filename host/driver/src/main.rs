@@ -216,7 +216,14 @@ fn run(world: &SimpleCommunicator) -> Result<()> {
         write_atomic(&path, &text)?;
     }
     let agreed = result?;
-    rank.finish(world);
+    // After `infer` rank 0 runs every image through the unpartitioned reference while the
+    // other ranks wait in `finish`: their wait grows with the images, as the run's own
+    // budget does (without --images, as for the largest input file the soak runs).
+    let within = match &cli.command {
+        Command::Infer { images, .. } => timeout * (images.unwrap_or(1000) + 10),
+        _ => timeout,
+    };
+    rank.finish(world, within);
     match agreed {
         Some(why) => Err(transport::Agreed(why).into()),
         None => Ok(()),

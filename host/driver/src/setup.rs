@@ -62,8 +62,6 @@ fn topology_device(topology: &Path, rank: i32) -> Result<String> {
 
 pub struct Rank {
     pub rank: i32,
-    /// Longest wait for the other ranks at the end of the run.
-    pub timeout: Duration,
     pub device: Box<dyn Device>,
     /// The simulated AuroraFlow CUs by QSFP port, whose links run over MPI (none on cards).
     pub aurora: BTreeMap<u32, Arc<AuroraCu>>,
@@ -129,7 +127,6 @@ pub fn open(
     };
     Ok(Rank {
         rank,
-        timeout: o.timeout,
         device,
         aurora,
         receivers,
@@ -299,7 +296,7 @@ fn open_sim(
 
 impl Rank {
     /// Closes this rank's outgoing links and waits for the incoming ones to close.
-    pub fn finish(self, world: &SimpleCommunicator) {
+    pub fn finish(self, world: &SimpleCommunicator, within: Duration) {
         for cu in self.aurora.values() {
             if let Some(tx) = cu.tx_sender() {
                 if tx.local().is_none() {
@@ -313,7 +310,7 @@ impl Rank {
         // Not a blocking barrier: a rank that died after its links closed would leave the
         // others waiting forever.
         let mut done = world.immediate_barrier();
-        let deadline = std::time::Instant::now() + self.timeout;
+        let deadline = std::time::Instant::now() + within;
         loop {
             match done.test() {
                 Ok(_) => return,
@@ -322,7 +319,7 @@ impl Rank {
             if std::time::Instant::now() >= deadline {
                 crate::transport::fatal(&format!(
                     "not every rank reached the end of the run within {:?} (one died or hangs; check the other ranks' errors)",
-                    self.timeout
+                    within
                 ));
             }
             std::thread::sleep(Duration::from_millis(1));
