@@ -4,24 +4,55 @@ local-only, cache-uploadable action) or the open-source flow (`sim`: a Verilator
 the kernel with the behavioural Aurora core). Both give the same KernelInfo and kernel.json,
 which the link and deployment steps read (kernel name, ports with widths, parameters).
 
-Actions: `aurora_flow_render` (`params.json`), then `verilator_kernel_model` (`model/`, sim)
+Actions: `aurora_flow_render` (`aurora-flow-desc package`: the per-instance top, XDC,
+kernel.xml and params.tcl from `params.json`), then `verilator_kernel_model` (`model/`, sim)
 or `vivado_package_xo` (`<name>.xo`, vitis), and `kernel.json` (params include `cable_m`,
 `rx_headroom_words`, `rx_headroom_beats`, `inflight_need_beats`). Sub-targets
 `[description]`, `[package]`, `[params]`. The FPGA tools come from `toolchains//:fpga`
-(`FpgaToolchainInfo.kind` picks sim or vitis), python from `toolchains//:python`. Parameters:
+(`FpgaToolchainInfo.kind` picks sim or vitis); their limits and defaults come from
+`kernel.toml` (`aurora_flow_desc.bzl`, generated). Parameters:
 [docs/auroraflow.md](auroraflow.md).
 """
 
 load("//rules/toolchains:fpga.bzl", "FpgaToolchainInfo")
-load("//rules/toolchains:python.bzl", "PythonToolchainInfo")
-load(":aurora_flow_desc.bzl", "AXILITE", "FLOW_CONTROL")
+load(":aurora_flow_desc.bzl", "AXILITE", "FLOW_CONTROL", "LINK", "PARAMETERS")
 load(":kernel.bzl", "KernelInfo", "kernel_description")
 load(":verilator.bzl", "HDL_TOOLCHAIN_ATTRS", "include_dirs", "verilator_model")
 
-_EQ_MODES = {"AUTO": 0, "DFE": 2, "LPM": 1}
+def _rtl_value(attr: str, value) -> int:
+    """A parameter's value as the RTL takes it: booleans as 0/1, enums by their number."""
+    values = PARAMETERS[attr].get("values")
+    if values:
+        return values[value]
+    if type(value) == "bool":
+        return 1 if value else 0
+    return value
 
-def _is_pow2(n: int) -> bool:
-    return n > 0 and (n & (n - 1)) == 0
+def _limit_error(attr: str, value, fifo_width: int):
+    """What is wrong with `value` by the parameter's own limits (kernel.toml), or None."""
+    p = PARAMETERS[attr]
+    unit = " ({})".format(p["unit"]) if p["unit"] else ""
+    values = p.get("values")
+    if values and value not in values:
+        return "'{}' is not one of {}".format(value, ", ".join(sorted(values)))
+    allowed = p.get("allowed")
+    if allowed and value not in allowed:
+        return "{}: must be one of {}{}".format(value, ", ".join([str(v) for v in allowed]), unit)
+    if p["power_of_two"] and (value <= 0 or (value & (value - 1)) != 0):
+        return "{}: must be a power of two{}".format(value, unit)
+    if "min_words" in p:
+        depth = value // fifo_width
+        if depth < p["min_words"] or depth > p["max_words"]:
+            return "{} / {} = {} words: the FIFO depth must be {}..{} words".format(
+                value,
+                fifo_width,
+                depth,
+                p["min_words"],
+                p["max_words"],
+            )
+    if "min" in p and (value < p["min"] or value > p["max"]):
+        return "{}: must be {}..{}{}".format(value, p["min"], p["max"], unit)
+    return None
 
 def _check(ctx: AnalysisContext) -> dict:
     """Validates the parameters; returns them with the derived thresholds filled in."""
@@ -30,18 +61,14 @@ def _check(ctx: AnalysisContext) -> dict:
     def bad(param, msg):
         fail("{}: parameter {}: {}".format(ctx.label, param, msg))
 
-    if a.fifo_width not in (32, 64):
-        bad("fifo_width", "{} bytes is not supported; use 32 or 64".format(a.fifo_width))
-    for name, size in (("rx_fifo_size", a.rx_fifo_size), ("tx_fifo_size", a.tx_fifo_size)):
-        if not _is_pow2(size):
-            bad(name, "{} bytes is not a power of two".format(size))
-        depth = size // a.fifo_width
-        if depth < 16 or depth > 16384:
-            bad(name, "{} bytes = {} words of {} B; the FIFO depth must be 16..16384 words".format(
-                size,
-                depth,
-                a.fifo_width,
-            ))
+    cable_m = a.cable_m if a.cable_m >= 0 else FLOW_CONTROL["default_cable_m"]
+    for attr, p in PARAMETERS.items():
+        if p["default"] == None and attr != "cable_m":
+            continue  # derived thresholds: checked against each other below
+        value = cable_m if attr == "cable_m" else getattr(a, attr)
+        err = _limit_error(attr, value, a.fifo_width)
+        if err:
+            bad(attr, err)
     depth = a.rx_fifo_size // a.fifo_width
     full = a.rx_fifo_prog_full if a.rx_fifo_prog_full > 0 else depth // 2
     empty = a.rx_fifo_prog_empty if a.rx_fifo_prog_empty > 0 else depth // 8
@@ -51,13 +78,8 @@ def _check(ctx: AnalysisContext) -> dict:
         bad("rx_fifo_prog_empty", "{} must be below rx_fifo_prog_full ({})".format(empty, full))
     if a.instance not in (0, 1):
         bad("instance", "{}: an Alveo U280 has QSFP ports 0 and 1".format(a.instance))
-    if a.rx_eq_mode not in _EQ_MODES:
-        bad("rx_eq_mode", "'{}' is not one of AUTO, LPM, DFE".format(a.rx_eq_mode))
-    if a.ins_loss_nyq < 0 or a.ins_loss_nyq > 31:
-        bad("ins_loss_nyq", "{} dB is outside 0..31".format(a.ins_loss_nyq))
-    cable_m = a.cable_m if a.cable_m >= 0 else FLOW_CONTROL["default_cable_m"]
-    if cable_m > 2000:
-        bad("cable_m", "{} m is outside 0..2000".format(cable_m))
+    if a.use_framing and a.stream_frame_words != 0:
+        bad("stream_frame_words", "{} is for streaming; with use_framing the user's frames are the wire's".format(a.stream_frame_words))
 
     # in-flight budget (kernel.toml [flow_control]): what still arrives after an XOFF must fit
     # above prog_full, or a stalled receiver loses data
@@ -95,6 +117,7 @@ def _check(ctx: AnalysisContext) -> dict:
         "rx_headroom_beats": headroom_beats,
         "rx_headroom_words": headroom_words,
         "sim_ip_reset_cycles": a.sim_ip_reset_cycles,
+        "stream_frame_words": a.stream_frame_words,
         "tx_fifo_size": a.tx_fifo_size,
         "use_framing": 1 if a.use_framing else 0,
         "xon_on_empty": 1 if a.xon_on_empty else 0,
@@ -105,19 +128,19 @@ def _ports(p: dict) -> list:
     return [
         {"dir": "in", "kind": "clock", "name": "ap_clk", "width": 1},
         {"dir": "in", "kind": "reset", "name": "ap_rst_n", "width": 1},
-        {"dir": "in", "kind": "clock", "name": "init_clk", "width": 1, "freq_mhz": "100"},
+        {"dir": "in", "kind": "clock", "name": "init_clk", "width": 1, "freq_mhz": LINK["init_clk_mhz"]},
         {"dir": "in", "kind": "axis", "name": "tx_axis", "width": 8 * p["fifo_width"], "tlast": framing, "tkeep": framing},
         {"dir": "out", "kind": "axis", "name": "rx_axis", "width": 8 * p["fifo_width"], "tlast": framing, "tkeep": framing},
         {"addr_width": AXILITE["addr_width"], "dir": "in", "kind": "axilite", "name": AXILITE["name"], "range": AXILITE["range"], "width": AXILITE["width"]},
-        {"dir": "in", "freq_mhz": "161.1328125", "kind": "diff_clock", "name": "gt_refclk_{}".format(p["instance"]), "width": 1},
-        {"dir": "inout", "kind": "gt", "lanes": 4, "name": "gt_port", "width": 4},
+        {"dir": "in", "freq_mhz": LINK["refclk_mhz"], "kind": "diff_clock", "name": "gt_refclk_{}".format(p["instance"]), "width": 1},
+        {"dir": "inout", "kind": "gt", "lanes": LINK["lanes"], "name": "gt_port", "width": LINK["lanes"]},
     ]
 
 def _aurora_flow_kernel_impl(ctx: AnalysisContext) -> list[Provider]:
     params = _check(ctx)
     name = params["kernel_name"]
     fpga = ctx.attrs._fpga[FpgaToolchainInfo]
-    py = ctx.attrs._python[PythonToolchainInfo]
+    desc_tool = ctx.attrs._desc_tool[RunInfo]
     json_params = dict(params)
     json_params["rtl_files"] = ctx.attrs.rtl + ctx.attrs.rtl_headers
     params_file = ctx.actions.declare_output("params.json")
@@ -128,7 +151,7 @@ def _aurora_flow_kernel_impl(ctx: AnalysisContext) -> list[Provider]:
     # the per-instance top, XDC, kernel.xml and Vivado parameter script
     package = ctx.actions.declare_output("package", dir = True)
     ctx.actions.run(
-        cmd_args(py.interpreter, ctx.attrs.render, params_json, package.as_output(), hidden = [py.version]),
+        cmd_args(desc_tool, "package", ctx.attrs.description, params_json, package.as_output()),
         category = "aurora_flow_render",
     )
 
@@ -142,12 +165,13 @@ def _aurora_flow_kernel_impl(ctx: AnalysisContext) -> list[Provider]:
             cmd_args(
                 "bash",
                 ctx.attrs.build_xo,
-                py.interpreter,
+                desc_tool,
+                ctx.attrs.description,
                 fpga.tools["vivado"],
                 params_json,
                 xo.as_output(),
                 kernel_xml.as_output(),
-                hidden = ctx.attrs.packaging + [ctx.attrs.render, fpga.version, py.version],
+                hidden = ctx.attrs.packaging + [fpga.version],
             ),
             category = "vivado_package_xo",
             # Vivado needs a licence and an install: here or on a worker offering
@@ -157,18 +181,8 @@ def _aurora_flow_kernel_impl(ctx: AnalysisContext) -> list[Provider]:
         main = xo
     else:
         gparams = [
-            "-GUSE_FRAMING={}".format(params["use_framing"]),
-            "-GFIFO_WIDTH={}".format(params["fifo_width"]),
-            "-GRX_FIFO_SIZE={}".format(params["rx_fifo_size"]),
-            "-GRX_FIFO_PROG_FULL={}".format(params["rx_fifo_prog_full"]),
-            "-GRX_FIFO_PROG_EMPTY={}".format(params["rx_fifo_prog_empty"]),
-            "-GTX_FIFO_SIZE={}".format(params["tx_fifo_size"]),
-            "-GINS_LOSS_NYQ={}".format(params["ins_loss_nyq"]),
-            "-GRX_EQ_MODE={}".format(_EQ_MODES[params["rx_eq_mode"]]),
-            "-GDRAIN_AXI_ON_RESET={}".format(params["drain_axi_on_reset"]),
-            "-GIP_RESET_CYCLES={}".format(ctx.attrs.sim_ip_reset_cycles),
-            "-GCABLE_M={}".format(params["cable_m"]),
-            "-GXON_ON_EMPTY={}".format(params["xon_on_empty"]),
+            "-G{}={}".format(p["rtl"], _rtl_value(attr, params[attr]))
+            for attr, p in PARAMETERS.items()
         ]
         model = verilator_model(
             ctx,
@@ -234,31 +248,35 @@ aurora_flow_kernel = rule(
     attrs = {
         "aurora_version": attrs.string(default = "12.0", doc = "aurora_64b66b IP version (13.0 for Vivado >= 2024.2)"),
         "build_xo": attrs.source(doc = "the vitis packaging script (tcl/build_xo.sh)"),
+        "description": attrs.source(doc = "the kernel description, hw/aurora_flow/kernel.toml"),
         "cable_m": attrs.int(default = -1, doc = "fibre metres of the link (cable + switch), sizes the RX headroom; -1: kernel.toml [flow_control] default_cable_m"),
-        "drain_axi_on_reset": attrs.bool(default = False),
-        "fifo_width": attrs.int(default = 64, doc = "user stream width in bytes: 32 or 64"),
-        "ins_loss_nyq": attrs.int(default = 8),
+        "drain_axi_on_reset": attrs.bool(default = PARAMETERS["drain_axi_on_reset"]["default"]),
+        "fifo_width": attrs.int(default = PARAMETERS["fifo_width"]["default"], doc = "user stream width in bytes: 32 or 64"),
+        "ins_loss_nyq": attrs.int(default = PARAMETERS["ins_loss_nyq"]["default"]),
         "instance": attrs.int(doc = "QSFP port 0 or 1"),
         "kernel_name": attrs.string(default = "", doc = "kernel and CU name; default: the target name"),
         "packaging": attrs.list(attrs.source(), default = [], doc = "Tcl scripts build_xo uses"),
         "part": attrs.string(default = "xcu280-fsvh2892-2L-e"),
-        "render": attrs.source(doc = "tcl/render_kernel.py"),
         "rtl": attrs.list(attrs.source()),
         "rtl_headers": attrs.list(attrs.source(), default = [], doc = "files the RTL `include`s; their directories become -I"),
-        "rx_eq_mode": attrs.string(default = "LPM"),
+        "rx_eq_mode": attrs.string(default = PARAMETERS["rx_eq_mode"]["default"]),
         "rx_fifo_prog_empty": attrs.int(default = 0, doc = "words; 0 = depth / 8"),
         "rx_fifo_prog_full": attrs.int(default = 0, doc = "words; 0 = depth / 2"),
-        "rx_fifo_size": attrs.int(default = 65536, doc = "bytes, a power of two"),
-        "sim_ip_reset_cycles": attrs.int(default = 300, doc = "init_clk cycles of core reset in the simulation model"),
+        "rx_fifo_size": attrs.int(default = PARAMETERS["rx_fifo_size"]["default"], doc = "bytes, a power of two"),
+        "sim_ip_reset_cycles": attrs.int(default = PARAMETERS["sim_ip_reset_cycles"]["default"], doc = "init_clk cycles of core reset in the simulation model"),
         "sim_srcs": attrs.list(attrs.source(), default = [], doc = "behavioural Aurora core (sim)"),
-        "tx_fifo_size": attrs.int(default = 8192, doc = "bytes, a power of two"),
-        "use_framing": attrs.bool(default = False),
-        "xon_on_empty": attrs.bool(default = True, doc = "XON at every fall to prog_empty (the public kernel); False: only after an XOFF"),
+        "stream_frame_words": attrs.int(default = PARAMETERS["stream_frame_words"]["default"], doc = "streaming only, opt-in: carry the stream in frames of this many words so a lost 32 B block misassembles at most 2x as many 64 B words (both ends must agree; the public kernel does not); 0: the public wire format"),
+        "tx_fifo_size": attrs.int(default = PARAMETERS["tx_fifo_size"]["default"], doc = "bytes, a power of two"),
+        "use_framing": attrs.bool(default = PARAMETERS["use_framing"]["default"]),
+        "xon_on_empty": attrs.bool(default = PARAMETERS["xon_on_empty"]["default"], doc = "XON at every fall to prog_empty (the public kernel); False: only after an XOFF"),
         "_fpga": attrs.default_only(attrs.toolchain_dep(
             default = "toolchains//:fpga",
             providers = [FpgaToolchainInfo],
         )),
-        "_python": HDL_TOOLCHAIN_ATTRS["_python"],
+        "_desc_tool": attrs.default_only(attrs.exec_dep(
+            providers = [RunInfo],
+            default = "root//hw/aurora_flow/desc:aurora-flow-desc",
+        )),
         "_verilator": HDL_TOOLCHAIN_ATTRS["_verilator"],
     },
     doc = "One AuroraFlow link kernel (one QSFP port). Illegal parameters, and an RX FIFO " +

@@ -249,7 +249,10 @@ def _hdl_tools_env(ctx: AnalysisContext) -> (dict, list):
 
 def _hdl_script_test_impl(ctx: AnalysisContext) -> list[Provider]:
     env, versions = _hdl_tools_env(ctx)
-    command = cmd_args("bash", ctx.attrs.test, ctx.attrs.args, hidden = ctx.attrs.data + versions)
+    for name, tool in ctx.attrs.tools.items():
+        env[name] = tool
+    tools = list(ctx.attrs.tools.values())
+    command = cmd_args("bash", ctx.attrs.test, ctx.attrs.args, hidden = ctx.attrs.data + versions + tools)
     return [
         DefaultInfo(default_output = ctx.attrs.test, other_outputs = ctx.attrs.data),
         ExternalRunnerTestInfo(
@@ -267,10 +270,12 @@ hdl_script_test = rule(
         "data": attrs.list(attrs.source(), default = []),
         "labels": attrs.list(attrs.string(), default = []),
         "test": attrs.source(doc = "a bash script"),
+        "tools": attrs.dict(attrs.string(), attrs.source(), default = {}, doc = "project binaries the script runs, by environment variable (built by the graph, e.g. a `cargo_binary`)"),
     } | HDL_TOOLCHAIN_ATTRS,
     doc = "A check script that drives the HDL tools. It gets each tool from its toolchain " +
-          "in the environment (`VERILATOR`, `IVERILOG`, `VVP`, `YOSYS`, `PYTHON`) and must " +
-          "run no other copy; every tool's version is an input of the test.",
+          "in the environment (`VERILATOR`, `IVERILOG`, `VVP`, `YOSYS`, `PYTHON`), and the " +
+          "project's own binaries by the names `tools` gives, and must run no other copy; " +
+          "every tool's version is an input of the test.",
 )
 
 def _hdl_script_binary_impl(ctx: AnalysisContext) -> list[Provider]:

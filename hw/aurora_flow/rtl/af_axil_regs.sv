@@ -1,23 +1,21 @@
 `timescale 1ps / 1ps
 `include "af_axil_ports.svh"
 // AXI4-Lite slave (the control port kernel.toml describes, af_axil_ports.svh)
-// for the AuroraFlow register map. Word k of `rd_words` is returned for address
-// REG_CORE_RESET + 4k; addresses outside the map read as 0. The two writable
-// registers (CORE_RESET, COUNTER_RESET, bit 0) are levels that read back what
-// was written: the host writes 1 and then 0. One transaction at a time; OKAY
+// for the AuroraFlow register map. A read returns `rd_data`, which the kernel
+// decodes combinationally from the word address `rd_addr` (the offsets of
+// af_kernel_pkg, generated from kernel.toml). The two writable registers
+// (CORE_RESET, COUNTER_RESET, bit 0) are levels that read back what was
+// written: the host writes 1 and then 0. One transaction at a time; OKAY
 // responses.
-module af_axil_regs #(
-    parameter int NWORDS = 29
-) (
-    input  logic                  clk,
-    input  logic                  rst_n,
+module af_axil_regs (
+    input  logic        clk,
+    input  logic        rst_n,
     `AF_AXIL_PORTS
-    input  logic [32*NWORDS-1:0]  rd_words,
-    output logic                  core_reset,
-    output logic                  counter_reset
+    output logic [11:0] rd_addr,
+    input  logic [31:0] rd_data,
+    output logic        core_reset,
+    output logic        counter_reset
 );
-  localparam logic [11:0] ADDR_CORE_RESET = 12'h010;  // kernel.toml CORE_RESET
-  localparam logic [11:0] ADDR_COUNTER_RESET = 12'h014;  // kernel.toml COUNTER_RESET
 
   logic do_write;
   assign do_write      = s_axi_control_awvalid && s_axi_control_wvalid && !s_axi_control_bvalid;
@@ -36,8 +34,8 @@ module af_axil_regs #(
       if (s_axi_control_bvalid && s_axi_control_bready) s_axi_control_bvalid <= 1'b0;
       if (do_write) begin
         s_axi_control_bvalid <= 1'b1;
-        if (s_axi_control_wstrb[0] && s_axi_control_awaddr == ADDR_CORE_RESET) core_reset <= s_axi_control_wdata[0];
-        if (s_axi_control_wstrb[0] && s_axi_control_awaddr == ADDR_COUNTER_RESET)
+        if (s_axi_control_wstrb[0] && s_axi_control_awaddr == af_kernel_pkg::REG_CORE_RESET) core_reset <= s_axi_control_wdata[0];
+        if (s_axi_control_wstrb[0] && s_axi_control_awaddr == af_kernel_pkg::REG_COUNTER_RESET)
           counter_reset <= s_axi_control_wdata[0];
       end
     end
@@ -49,8 +47,7 @@ module af_axil_regs #(
   /* verilator lint_on UNUSEDSIGNAL */
   assign unused_ok = ^{s_axi_control_wdata[31:1], s_axi_control_wstrb[3:1], s_axi_control_araddr[1:0]};
 
-  logic [9:0] word_index;
-  assign word_index = s_axi_control_araddr[11:2] - 10'h004;
+  assign rd_addr = {s_axi_control_araddr[11:2], 2'b00};
 
   always_ff @(posedge clk or negedge rst_n) begin
     if (!rst_n) begin
@@ -60,9 +57,7 @@ module af_axil_regs #(
       if (s_axi_control_rvalid && s_axi_control_rready) s_axi_control_rvalid <= 1'b0;
       if (s_axi_control_arvalid && s_axi_control_arready) begin
         s_axi_control_rvalid <= 1'b1;
-        if (s_axi_control_araddr[11:2] >= 10'h004 && word_index < 10'(NWORDS))
-          s_axi_control_rdata <= rd_words[32*word_index+:32];
-        else s_axi_control_rdata <= '0;
+        s_axi_control_rdata  <= rd_data;
       end
     end
   end

@@ -8,24 +8,26 @@
 // AuroraFlow kernel (so existing host code works). Thresholds are in FIFO
 // words (FIFO_WIDTH bytes each), as in the public kernel.
 module aurora_flow #(
-    parameter int USE_FRAMING        = 0,
-    parameter int FIFO_WIDTH         = 64,                  // bytes: 32 or 64
-    parameter int RX_FIFO_SIZE       = 65536,               // bytes
+    // defaults: kernel.toml [[parameter]] (af_kernel_pkg); thresholds in words
+    parameter int USE_FRAMING        = af_kernel_pkg::DEFAULT_USE_FRAMING,
+    parameter int FIFO_WIDTH         = af_kernel_pkg::DEFAULT_FIFO_WIDTH,  // bytes
+    parameter int RX_FIFO_SIZE       = af_kernel_pkg::DEFAULT_RX_FIFO_SIZE,  // bytes
     parameter int RX_FIFO_PROG_FULL  = RX_FIFO_SIZE / FIFO_WIDTH / 2,
     parameter int RX_FIFO_PROG_EMPTY = RX_FIFO_SIZE / FIFO_WIDTH / 8,
-    parameter int TX_FIFO_SIZE       = 8192,
+    parameter int TX_FIFO_SIZE       = af_kernel_pkg::DEFAULT_TX_FIFO_SIZE,  // bytes
     parameter int TX_FIFO_PROG_FULL  = TX_FIFO_SIZE / FIFO_WIDTH / 4 * 3,
     parameter int TX_FIFO_PROG_EMPTY = TX_FIFO_SIZE / FIFO_WIDTH / 4,
-    parameter int INS_LOSS_NYQ       = 8,                   // dB, reported in CONFIGURATION
-    parameter int RX_EQ_MODE         = 1,                   // AUTO=0, LPM=1, DFE=2
-    parameter int DRAIN_AXI_ON_RESET = 0,                   // 1: accept+drop tx_axis in CORE_RESET
-    parameter int IP_RESET_CYCLES    = 134217727,           // init_clk cycles the core is held in reset
+    parameter int INS_LOSS_NYQ       = af_kernel_pkg::DEFAULT_INS_LOSS_NYQ,  // dB
+    parameter int RX_EQ_MODE         = af_kernel_pkg::DEFAULT_RX_EQ_MODE,
+    parameter int DRAIN_AXI_ON_RESET = af_kernel_pkg::DEFAULT_DRAIN_AXI_ON_RESET,
+    parameter int IP_RESET_CYCLES    = af_kernel_pkg::DEFAULT_IP_RESET_CYCLES,  // init_clk cycles
     parameter int CABLE_M            = af_kernel_pkg::DEFAULT_CABLE_M,  // fibre metres: in-flight budget
-    parameter int XON_ON_EMPTY       = 1,                   // 1: XON at every fall to prog_empty (public kernel)
+    parameter int XON_ON_EMPTY       = af_kernel_pkg::DEFAULT_XON_ON_EMPTY,
+    parameter int STREAM_FRAME_WORDS = af_kernel_pkg::DEFAULT_STREAM_FRAME_WORDS,  // 0: plain stream
     // behavioural core only (AURORA_SIM)
     parameter int SIM_LAT_TX         = 27,
     parameter int SIM_LAT_RX         = 27,
-    parameter int SIM_CC_PERIOD      = 10000,
+    parameter int SIM_CC_PERIOD      = af_kernel_pkg::CC_PERIOD_CYCLES,
     localparam int DW                = FIFO_WIDTH * 8
 ) (
     input  logic          ap_clk,
@@ -58,12 +60,14 @@ module aurora_flow #(
     output logic [3:0]    gt_txn_out
 `endif
 );
-  localparam bit FRAMING = (USE_FRAMING != 0);
+  localparam bit FRAMING = (USE_FRAMING != 0);  // the user's streams carry TLAST/TKEEP
+  // the core frames the wire: the user's frames, or a stream cut into STREAM_FRAME_WORDS
+  localparam bit WIRE_FRAMES = FRAMING || STREAM_FRAME_WORDS != 0;
   localparam int RX_DEPTH = RX_FIFO_SIZE / FIFO_WIDTH;
   localparam int TX_DEPTH = TX_FIFO_SIZE / FIFO_WIDTH;
   localparam int RX_AW = $clog2(RX_DEPTH);
   localparam int TX_AW = $clog2(TX_DEPTH);
-  localparam int SBW = FRAMING ? 7 : 0;  // sideband in the FIFOs: {last, valid bytes - 1}
+  localparam int SBW = WIRE_FRAMES ? 7 : 0;  // sideband in the FIFOs: {last, valid bytes - 1}
   localparam int FW = DW + SBW;
   localparam bit UPSIZE = (FIFO_WIDTH == 64);
   localparam int HEADROOM_BEATS = (RX_DEPTH - RX_FIFO_PROG_FULL) * FIFO_WIDTH /
@@ -74,25 +78,11 @@ module aurora_flow #(
   // ---------------- elaboration-time parameter checks ----------------
   // Lint, simulation and synthesis stop on these (rtl/af_refuse.svh); each message names the
   // parameter and its value.
-  if (FIFO_WIDTH != 32 && FIFO_WIDTH != 64) begin : g_err_width
-    `AF_REFUSE(("aurora_flow: FIFO_WIDTH=%0d: must be 32 or 64 (bytes)", FIFO_WIDTH))
-  end
-  if (USE_FRAMING != 0 && USE_FRAMING != 1) begin : g_err_framing
-    `AF_REFUSE(("aurora_flow: USE_FRAMING=%0d: must be 0 (streaming) or 1 (framing)", USE_FRAMING))
-  end
-  if ((1 << $clog2(RX_FIFO_SIZE)) != RX_FIFO_SIZE) begin : g_err_rx_size
-    `AF_REFUSE(("aurora_flow: RX_FIFO_SIZE=%0d: must be a power of two (bytes)", RX_FIFO_SIZE))
-  end
-  if ((1 << $clog2(TX_FIFO_SIZE)) != TX_FIFO_SIZE) begin : g_err_tx_size
-    `AF_REFUSE(("aurora_flow: TX_FIFO_SIZE=%0d: must be a power of two (bytes)", TX_FIFO_SIZE))
-  end
-  if (RX_DEPTH < 16 || RX_DEPTH > 16384) begin : g_err_rx_depth
-    `AF_REFUSE(("aurora_flow: RX_FIFO_SIZE=%0d / FIFO_WIDTH=%0d = %0d words: must be 16..16384",
-                RX_FIFO_SIZE, FIFO_WIDTH, RX_DEPTH))
-  end
-  if (TX_DEPTH < 16 || TX_DEPTH > 16384) begin : g_err_tx_depth
-    `AF_REFUSE(("aurora_flow: TX_FIFO_SIZE=%0d / FIFO_WIDTH=%0d = %0d words: must be 16..16384",
-                TX_FIFO_SIZE, FIFO_WIDTH, TX_DEPTH))
+  // each parameter's own limits (kernel.toml [[parameter]])
+`include "af_param_checks.svh"
+  if (FRAMING && STREAM_FRAME_WORDS != 0) begin : g_err_stream_frames
+    `AF_REFUSE(("aurora_flow: STREAM_FRAME_WORDS=%0d is for streaming; with USE_FRAMING=1 the user's frames are the wire's",
+                STREAM_FRAME_WORDS))
   end
   if (RX_FIFO_PROG_EMPTY >= RX_FIFO_PROG_FULL) begin : g_err_rx_thresh
     `AF_REFUSE(("aurora_flow: RX_FIFO_PROG_EMPTY=%0d must be below RX_FIFO_PROG_FULL=%0d",
@@ -105,12 +95,6 @@ module aurora_flow #(
   if (TX_FIFO_PROG_EMPTY >= TX_FIFO_PROG_FULL || TX_FIFO_PROG_FULL >= TX_DEPTH) begin : g_err_tx_thresh
     `AF_REFUSE(("aurora_flow: TX_FIFO_PROG_EMPTY=%0d < TX_FIFO_PROG_FULL=%0d < TX FIFO depth %0d is required",
                 TX_FIFO_PROG_EMPTY, TX_FIFO_PROG_FULL, TX_DEPTH))
-  end
-  if (CABLE_M < 0 || CABLE_M > 2000) begin : g_err_cable
-    `AF_REFUSE(("aurora_flow: CABLE_M=%0d: must be 0..2000 (metres)", CABLE_M))
-  end
-  if (XON_ON_EMPTY != 0 && XON_ON_EMPTY != 1) begin : g_err_xon
-    `AF_REFUSE(("aurora_flow: XON_ON_EMPTY=%0d: must be 0 or 1", XON_ON_EMPTY))
   end
   // In-flight budget (kernel.toml [flow_control]): after XOFF the RX FIFO must hold every beat
   // still on the way above PROG_FULL, or a stalled receiver loses data.
@@ -132,10 +116,6 @@ module aurora_flow #(
       end
     end
 `endif
-  end
-  if (RX_EQ_MODE < 0 || RX_EQ_MODE > 2 || INS_LOSS_NYQ < 0 || INS_LOSS_NYQ > 31) begin : g_err_gt
-    `AF_REFUSE(("aurora_flow: RX_EQ_MODE=%0d must be 0..2 and INS_LOSS_NYQ=%0d 0..31",
-                RX_EQ_MODE, INS_LOSS_NYQ))
   end
 
   // ---------------- resets ----------------
@@ -176,7 +156,7 @@ module aurora_flow #(
   assign channel_up = status[12];
 
   aurora_ip_if #(
-      .FRAMING      (FRAMING),
+      .FRAMING      (WIRE_FRAMES),
       .SIM_LAT_TX   (SIM_LAT_TX),
       .SIM_LAT_RX   (SIM_LAT_RX),
       .SIM_CC_PERIOD(SIM_CC_PERIOD)
@@ -231,8 +211,28 @@ module aurora_flow #(
     for (int b = 1; b < FIFO_WIDTH; b++) if (tx_axis_tkeep[b]) tx_in_nb_m1 = 6'(b);
   end
 
-  if (FRAMING) begin : g_tx_sb
-    assign txf_in = {tx_axis_tlast, tx_in_nb_m1, tx_axis_tdata};
+  if (WIRE_FRAMES) begin : g_tx_sb
+    logic tx_last_in;
+    logic [5:0] tx_nb_in;
+    if (FRAMING) begin : g_user_frames
+      assign tx_last_in = tx_axis_tlast;
+      assign tx_nb_in = tx_in_nb_m1;
+    end else begin : g_stream_frames
+      // the stream cut into frames of STREAM_FRAME_WORDS full words (no TLAST/TKEEP of its own)
+      logic [16:0] tx_word;
+      always_ff @(posedge ap_clk or negedge ap_core_rst_n) begin
+        if (!ap_core_rst_n) tx_word <= '0;
+        else if (tx_axis_tvalid && txf_in_ready)
+          tx_word <= (tx_word == 17'(STREAM_FRAME_WORDS - 1)) ? '0 : tx_word + 1'b1;
+      end
+      assign tx_last_in = (tx_word == 17'(STREAM_FRAME_WORDS - 1));
+      assign tx_nb_in = 6'(FIFO_WIDTH - 1);
+      /* verilator lint_off UNUSEDSIGNAL */
+      logic unused_user_frame;
+      /* verilator lint_on UNUSEDSIGNAL */
+      assign unused_user_frame = ^{tx_axis_tlast, tx_in_nb_m1};
+    end
+    assign txf_in = {tx_last_in, tx_nb_in, tx_axis_tdata};
     assign txf_last = txf_out[DW+6];
     assign txf_nb = txf_out[DW+:6];
   end else begin : g_tx_nosb
@@ -268,7 +268,7 @@ module aurora_flow #(
   );
 
   if (UPSIZE) begin : g_tx_down
-    af_axis_downsize #(.FRAMING(FRAMING)) u_down (
+    af_axis_downsize #(.FRAMING(WIRE_FRAMES)) u_down (
         .clk        (user_clk),
         .rst_n      (user_core_rst_n),
         .flush      (!channel_up),
@@ -304,7 +304,7 @@ module aurora_flow #(
   logic [RX_AW:0] rxf_wr_level, rxf_rd_level;
 
   if (UPSIZE) begin : g_rx_up
-    af_axis_upsize #(.FRAMING(FRAMING)) u_up (
+    af_axis_upsize #(.FRAMING(WIRE_FRAMES)) u_up (
         .clk        (user_clk),
         .rst_n      (user_core_rst_n),
         .flush      (!channel_up),
@@ -331,6 +331,15 @@ module aurora_flow #(
     for (genvar b = 1; b < FIFO_WIDTH; b++) begin : g_keep
       assign rx_axis_tkeep[b] = !rxf_out[DW+6] || (6'(b) <= rxf_out[DW+:6]);
     end
+  end else if (WIRE_FRAMES) begin : g_rx_stream_frames
+    // the wire's frames are the kernel's own: the user's stream has no TLAST/TKEEP
+    assign rxf_in = {rxw_last, rxw_nb, rxw_data};
+    /* verilator lint_off UNUSEDSIGNAL */
+    logic unused_rx_sb;
+    /* verilator lint_on UNUSEDSIGNAL */
+    assign unused_rx_sb = ^rxf_out[FW-1:DW];
+    assign rx_axis_tlast = 1'b0;
+    assign rx_axis_tkeep = '1;
   end else begin : g_rx_nosb
     /* verilator lint_off UNUSEDSIGNAL */
     logic unused_rx;
@@ -422,7 +431,8 @@ module aurora_flow #(
   // boundary the stream carries, so at most the rest of the frame the error fell in (and the
   // next one when the lost block carried TLAST) is misassembled. Each such restart is counted:
   // a soft error seen during a frame is counted at that frame's end (or the next one's).
-  // Streaming has no boundary to realign at (the public wire format carries none).
+  // A plain stream has no boundary to realign at (the public wire format carries none); with
+  // STREAM_FRAME_WORDS the kernel's own frames are that boundary.
   logic [31:0] rx_realign;
   logic err_in_frame;
   always_ff @(posedge user_clk or negedge user_rst_n) begin
@@ -434,7 +444,7 @@ module aurora_flow #(
       else if (ip_rx_tvalid && ip_rx_tlast) err_in_frame <= 1'b0;
       else if (status[11]) err_in_frame <= 1'b1;
       if (counter_reset_u) rx_realign <= '0;
-      else if (FRAMING && channel_up && ip_rx_tvalid && ip_rx_tlast && (err_in_frame || status[11]))
+      else if (WIRE_FRAMES && channel_up && ip_rx_tvalid && ip_rx_tlast && (err_in_frame || status[11]))
         rx_realign <= rx_realign + 1'b1;
     end
   end
@@ -512,41 +522,52 @@ module aurora_flow #(
   assign {a_status, a_not_ok, a_rx_ovf, a_xoff, a_xon, a_infl, a_gt, a_line, a_pll, a_mmcm,
           a_hard, a_soft, a_chan, a_frames, a_frame_err, a_realign} = link_bundle;
 
-  localparam int NWORDS = 30;
-  logic [32*NWORDS-1:0] rd_words;
-  // word k is returned for address 0x010 + 4k
-  assign rd_words = {
-    FRAMING ? a_realign : 32'd0,  // 0x084 RX_REALIGN_COUNT
-    FRAMING ? a_frame_err : 32'd0,  // 0x080 FRAMES_WITH_ERRORS
-    FRAMING ? a_frames : 32'd0,  // 0x07c FRAMES_RECEIVED
-    a_chan,  // 0x078 CHANNEL_DOWN_COUNT
-    a_soft,  // 0x074 SOFT_ERR_COUNT
-    a_hard,  // 0x070 HARD_ERR_COUNT
-    a_mmcm,  // 0x06c MMCM_NOT_LOCKED_COUNT
-    a_pll,  // 0x068 PLL_NOT_LOCKED_COUNT
-    a_line[127:96], a_line[95:64], a_line[63:32], a_line[31:0],  // 0x064..0x058 LINE_DOWN_3..0
-    a_gt[127:96], a_gt[95:64], a_gt[63:32], a_gt[31:0],  // 0x054..0x048 GT_NOT_READY_3..0
-    rx_count,  // 0x044 RX_COUNT
-    tx_count,  // 0x040 TX_COUNT
-    a_infl,  // 0x03c NFC_LATENCY_COUNT
-    a_xon,  // 0x038 NFC_EMPTY_TRIGGER_COUNT
-    a_xoff,  // 0x034 NFC_FULL_TRIGGER_COUNT
-    tx_overflow,  // 0x030 FIFO_TX_OVERFLOW_COUNT
-    a_rx_ovf,  // 0x02c FIFO_RX_OVERFLOW_COUNT
-    24'd0, fifo_status,  // 0x028 FIFO_STATUS
-    a_not_ok,  // 0x024 STATUS_NOT_OK_COUNT
-    19'd0, a_status,  // 0x020 CORE_STATUS
-    FIFO_THRESHOLDS,  // 0x01c
-    CONFIGURATION,  // 0x018
-    31'd0, counter_reset,  // 0x014
-    31'd0, core_reset  // 0x010
-  };
+  // The read decode: every register at its kernel.toml offset (af_kernel_pkg); other
+  // addresses read as 0. The frame counters read 0 on a plain stream.
+  logic [11:0] rd_addr;
+  logic [31:0] rd_data;
+  always_comb begin
+    unique case (rd_addr)
+      af_kernel_pkg::REG_CORE_RESET: rd_data = {31'd0, core_reset};
+      af_kernel_pkg::REG_COUNTER_RESET: rd_data = {31'd0, counter_reset};
+      af_kernel_pkg::REG_CONFIGURATION: rd_data = CONFIGURATION;
+      af_kernel_pkg::REG_FIFO_THRESHOLDS: rd_data = FIFO_THRESHOLDS;
+      af_kernel_pkg::REG_CORE_STATUS: rd_data = {19'd0, a_status};
+      af_kernel_pkg::REG_STATUS_NOT_OK_COUNT: rd_data = a_not_ok;
+      af_kernel_pkg::REG_FIFO_STATUS: rd_data = {24'd0, fifo_status};
+      af_kernel_pkg::REG_FIFO_RX_OVERFLOW_COUNT: rd_data = a_rx_ovf;
+      af_kernel_pkg::REG_FIFO_TX_OVERFLOW_COUNT: rd_data = tx_overflow;
+      af_kernel_pkg::REG_NFC_FULL_TRIGGER_COUNT: rd_data = a_xoff;
+      af_kernel_pkg::REG_NFC_EMPTY_TRIGGER_COUNT: rd_data = a_xon;
+      af_kernel_pkg::REG_NFC_LATENCY_COUNT: rd_data = a_infl;
+      af_kernel_pkg::REG_TX_COUNT: rd_data = tx_count;
+      af_kernel_pkg::REG_RX_COUNT: rd_data = rx_count;
+      af_kernel_pkg::REG_GT_NOT_READY_0_COUNT: rd_data = a_gt[31:0];
+      af_kernel_pkg::REG_GT_NOT_READY_1_COUNT: rd_data = a_gt[63:32];
+      af_kernel_pkg::REG_GT_NOT_READY_2_COUNT: rd_data = a_gt[95:64];
+      af_kernel_pkg::REG_GT_NOT_READY_3_COUNT: rd_data = a_gt[127:96];
+      af_kernel_pkg::REG_LINE_DOWN_0_COUNT: rd_data = a_line[31:0];
+      af_kernel_pkg::REG_LINE_DOWN_1_COUNT: rd_data = a_line[63:32];
+      af_kernel_pkg::REG_LINE_DOWN_2_COUNT: rd_data = a_line[95:64];
+      af_kernel_pkg::REG_LINE_DOWN_3_COUNT: rd_data = a_line[127:96];
+      af_kernel_pkg::REG_PLL_NOT_LOCKED_COUNT: rd_data = a_pll;
+      af_kernel_pkg::REG_MMCM_NOT_LOCKED_COUNT: rd_data = a_mmcm;
+      af_kernel_pkg::REG_HARD_ERR_COUNT: rd_data = a_hard;
+      af_kernel_pkg::REG_SOFT_ERR_COUNT: rd_data = a_soft;
+      af_kernel_pkg::REG_CHANNEL_DOWN_COUNT: rd_data = a_chan;
+      af_kernel_pkg::REG_FRAMES_RECEIVED: rd_data = WIRE_FRAMES ? a_frames : 32'd0;
+      af_kernel_pkg::REG_FRAMES_WITH_ERRORS: rd_data = WIRE_FRAMES ? a_frame_err : 32'd0;
+      af_kernel_pkg::REG_RX_REALIGN_COUNT: rd_data = WIRE_FRAMES ? a_realign : 32'd0;
+      default: rd_data = 32'd0;
+    endcase
+  end
 
-  af_axil_regs #(.NWORDS(NWORDS)) u_regs (
+  af_axil_regs u_regs (
       .clk          (ap_clk),
       .rst_n        (ap_rst_sync_n),
       `AF_AXIL_CONNECT
-      .rd_words     (rd_words),
+      .rd_addr      (rd_addr),
+      .rd_data      (rd_data),
       .core_reset   (core_reset),
       .counter_reset(counter_reset)
   );

@@ -18,7 +18,7 @@ module aurora_ip_if #(
     // behavioural core only
     parameter int SIM_LAT_TX      = 27,
     parameter int SIM_LAT_RX      = 27,
-    parameter int SIM_CC_PERIOD   = 10000
+    parameter int SIM_CC_PERIOD   = af_kernel_pkg::CC_PERIOD_CYCLES
 ) (
     input  logic         init_clk,
     input  logic         reset_pb,

@@ -8,7 +8,9 @@ set -euo pipefail
 : "${VERILATOR:?set by hdl_script_test}" "${YOSYS:?set by hdl_script_test}"
 : "${IVERILOG:?set by hdl_script_test}"
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
-rtl=("$here"/../rtl/*.sv)
+# the package first: the modules import it, and the tools read files in order
+rtl=("$here/../rtl/af_kernel_pkg.sv")
+for f in "$here"/../rtl/*.sv; do [ "$f" -ef "${rtl[0]}" ] || rtl+=("$f"); done
 status=0
 # illegal parameters must be rejected at elaboration, naming the parameter
 for bad in "-GFIFO_WIDTH=48:FIFO_WIDTH" "-GRX_FIFO_SIZE=60000:RX_FIFO_SIZE" \
@@ -45,7 +47,7 @@ icarus() {  # -P overrides...
 if ! msg=$(icarus); then
   echo "icarus: the default configuration must elaborate:" >&2; echo "$msg" >&2; status=1
 fi
-for bad in "-Paurora_flow.FIFO_WIDTH=48:aurora_flow.g_err_width" \
+for bad in "-Paurora_flow.FIFO_WIDTH=48:aurora_flow.g_err_fifo_width" \
            "-Paurora_flow.FIFO_WIDTH=64 -Paurora_flow.RX_FIFO_SIZE=8192:aurora_flow.g_err_headroom.RX_FIFO_SIZE_[8192].FIFO_WIDTH_[64].headroom_beats[128].need_beats[248]"; do
   arg="${bad%%:*}"; scope="${bad#*:}"
   # shellcheck disable=SC2086

@@ -1,13 +1,18 @@
 #!/usr/bin/env bash
-# Check the packaging inputs without Vivado: render every kernel variant
+# Check the packaging inputs without Vivado: render every kernel variant with
+# `aurora-flow-desc package`
 # (port 0/1, streaming/framing, 64/32 B), lint each generated top with
 # verilator -Wall against the RTL (Aurora core as a black box), and check that
 # kernel.xml's stream widths and the XDC's clock port match the generated top (the
 # crossings' constraints: desc/tests/xdc_precedence.rs).
 set -euo pipefail
 : "${PYTHON:?set by hdl_script_test}" "${VERILATOR:?set by hdl_script_test}"
+: "${AURORA_FLOW_DESC:?set by hdl_script_test (tools)}"
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 work="$(mktemp -d)"; trap 'rm -rf "$work"' EXIT
+# the package first: the modules import it, and the tools read files in order
+rtl=("$here/../rtl/af_kernel_pkg.sv")
+for f in "$here"/../rtl/*.sv; do [ "$f" -ef "${rtl[0]}" ] || rtl+=("$f"); done
 status=0
 for cfg in "0 0 64" "1 0 64" "0 1 64" "1 1 32"; do
   # shellcheck disable=SC2086 # split the configuration into its three words
@@ -20,10 +25,11 @@ for cfg in "0 0 64" "1 0 64" "0 1 64" "1 1 32"; do
  "rx_fifo_size": 65536, "rx_fifo_prog_full": $((65536 / width / 2)),
  "rx_fifo_prog_empty": $((65536 / width / 8)), "tx_fifo_size": 8192, "ins_loss_nyq": 8,
  "rx_eq_mode": "LPM", "drain_axi_on_reset": 0, "part": "xcu280-fsvh2892-2L-e",
- "aurora_version": "12.0", "cable_m": 30, "xon_on_empty": 1, "rtl_files": []}
+ "aurora_version": "12.0", "cable_m": 30, "xon_on_empty": 1, "stream_frame_words": 0,
+ "rtl_files": []}
 JSON
-  "$PYTHON" "$here/render_kernel.py" "$out.json" "$out"
-  "$VERILATOR" --lint-only -Wall -I"$here/../rtl" -I"$here/../synth" "$here"/../rtl/*.sv \
+  "$AURORA_FLOW_DESC" package "$here/../kernel.toml" "$out.json" "$out"
+  "$VERILATOR" --lint-only -Wall -I"$here/../rtl" -I"$here/../synth" "${rtl[@]}" \
     "$here/../synth/aurora_64b66b_0.sv" "$out/$name.sv" --top-module "$name" ||
     { echo "lint failed: $cfg" >&2; status=1; }
   # the top's ports as the tools see them (the control port's macro expanded)

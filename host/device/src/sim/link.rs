@@ -26,22 +26,33 @@ use serde_json::{Map, Value};
 
 use super::stream::Beat;
 
-/// Aurora 64B/66B user clock: 4 lanes x 25.78125 Gb/s / 64 bits x ... = 402.83 MHz at 32 B.
-pub const LINK_CLOCK_MHZ: f64 = 402.832_031_25;
-pub const LINK_BEAT_BYTES: u32 = 32;
+use aurora::regs::link as phys;
+
+/// Aurora 64B/66B user clock (hw/aurora_flow/kernel.toml [link]: line rate / 64), MHz.
+pub const LINK_CLOCK_MHZ: f64 = phys::USER_CLK_MHZ;
+pub const LINK_BEAT_BYTES: u32 = phys::BEAT_BYTES;
 /// TX->RX latency of the core in user cycles (AMD PG074 "Latency": 54-55).
 pub const CORE_LATENCY_CYCLES: u64 = 55;
 /// Propagation in fibre: ~5 ns per metre (refractive index ~1.5).
 pub const FIBRE_NS_PER_M: f64 = 5.0;
 
-/// The cycles in which the sender serialises nothing: 1 in 33 (64b/66b gearbox) and 8 of
-/// every 10 000 (clock compensation), as the RTL's behavioural core.
+/// The cycles in which the sender serialises nothing (kernel.toml [link]): the gearbox's
+/// pause (1 in 33) and clock compensation (8 of every 10 000), as the RTL's behavioural core.
 pub fn tx_idle(cycle: u64) -> bool {
-    cycle % 33 == 32 || cycle % 10_000 < 8
+    cycle % phys::GEARBOX_PERIOD_CYCLES == phys::GEARBOX_PERIOD_CYCLES - 1
+        || cycle % phys::CC_PERIOD_CYCLES < phys::CC_CYCLES
 }
 
 /// The period of `tx_idle`'s pattern (lcm of 33 and 10 000).
-pub const TX_IDLE_PERIOD: u64 = 330_000;
+pub const TX_IDLE_PERIOD: u64 = lcm(phys::GEARBOX_PERIOD_CYCLES, phys::CC_PERIOD_CYCLES);
+
+const fn lcm(a: u64, b: u64) -> u64 {
+    let (mut x, mut y) = (a, b);
+    while y != 0 {
+        (x, y) = (y, x % y);
+    }
+    a / x * b
+}
 
 #[derive(Debug, Clone, PartialEq)]
 pub struct LinkParams {

@@ -11,6 +11,7 @@ pub struct KernelDesc {
     #[serde(rename = "parameter")]
     pub parameters: Vec<Parameter>,
     pub flow_control: FlowControl,
+    pub link: Link,
     #[serde(rename = "register")]
     pub registers: Vec<Register>,
 }
@@ -101,6 +102,57 @@ pub struct Parameter {
     pub min: Option<i64>,
     pub max: Option<i64>,
     pub values: Option<BTreeMap<String, i64>>,
+    #[serde(default)]
+    pub power_of_two: bool,
+    /// limits of the FIFO depth, `value / fifo_width` words
+    pub min_words: Option<i64>,
+    pub max_words: Option<i64>,
+    /// the simulation model's default where it differs from the hardware's
+    pub sim_default: Option<i64>,
+}
+
+/// The Aurora 64B/66B link's physics ([link]): what the clocks, the gearbox and clock
+/// compensation make of the line rate.
+#[derive(Debug, Deserialize)]
+pub struct Link {
+    pub lanes: u32,
+    pub line_rate_gbps: f64,
+    pub refclk_mhz: f64,
+    pub init_clk_mhz: f64,
+    pub gearbox_data_cycles: u32,
+    pub gearbox_period_cycles: u32,
+    pub cc_cycles: u32,
+    pub cc_period_cycles: u32,
+}
+
+impl Link {
+    /// The core's user clock: one 64-bit word per lane per cycle.
+    pub fn user_clk_mhz(&self) -> f64 {
+        self.line_rate_gbps * 1000.0 / 64.0
+    }
+
+    /// Bytes per user-clock cycle (all lanes).
+    pub fn beat_bytes(&self) -> u32 {
+        self.lanes * 8
+    }
+
+    /// The fraction of user-clock cycles that carry data (gearbox pauses, clock compensation).
+    pub fn data_fraction(&self) -> f64 {
+        let gearbox = f64::from(self.gearbox_data_cycles) / f64::from(self.gearbox_period_cycles);
+        gearbox * (1.0 - f64::from(self.cc_cycles) / f64::from(self.cc_period_cycles))
+    }
+}
+
+impl FlowControl {
+    /// Link beats still arriving after an XOFF over `cable_m` metres of fibre.
+    pub fn need_beats(&self, cable_m: i64) -> i64 {
+        self.fixed_inflight_beats + self.beats_per_metre * cable_m
+    }
+
+    /// Link beats the RX FIFO holds above prog_full.
+    pub fn headroom_beats(&self, depth: i64, prog_full: i64, fifo_width: i64) -> i64 {
+        (depth - prog_full) * fifo_width / self.link_beat_bytes
+    }
 }
 
 /// The in-flight budget: (depth - prog_full) * fifo_width / link_beat_bytes must be at least
@@ -124,6 +176,22 @@ pub struct Register {
 }
 
 impl Register {
+    /// A field's bit range `(hi, lo)` from "hi:lo" or "bit", within the 32-bit register.
+    pub fn bit_range(&self, field: &str, spec: &str) -> Result<(u32, u32)> {
+        let parse = |t: &str| t.trim().parse::<u32>().ok();
+        let range = match spec.split_once(':') {
+            Some((hi, lo)) => parse(hi).zip(parse(lo)),
+            None => parse(spec).map(|b| (b, b)),
+        };
+        match range {
+            Some((hi, lo)) if hi >= lo && hi < 32 => Ok((hi, lo)),
+            _ => bail!(
+                "[[register]] {}.{field}: bad bit range '{spec}' (\"hi:lo\" or \"bit\", below 32)",
+                self.name
+            ),
+        }
+    }
+
     /// The fields as `[hi:lo] NAME`, lowest bit first.
     pub fn fields_text(&self) -> Option<String> {
         let fields = self.fields.as_ref()?;
@@ -152,11 +220,87 @@ pub fn load(path: &Path) -> Result<KernelDesc> {
         .with_context(|| format!("{}: not a valid kernel description", path.display()))?;
     desc.kernel
         .check_axilite()
+        .and_then(|()| desc.check_link())
+        .and_then(|()| desc.check_fields())
         .with_context(|| format!("{}: not a valid kernel description", path.display()))?;
     Ok(desc)
 }
 
+impl KernelDesc {
+    /// The parameter whose RTL name is `rtl`.
+    pub fn parameter(&self, rtl: &str) -> Option<&Parameter> {
+        self.parameters.iter().find(|p| p.rtl == rtl)
+    }
+
+    fn check_fields(&self) -> Result<()> {
+        for r in &self.registers {
+            for (field, spec) in r.fields.iter().flatten() {
+                r.bit_range(field, spec)?;
+            }
+        }
+        Ok(())
+    }
+
+    /// [flow_control] counts in link beats of the width [link] gives.
+    fn check_link(&self) -> Result<()> {
+        if i64::from(self.link.beat_bytes()) != self.flow_control.link_beat_bytes {
+            bail!(
+                "[flow_control] link_beat_bytes = {}, but [link] has {} lanes of 8 bytes",
+                self.flow_control.link_beat_bytes,
+                self.link.lanes
+            );
+        }
+        // the behavioural core (sim/model/aurora_sim_ip.sv) pauses one cycle per period
+        if self.link.gearbox_data_cycles + 1 != self.link.gearbox_period_cycles {
+            bail!(
+                "[link] gearbox_data_cycles = {} of {}: the gearbox pauses one cycle per period",
+                self.link.gearbox_data_cycles,
+                self.link.gearbox_period_cycles
+            );
+        }
+        Ok(())
+    }
+}
+
 impl Parameter {
+    /// Whether `value` is within this parameter's own limits (`fifo_width` for the FIFO
+    /// depth limits); the error says what is allowed.
+    pub fn check(&self, value: i64, fifo_width: i64) -> std::result::Result<(), String> {
+        let unit = self
+            .unit
+            .as_deref()
+            .map(|u| format!(" ({u})"))
+            .unwrap_or_default();
+        let listed: Option<Vec<i64>> = if self.kind == "bool" {
+            Some(vec![0, 1])
+        } else if let Some(values) = &self.values {
+            Some(values.values().copied().collect())
+        } else {
+            self.allowed.clone()
+        };
+        if let Some(listed) = listed.filter(|l| !l.contains(&value)) {
+            let text = listed.iter().map(|v| v.to_string()).collect::<Vec<_>>();
+            return Err(format!("{value}: must be one of {}{unit}", text.join(", ")));
+        }
+        if self.power_of_two && (value <= 0 || value & (value - 1) != 0) {
+            return Err(format!("{value}: must be a power of two{unit}"));
+        }
+        if let (Some(lo), Some(hi)) = (self.min_words, self.max_words) {
+            let depth = value / fifo_width;
+            if depth < lo || depth > hi {
+                return Err(format!(
+                    "{value} / {fifo_width} = {depth} words: the FIFO depth must be {lo}..{hi} words"
+                ));
+            }
+        }
+        if let (Some(lo), Some(hi)) = (self.min, self.max) {
+            if value < lo || value > hi {
+                return Err(format!("{value}: must be {lo}..{hi}{unit}"));
+            }
+        }
+        Ok(())
+    }
+
     /// The default as the README shows it.
     pub fn default_text(&self) -> String {
         match &self.default {

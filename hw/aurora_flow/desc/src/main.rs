@@ -1,28 +1,65 @@
-//! `aurora-flow-desc KIND KERNEL_TOML OUT`: writes one generated file (KIND: bzl, sv-package, sv-axil-ports,
-//! readme-parameters, readme-registers) atomically (temporary file, then rename).
+//! `aurora-flow-desc`: the files generated from hw/aurora_flow/kernel.toml, each written
+//! atomically (temporary file, then rename).
 
-use anyhow::{bail, Context, Result};
-use std::path::Path;
+use anyhow::{bail, Result};
+use clap::{Parser, Subcommand};
+use std::path::PathBuf;
+
+#[derive(Parser)]
+#[command(about = "The AuroraFlow kernel description and the files generated from it")]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand)]
+enum Command {
+    /// Rewrites every generated file and README table under ROOT that differs from KERNEL_TOML.
+    Regenerate { kernel_toml: PathBuf, root: PathBuf },
+    /// Fails, naming them, when generated files under ROOT differ from KERNEL_TOML.
+    Check { kernel_toml: PathBuf, root: PathBuf },
+    /// Checks one instance's parameters (params.json of aurora_flow_kernel) and writes its
+    /// top, XDC, kernel.xml and params.tcl into OUT_DIR.
+    Package {
+        /// params.tcl names absolute paths (Vivado runs in a scratch directory)
+        #[arg(long)]
+        absolute: bool,
+        kernel_toml: PathBuf,
+        params_json: PathBuf,
+        out_dir: PathBuf,
+    },
+}
 
 fn main() -> Result<()> {
-    let args: Vec<String> = std::env::args().skip(1).collect();
-    let [kind, toml, out] = args.as_slice() else {
-        bail!("usage: aurora-flow-desc bzl|sv-package|sv-axil-ports|readme-parameters|readme-registers KERNEL_TOML OUT");
-    };
-    let desc = aurora_flow_desc::load(Path::new(toml))?;
-    let text = match kind.as_str() {
-        "bzl" => aurora_flow_desc::bzl(&desc),
-        "sv-package" => aurora_flow_desc::sv_package(&desc),
-        "sv-axil-ports" => aurora_flow_desc::sv_axil_ports(&desc),
-        "readme-parameters" => aurora_flow_desc::readme_parameters(&desc),
-        "readme-registers" => aurora_flow_desc::readme_registers(&desc),
-        other => bail!(
-            "unknown kind `{other}`; use bzl, sv-package, sv-axil-ports, readme-parameters or readme-registers"
-        ),
-    };
-    let out = Path::new(out);
-    let tmp = out.with_extension("tmp");
-    std::fs::write(&tmp, text).with_context(|| format!("writing {}", tmp.display()))?;
-    std::fs::rename(&tmp, out).with_context(|| format!("renaming to {}", out.display()))?;
+    match Cli::parse().command {
+        Command::Regenerate { kernel_toml, root } => {
+            let desc = aurora_flow_desc::load(&kernel_toml)?;
+            for path in aurora_flow_desc::generated::regenerate(&root, &desc)? {
+                println!("wrote {path}");
+            }
+        }
+        Command::Check { kernel_toml, root } => {
+            let desc = aurora_flow_desc::load(&kernel_toml)?;
+            let stale = aurora_flow_desc::generated::stale(&root, &desc)?;
+            if !stale.is_empty() {
+                bail!(
+                    "stale, not what {} gives: {}; run `aurora-flow-desc regenerate {} {}`",
+                    kernel_toml.display(),
+                    stale.join(", "),
+                    kernel_toml.display(),
+                    root.display()
+                );
+            }
+        }
+        Command::Package {
+            absolute,
+            kernel_toml,
+            params_json,
+            out_dir,
+        } => {
+            let desc = aurora_flow_desc::load(&kernel_toml)?;
+            aurora_flow_desc::package::write_package(&desc, &params_json, &out_dir, absolute)?;
+        }
+    }
     Ok(())
 }

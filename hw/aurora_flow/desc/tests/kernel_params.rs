@@ -80,6 +80,25 @@ fn scratch_project() -> tempfile::TempDir {
     fs::copy(action(), helpers.join("action")).unwrap();
     fs::write(helpers.join("prebuilt.bzl"), PREBUILT_BZL).unwrap();
     fs::write(helpers.join("BUCK"), PREBUILT_BUCK).unwrap();
+    // and the packaging's renderer, this crate's binary
+    let desc = tmp.path().join("hw/aurora_flow/desc");
+    fs::copy(
+        env!("CARGO_BIN_EXE_aurora-flow-desc"),
+        desc.join("aurora-flow-desc"),
+    )
+    .unwrap();
+    fs::write(desc.join("prebuilt.bzl"), PREBUILT_BZL).unwrap();
+    fs::write(
+        desc.join("BUCK"),
+        PREBUILT_BUCK.replace("\"action\"", "\"aurora-flow-desc\""),
+    )
+    .unwrap();
+    // the documents with generated tables (aurora_flow_desc::generated::DOCUMENTS)
+    for doc in aurora_flow_desc::generated::DOCUMENTS {
+        let to = tmp.path().join(doc);
+        fs::create_dir_all(to.parent().unwrap()).unwrap();
+        fs::copy(root.join(doc), to).unwrap();
+    }
     tmp
 }
 
@@ -90,6 +109,15 @@ const PREBUILT_BZL: &str = "def _impl(ctx):\n    \
 const PREBUILT_BUCK: &str = "load(\":prebuilt.bzl\", \"prebuilt_binary\")\n\n\
     prebuilt_binary(name = \"action\", binary = \"action\", visibility = [\"PUBLIC\"])\n";
 
+/// `forge VERB TARGET` in the scratch project.
+fn forge_in(ws: &tempfile::TempDir, verb: &str, target: &str) -> std::process::Output {
+    Command::new(forge())
+        .args([verb, target, "--console", "simple"])
+        .current_dir(ws.path())
+        .output()
+        .unwrap()
+}
+
 /// Adds `aurora_flow_kernel(name = "bad", <params>)` to the kernel's package and builds it.
 fn build_bad_kernel(params: &str) -> (i32, String) {
     let ws = scratch_project();
@@ -97,15 +125,11 @@ fn build_bad_kernel(params: &str) -> (i32, String) {
     let mut text = fs::read_to_string(&buck).unwrap();
     text.push_str(&format!(
         "\naurora_flow_kernel(\n    name = \"bad\",\n    build_xo = \"tcl/build_xo.sh\",\n    \
-         instance = 0,\n    packaging = PACKAGING,\n    render = \"tcl/render_kernel.py\",\n    \
+         instance = 0,\n    packaging = PACKAGING,\n    description = \"kernel.toml\",\n    \
          rtl = RTL,\n    sim_srcs = SIM_MODEL,\n    {params}\n)\n"
     ));
     fs::write(&buck, text).unwrap();
-    let out = Command::new(forge())
-        .args(["build", "//hw/aurora_flow:bad", "--console", "simple"])
-        .current_dir(ws.path())
-        .output()
-        .unwrap();
+    let out = forge_in(&ws, "build", "//hw/aurora_flow:bad");
     let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
     (out.status.code().unwrap_or(-1), stderr)
 }
@@ -132,7 +156,7 @@ fn fifo_size_not_a_power_of_two() {
     assert_rejected(
         "rx_fifo_size = 60000,",
         "rx_fifo_size",
-        "not a power of two",
+        "60000: must be a power of two (bytes)",
     );
 }
 
@@ -147,7 +171,11 @@ fn prog_empty_not_below_prog_full() {
 
 #[test]
 fn width_neither_32_nor_64() {
-    assert_rejected("fifo_width = 48,", "fifo_width", "use 32 or 64");
+    assert_rejected(
+        "fifo_width = 48,",
+        "fifo_width",
+        "48: must be one of 32, 64 (bytes)",
+    );
 }
 
 /// kernel.toml [flow_control]: 32 B words, 16 KiB = 512 words, cable 30 m needs
@@ -178,21 +206,12 @@ fn headroom_at_the_in_flight_limit_passes_analysis() {
     let mut text = fs::read_to_string(&buck).unwrap();
     text.push_str(
         "\naurora_flow_kernel(\n    name = \"at_limit\",\n    build_xo = \"tcl/build_xo.sh\",\n    \
-         instance = 0,\n    packaging = PACKAGING,\n    render = \"tcl/render_kernel.py\",\n    \
+         instance = 0,\n    packaging = PACKAGING,\n    description = \"kernel.toml\",\n    \
          rtl = RTL,\n    sim_srcs = SIM_MODEL,\n    fifo_width = 32,\n    rx_fifo_size = 16384,\n    \
          cable_m = 30,\n    rx_fifo_prog_full = 264,\n)\n",
     );
     fs::write(&buck, text).unwrap();
-    let out = Command::new(forge())
-        .args([
-            "build",
-            "//hw/aurora_flow:at_limit[description]",
-            "--console",
-            "simple",
-        ])
-        .current_dir(ws.path())
-        .output()
-        .unwrap();
+    let out = forge_in(&ws, "build", "//hw/aurora_flow:at_limit[description]");
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(
         out.status.success(),
@@ -205,16 +224,7 @@ fn legal_parameters_pass_analysis() {
     // The same scratch project with legal parameters builds (the rendered packaging files):
     // the failures above come from the parameters, not from the copy.
     let ws = scratch_project();
-    let out = Command::new(forge())
-        .args([
-            "build",
-            "//hw/aurora_flow:aurora_flow_0[package]",
-            "--console",
-            "simple",
-        ])
-        .current_dir(ws.path())
-        .output()
-        .unwrap();
+    let out = forge_in(&ws, "build", "//hw/aurora_flow:aurora_flow_0[package]");
     assert!(
         out.status.success(),
         "{}",
@@ -237,11 +247,7 @@ fn verilator_model_of_a_small_rx_fifo_does_not_build() {
          top = \"tb_stream_rate\",\n)\n",
     );
     fs::write(&buck, text).unwrap();
-    let out = Command::new(forge())
-        .args(["build", "//hw/aurora_flow:bad_model", "--console", "simple"])
-        .current_dir(ws.path())
-        .output()
-        .unwrap();
+    let out = forge_in(&ws, "build", "//hw/aurora_flow:bad_model");
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(
         !out.status.success(),
@@ -253,5 +259,86 @@ fn verilator_model_of_a_small_rx_fifo_does_not_build() {
              prog_full 64) words x 64 B / 32 B), but CABLE_M=30 needs 248"
         ),
         "the refusal must carry the numbers; stderr:\n{stderr}"
+    );
+}
+
+/// One edit of kernel.toml reaches every copy: in a scratch project, CONFIGURATION and
+/// FIFO_THRESHOLDS trade offsets and INS_LOSS_NYQ's limit drops to 20 dB. After regenerating
+/// (and nothing else), the register testbench passes against the RTL with the moved
+/// registers, a kernel at 25 dB is refused by the rule and by the RTL, and the documents and
+/// the host's constants state the new offsets.
+#[test]
+fn one_edit_of_kernel_toml_reaches_rtl_testbenches_rule_docs_and_host() {
+    let ws = scratch_project();
+    let toml_path = ws.path().join("hw/aurora_flow/kernel.toml");
+    let text = fs::read_to_string(&toml_path).unwrap();
+    let edited = text
+        .replace(
+            "offset = 0x018\nname = \"CONFIGURATION\"",
+            "offset = 0x01c\nname = \"CONFIGURATION\"",
+        )
+        .replace(
+            "offset = 0x01c\nname = \"FIFO_THRESHOLDS\"",
+            "offset = 0x018\nname = \"FIFO_THRESHOLDS\"",
+        )
+        .replace(
+            "min = 0\nmax = 31\nunit = \"dB\"",
+            "min = 0\nmax = 20\nunit = \"dB\"",
+        );
+    assert_eq!(
+        edited.matches("0x01c\nname = \"CONFIGURATION\"").count(),
+        1,
+        "edit the copy"
+    );
+    assert!(edited.contains("max = 20\nunit = \"dB\""), "edit the copy");
+    fs::write(&toml_path, &edited).unwrap();
+    let desc = aurora_flow_desc::load(&toml_path).unwrap();
+    let written = aurora_flow_desc::generated::regenerate(ws.path(), &desc).unwrap();
+    assert!(written.len() >= 4, "regenerated only {written:?}");
+
+    // the RTL decodes and the testbench reads the moved registers
+    let out = forge_in(&ws, "test", "//hw/aurora_flow:registers_w64");
+    assert!(
+        out.status.success(),
+        "registers_w64 with the moved registers; stderr:\n{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+
+    // the rule refuses what the new limit excludes
+    let buck = ws.path().join("hw/aurora_flow/BUCK");
+    let mut text = fs::read_to_string(&buck).unwrap();
+    text.push_str(
+        "\naurora_flow_kernel(\n    name = \"lossy\",\n    build_xo = \"tcl/build_xo.sh\",\n    \
+         instance = 0,\n    packaging = PACKAGING,\n    description = \"kernel.toml\",\n    \
+         rtl = RTL,\n    sim_srcs = SIM_MODEL,\n    ins_loss_nyq = 25,\n)\n",
+    );
+    fs::write(&buck, text).unwrap();
+    let out = forge_in(&ws, "build", "//hw/aurora_flow:lossy");
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        !out.status.success() && stderr.contains("ins_loss_nyq: 25: must be 0..20 (dB)"),
+        "ins_loss_nyq = 25 must be refused by the rule; stderr:\n{stderr}"
+    );
+    // and by the RTL's generated checks
+    let checks =
+        fs::read_to_string(ws.path().join("hw/aurora_flow/rtl/af_param_checks.svh")).unwrap();
+    assert!(
+        checks.contains("INS_LOSS_NYQ < 0 || INS_LOSS_NYQ > 20"),
+        "{checks}"
+    );
+
+    // the documents' tables and the host's constants
+    for doc in aurora_flow_desc::generated::DOCUMENTS {
+        let text = fs::read_to_string(ws.path().join(doc)).unwrap();
+        assert!(text.contains("| 0x01c | CONFIGURATION |"), "{doc}");
+    }
+    let host = aurora_flow_desc::rust_constants(&desc);
+    assert!(
+        host.contains("pub const CONFIGURATION: u32 = 0x01c;"),
+        "{host}"
+    );
+    assert!(
+        host.contains("pub const FIFO_THRESHOLDS: u32 = 0x018;"),
+        "{host}"
     );
 }

@@ -26,8 +26,8 @@ module aurora_sim_ip #(
     parameter bit FRAMING          = 1'b0,
     parameter int LAT_TX           = 27,
     parameter int LAT_RX           = 27,
-    parameter int CC_PERIOD        = 10000,
-    parameter int CC_LEN           = 8,
+    parameter int CC_PERIOD        = af_kernel_pkg::CC_PERIOD_CYCLES,
+    parameter int CC_LEN           = af_kernel_pkg::CC_CYCLES,
     parameter int POWER_UP_DELAY   = 16,
     parameter int LANE_UP_DELAY    = 64,
     parameter int CHANNEL_UP_DELAY = 32,
@@ -133,6 +133,8 @@ module aurora_sim_ip #(
   assign hard_err        = 1'b0;
 
   // ---------------- transmit ----------------
+  // the gearbox's one idle cycle per period (kernel.toml [link])
+  localparam int GB_LAST = af_kernel_pkg::GEARBOX_PERIOD_CYCLES - 1;
   int unsigned gb_cnt, cc_cnt;
   logic gearbox_pause, cc_active;
   logic nfc_pause, sep_pause, remote_xoff;
@@ -143,11 +145,11 @@ module aurora_sim_ip #(
       gb_cnt <= 0;
       cc_cnt <= 0;
     end else begin
-      gb_cnt <= (gb_cnt == 32) ? 0 : gb_cnt + 1;
+      gb_cnt <= (gb_cnt == GB_LAST) ? 0 : gb_cnt + 1;
       cc_cnt <= (cc_cnt == CC_PERIOD - 1) ? 0 : cc_cnt + 1;
     end
   end
-  assign gearbox_pause = (gb_cnt == 32);
+  assign gearbox_pause = (gb_cnt == GB_LAST);
   assign cc_active = (cc_cnt < CC_LEN);
 
   assign s_axi_nfc_tx_tready = channel_up && s_axi_nfc_tx_tvalid && !gearbox_pause && !cc_active;

@@ -17,7 +17,7 @@
 
 localparam int DW = FIFO_WIDTH * 8;
 localparam int NWORD = DW / 32;
-localparam real USER_CLK_MHZ = 402.8320312;  // 25.78125 Gbps / 64
+localparam real USER_CLK_MHZ = af_kernel_pkg::USER_CLK_MHZ;
 
 int unsigned seed = 1;
 int unsigned ap_mhz = 250;
@@ -73,6 +73,10 @@ aurora_flow #(
     .RX_FIFO_PROG_FULL(RX_FIFO_PROG_FULL),
     .CABLE_M        (CABLE_M),
     .XON_ON_EMPTY   (XON_ON_EMPTY),
+`ifdef AF_TB_STREAM_FRAMES
+    // a bench that declares STREAM_FRAME_WORDS (the kernel's own frames on a stream)
+    .STREAM_FRAME_WORDS(STREAM_FRAME_WORDS),
+`endif
     .IP_RESET_CYCLES(300)
 ) dut (
     .ap_clk(ap_clk),
@@ -189,20 +193,7 @@ end
 always @(posedge user_clk)
   if (words_lost != 0) fail("the elastic buffer into the dut lost a word (clock compensation too slow)");
 
-// ---------------- register map (reference: public AuroraFlow) ----------------
-localparam logic [11:0] CORE_RESET = 12'h010, COUNTER_RESET = 12'h014;
-localparam logic [11:0] CONFIGURATION = 12'h018, FIFO_THRESHOLDS = 12'h01c;
-localparam logic [11:0] CORE_STATUS = 12'h020, STATUS_NOT_OK_COUNT = 12'h024;
-localparam logic [11:0] FIFO_STATUS = 12'h028, FIFO_RX_OVERFLOW_COUNT = 12'h02c;
-localparam logic [11:0] FIFO_TX_OVERFLOW_COUNT = 12'h030, NFC_FULL_TRIGGER_COUNT = 12'h034;
-localparam logic [11:0] NFC_EMPTY_TRIGGER_COUNT = 12'h038, NFC_LATENCY_COUNT = 12'h03c;
-localparam logic [11:0] TX_COUNT = 12'h040, RX_COUNT = 12'h044;
-localparam logic [11:0] GT_NOT_READY_0 = 12'h048, LINE_DOWN_0 = 12'h058;
-localparam logic [11:0] PLL_NOT_LOCKED_COUNT = 12'h068, MMCM_NOT_LOCKED_COUNT = 12'h06c;
-localparam logic [11:0] HARD_ERR_COUNT = 12'h070, SOFT_ERR_COUNT = 12'h074;
-localparam logic [11:0] CHANNEL_DOWN_COUNT = 12'h078, FRAMES_RECEIVED = 12'h07c;
-localparam logic [11:0] FRAMES_WITH_ERRORS = 12'h080, RX_REALIGN_COUNT = 12'h084;
-localparam logic [31:0] CORE_STATUS_OK = 32'h11ff;
+// ---------------- register map: af_kernel_pkg (kernel.toml) ----------------
 
 // AXI4-Lite master: inputs change after the falling edge (Verilator and
 // Icarus agree on that ordering)

@@ -1,5 +1,6 @@
 `timescale 1ps / 1fs
-// Control-field errors in framing mode: a bit of a data block's control fields (VALID, LAST,
+// Control-field errors in framing mode, or on a stream the kernel carries in frames of its own
+// (STREAM_FRAME_WORDS): a bit of a data block's control fields (VALID, LAST,
 // the last-beat length) flipped every ~50,000 link cycles, so the core drops that 32 B block
 // and raises soft_err. The scoreboard identifies every received 32 B half by its content
 // (tb_common's pattern: word k's halves are unique) and checks, against what was sent:
@@ -11,6 +12,11 @@
 //  - every received frame the scoreboard finds damaged is counted in FRAMES_WITH_ERRORS
 //    (its CRC fails), and no other; FRAMES_RECEIVED = frames received;
 //  - SOFT_ERR_COUNT and RX_REALIGN_COUNT = errors injected.
+// On a stream (USE_FRAMING=0) the frames are the kernel's, STREAM_FRAME_WORDS full words each,
+// and invisible to the bench: misassembled words after one error are bounded by
+// 2 x STREAM_FRAME_WORDS; the frame an error hit ends on a lone half the kernel pads to a word
+// (upper half zero: the stream keeps its word count); FRAMES_RECEIVED / FRAMES_WITH_ERRORS
+// count the kernel's frames.
 // Plusargs: +seed=N +beats=N (64 B or 32 B words sent) +period=N (link cycles between errors)
 module tb_ctrl_errors #(
     parameter int FIFO_WIDTH = 64,
@@ -19,11 +25,15 @@ module tb_ctrl_errors #(
     parameter int CH_DELAY = 64,
     parameter int RX_FIFO_PROG_FULL = RX_FIFO_SIZE / FIFO_WIDTH / 2,
     parameter int CABLE_M = 30,
-    parameter int XON_ON_EMPTY = 1
+    parameter int XON_ON_EMPTY = 1,
+    parameter int STREAM_FRAME_WORDS = 0
 );
+`define AF_TB_STREAM_FRAMES
   `include "tb_common.svh"
 
-  localparam int MAX_WORDS = 64;
+  localparam bit USER_FRAMES = USE_FRAMING != 0;
+  // the longest frame: the bench's own (framing) or the kernel's (a stream)
+  localparam int MAX_WORDS = USER_FRAMES ? 64 : STREAM_FRAME_WORDS;
   localparam int HALVES = FIFO_WIDTH / 32;  // 32 B halves per word
   localparam int BOUND = 2 * MAX_WORDS;
   // channel-word control fields of a data block (aurora_sim_ip): length, LAST, VALID
@@ -51,11 +61,11 @@ module tb_ctrl_errors #(
     logic [FIFO_WIDTH-1:0] keep;
     if (left_in_frame == 0) begin
       rng = xorshift(rng);
-      left_in_frame = 1 + int'(rng[5:0]) % MAX_WORDS;
+      left_in_frame = USER_FRAMES ? 1 + int'(rng[5:0]) % MAX_WORDS : STREAM_FRAME_WORDS;
     end
     rng = xorshift(rng);
     tx_tdata = pattern(sent);
-    tx_tlast = (left_in_frame == 1);
+    tx_tlast = USER_FRAMES && (left_in_frame == 1);
     nbytes = tx_tlast ? 1 + int'(rng[15:8]) % FIFO_WIDTH : FIFO_WIDTH;
     for (int b = 0; b < FIFO_WIDTH; b++) keep[b] = (b < nbytes);
     tx_tkeep = keep;
@@ -75,7 +85,7 @@ module tb_ctrl_errors #(
       if (fire) begin
         sent_last.push_back(tx_tlast);
         sent_nbytes.push_back(int'($countones(tx_tkeep)));
-        if (tx_tlast) frames_sent++;
+        if (left_in_frame == 1) frames_sent++;
         left_in_frame--;
         sent++;
         tx_tvalid = 1'b0;
@@ -129,6 +139,13 @@ module tb_ctrl_errors #(
       good = 1'b1;
       for (int h = 0; h < word_halves; h++) begin
         int hb = (h == word_halves - 1 && rx_tlast) ? n - 32 * h : 32;
+        // on a stream, a kernel frame that lost a block ends on a lone half: the kernel pads
+        // it to a word (upper half zero), so the stream keeps its word count
+        if (!USER_FRAMES && h == 1 && id[0] % (2 * MAX_WORDS) == 2 * MAX_WORDS - 1 &&
+            rx_tdata[511:256] == '0) begin
+          word_halves = 1;
+          break;
+        end
         id[h] = find_half(rx_tdata[256*h+:256], next_half, hb);
         if (id[h] < 0)
           fail($sformatf("received 32 B half %0d of word %0d is no sent half at or after %0d (lost, duplicated or reordered data)",
@@ -207,22 +224,32 @@ module tb_ctrl_errors #(
     repeat (2000) @(posedge ap_clk);
     settle();
     worst_after_error = since_error > worst_after_error ? since_error : worst_after_error;
-    axil_read(RX_REALIGN_COUNT, realign);
+    axil_read(af_kernel_pkg::REG_RX_REALIGN_COUNT, realign);
     $display("RESULT seed=%0d width=%0d words=%0d frames=%0d errors=%0d lost_halves=%0d misassembled_words=%0d worst_after_one_error=%0d (bound %0d) damaged_frames=%0d RX_REALIGN_COUNT=%0d",
              seed, FIFO_WIDTH, sent, frames_sent, errors_injected, lost_halves, misassembled,
              worst_after_error, BOUND, frames_bad, realign);
     if (errors_injected < 10) fail($sformatf("only %0d errors hit the stream", errors_injected));
     if (lost_halves != errors_injected)
       fail($sformatf("%0d 32 B halves lost for %0d control-field errors", lost_halves, errors_injected));
-    if (frames_bad != errors_injected)
+    if (USER_FRAMES && frames_bad != errors_injected)
       fail($sformatf("%0d damaged frames for %0d errors", frames_bad, errors_injected));
     // at 32 B there is nothing to pair; at 64 B the errors must have shifted some pairs
     if (HALVES == 1 && misassembled != 0) fail("misassembled words at 32 B");
     if (HALVES == 2 && misassembled == 0) fail("no error misassembled a 64 B word: the test did not exercise the pairing");
-    expect_reg(FRAMES_RECEIVED, frames_rx, "FRAMES_RECEIVED");
-    expect_reg(FRAMES_WITH_ERRORS, frames_bad, "FRAMES_WITH_ERRORS");
-    expect_reg(SOFT_ERR_COUNT, errors_injected, "SOFT_ERR_COUNT");
-    expect_reg(RX_REALIGN_COUNT, errors_injected, "RX_REALIGN_COUNT");
+    if (USER_FRAMES) begin
+      expect_reg(af_kernel_pkg::REG_FRAMES_RECEIVED, frames_rx, "FRAMES_RECEIVED");
+      expect_reg(af_kernel_pkg::REG_FRAMES_WITH_ERRORS, frames_bad, "FRAMES_WITH_ERRORS");
+    end else begin
+      // each error costs one of the kernel's frames its CRC; a lost LAST joins two frames
+      logic [31:0] frames_reg;
+      axil_read(af_kernel_pkg::REG_FRAMES_RECEIVED, frames_reg);
+      if (frames_reg > frames_sent || frames_reg + errors_injected < frames_sent)
+        fail($sformatf("FRAMES_RECEIVED=%0d for %0d frames sent and %0d errors", frames_reg,
+                       frames_sent, errors_injected));
+      expect_reg(af_kernel_pkg::REG_FRAMES_WITH_ERRORS, errors_injected, "FRAMES_WITH_ERRORS");
+    end
+    expect_reg(af_kernel_pkg::REG_SOFT_ERR_COUNT, errors_injected, "SOFT_ERR_COUNT");
+    expect_reg(af_kernel_pkg::REG_RX_REALIGN_COUNT, errors_injected, "RX_REALIGN_COUNT");
     $finish;
   end
 

@@ -26,7 +26,8 @@ module tb_fifo_small #(
   // XOFF crosses core TX + channel + partner RX, the partner stops; what it
   // already sent crosses partner TX + channel + core RX: two one-way trips,
   // of which 32 in 33 cycles carry a beat (64b/66b gearbox)
-  localparam int ROUND_TRIP = 2 * (55 + CH_DELAY) * 32 / 33;
+  localparam int ROUND_TRIP = 2 * (55 + CH_DELAY) * af_kernel_pkg::GEARBOX_DATA_CYCLES /
+      af_kernel_pkg::GEARBOX_PERIOD_CYCLES;
 
   int unsigned beats = 20000;
   longint unsigned lost = 0, next_index = 0;
@@ -77,8 +78,8 @@ module tb_fifo_small #(
     repeat (5000) @(posedge ap_clk);
     settle();
     lost += beats - next_index;
-    axil_read(NFC_LATENCY_COUNT, inflight_reg);
-    axil_read(FIFO_RX_OVERFLOW_COUNT, overflow_reg);
+    axil_read(af_kernel_pkg::REG_NFC_LATENCY_COUNT, inflight_reg);
+    axil_read(af_kernel_pkg::REG_FIFO_RX_OVERFLOW_COUNT, overflow_reg);
     $display("RESULT rx_fifo=%0dB headroom_beats=%0d in_flight_reg=%0d tb_in_flight=%0d predicted=%0d overflow_reg=%0d lost_words=%0d",
              RX_FIFO_SIZE, HEADROOM_BEATS, inflight_reg, tb_max_inflight, ROUND_TRIP,
              overflow_reg, lost);

@@ -133,20 +133,20 @@ module tb_flow_control #(
     wait (received == beats);
     repeat (200) @(posedge ap_clk);
     settle();
-    expect_reg(FIFO_RX_OVERFLOW_COUNT, 0, "FIFO_RX_OVERFLOW_COUNT");
-    expect_reg(NFC_FULL_TRIGGER_COUNT, tb_xoff, "NFC_FULL_TRIGGER_COUNT");
-    expect_reg(NFC_EMPTY_TRIGGER_COUNT, tb_xon, "NFC_EMPTY_TRIGGER_COUNT");
-    expect_reg(NFC_LATENCY_COUNT, tb_max_inflight, "NFC_LATENCY_COUNT");
-    expect_reg(TX_COUNT, beats, "TX_COUNT");
-    expect_reg(SOFT_ERR_COUNT, errors_injected, "SOFT_ERR_COUNT (one per corrupted control block)");
+    expect_reg(af_kernel_pkg::REG_FIFO_RX_OVERFLOW_COUNT, 0, "FIFO_RX_OVERFLOW_COUNT");
+    expect_reg(af_kernel_pkg::REG_NFC_FULL_TRIGGER_COUNT, tb_xoff, "NFC_FULL_TRIGGER_COUNT");
+    expect_reg(af_kernel_pkg::REG_NFC_EMPTY_TRIGGER_COUNT, tb_xon, "NFC_EMPTY_TRIGGER_COUNT");
+    expect_reg(af_kernel_pkg::REG_NFC_LATENCY_COUNT, tb_max_inflight, "NFC_LATENCY_COUNT");
+    expect_reg(af_kernel_pkg::REG_TX_COUNT, beats, "TX_COUNT");
+    expect_reg(af_kernel_pkg::REG_SOFT_ERR_COUNT, errors_injected, "SOFT_ERR_COUNT (one per corrupted control block)");
     if (nfc_errors != 0 && errors_injected == 0) fail("no NFC error was injected");
-    expect_reg(RX_COUNT, beats, "RX_COUNT");
+    expect_reg(af_kernel_pkg::REG_RX_COUNT, beats, "RX_COUNT");
     if (tb_xoff == 0) fail("flow control never fired: stall pattern too weak");
     if (tb_xon < tb_xoff) fail($sformatf("XON %0d < XOFF %0d after drain", tb_xon, tb_xoff));
     if (tb_in_xoff) fail("the partner is left paused: the last NFC message was an XOFF");
     if (tb_max_inflight > (RX_DEPTH - PROG_FULL) * LINK_BEATS_PER_WORD)
       fail($sformatf("in-flight %0d beats exceed the FIFO headroom", tb_max_inflight));
-    axil_read(NFC_LATENCY_COUNT, v);
+    axil_read(af_kernel_pkg::REG_NFC_LATENCY_COUNT, v);
     $display("RESULT seed=%0d width=%0d beats=%0d ppm=%0d ch_delay=%0d xoff=%0d xon=%0d repeated=%0d nfc_errors=%0d max_inflight_beats=%0d",
              seed, FIFO_WIDTH, beats, ppm, CH_DELAY, tb_xoff, tb_xon, tb_refresh, errors_injected, v);
     $finish;

@@ -124,15 +124,15 @@ module tb_framing #(
     $display("RESULT seed=%0d width=%0d beats=%0d ppm=%0d ch_delay=%0d frames=%0d injected=%0d crc_field=%0d corrupted_frames=%0d",
              seed, FIFO_WIDTH, received, ppm, CH_DELAY, frames_sent, errors_injected, crc_errors,
              frames_bad);
-    expect_reg(FRAMES_RECEIVED, frames_sent, "FRAMES_RECEIVED");
+    expect_reg(af_kernel_pkg::REG_FRAMES_RECEIVED, frames_sent, "FRAMES_RECEIVED");
     // a corrupted CRC field spoils no data but must still flag its frame
-    expect_reg(FRAMES_WITH_ERRORS, frames_bad + (crc_errors != 0 ? errors_injected : 0),
+    expect_reg(af_kernel_pkg::REG_FRAMES_WITH_ERRORS, frames_bad + (crc_errors != 0 ? errors_injected : 0),
                "FRAMES_WITH_ERRORS");
     if (crc_errors != 0 && (with_errors != 0 || errors_injected == 0 || frames_bad != 0))
       fail("+crc_errors=1 runs with +errors=0, must inject and must not corrupt data");
     if (frames_rx != frames_sent) fail("frame count mismatch at the user side");
     if (with_errors != 0 && frames_bad == 0) fail("no injected error reached payload bytes");
-    expect_reg(SOFT_ERR_COUNT, 0, "SOFT_ERR_COUNT (payload/CRC errors are not control-block errors)");
+    expect_reg(af_kernel_pkg::REG_SOFT_ERR_COUNT, 0, "SOFT_ERR_COUNT (payload/CRC errors are not control-block errors)");
     if (frames_bad > errors_injected) fail("more corrupted frames than injected errors");
     $finish;
   end

@@ -75,7 +75,7 @@ module tb_inflight_limit #(
   initial begin
     wait (received == beats);
     settle();
-    expect_reg(FIFO_RX_OVERFLOW_COUNT, 0, "FIFO_RX_OVERFLOW_COUNT");
+    expect_reg(af_kernel_pkg::REG_FIFO_RX_OVERFLOW_COUNT, 0, "FIFO_RX_OVERFLOW_COUNT");
     if (max_above == 0) fail("the stalls never filled the FIFO past prog_full");
     $display("RESULT width=%0d cable_m=%0d ch_delay=%0d prog_full=%0d headroom_words=%0d max_words_above_prog_full=%0d (%0d link beats)",
              FIFO_WIDTH, CABLE_M, CH_DELAY, RX_FIFO_PROG_FULL, HEADROOM_WORDS, max_above,

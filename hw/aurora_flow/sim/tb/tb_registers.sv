@@ -91,21 +91,21 @@ module tb_registers #(
   end
 
   task automatic check_status_counters(input string when);
-    expect_reg(STATUS_NOT_OK_COUNT, 32'(c_not_ok), {when, ": STATUS_NOT_OK_COUNT"});
+    expect_reg(af_kernel_pkg::REG_STATUS_NOT_OK_COUNT, 32'(c_not_ok), {when, ": STATUS_NOT_OK_COUNT"});
     for (int i = 0; i < 4; i++) begin
-      expect_reg(GT_NOT_READY_0 + 12'(4 * i), 32'(c_gt[i]), $sformatf("%s: GT_NOT_READY_%0d", when, i));
-      expect_reg(LINE_DOWN_0 + 12'(4 * i), 32'(c_line[i]), $sformatf("%s: LINE_DOWN_%0d", when, i));
+      expect_reg(af_kernel_pkg::REG_GT_NOT_READY_0_COUNT + 12'(4 * i), 32'(c_gt[i]), $sformatf("%s: GT_NOT_READY_%0d", when, i));
+      expect_reg(af_kernel_pkg::REG_LINE_DOWN_0_COUNT + 12'(4 * i), 32'(c_line[i]), $sformatf("%s: LINE_DOWN_%0d", when, i));
     end
-    expect_reg(PLL_NOT_LOCKED_COUNT, 32'(c_pll), {when, ": PLL_NOT_LOCKED_COUNT"});
-    expect_reg(MMCM_NOT_LOCKED_COUNT, 32'(c_mmcm), {when, ": MMCM_NOT_LOCKED_COUNT"});
-    expect_reg(HARD_ERR_COUNT, 32'(c_hard), {when, ": HARD_ERR_COUNT"});
-    expect_reg(SOFT_ERR_COUNT, 32'(c_soft), {when, ": SOFT_ERR_COUNT"});
-    expect_reg(CHANNEL_DOWN_COUNT, 32'(c_chan), {when, ": CHANNEL_DOWN_COUNT"});
+    expect_reg(af_kernel_pkg::REG_PLL_NOT_LOCKED_COUNT, 32'(c_pll), {when, ": PLL_NOT_LOCKED_COUNT"});
+    expect_reg(af_kernel_pkg::REG_MMCM_NOT_LOCKED_COUNT, 32'(c_mmcm), {when, ": MMCM_NOT_LOCKED_COUNT"});
+    expect_reg(af_kernel_pkg::REG_HARD_ERR_COUNT, 32'(c_hard), {when, ": HARD_ERR_COUNT"});
+    expect_reg(af_kernel_pkg::REG_SOFT_ERR_COUNT, 32'(c_soft), {when, ": SOFT_ERR_COUNT"});
+    expect_reg(af_kernel_pkg::REG_CHANNEL_DOWN_COUNT, 32'(c_chan), {when, ": CHANNEL_DOWN_COUNT"});
   endtask
 
   task automatic counter_reset_pulse();
-    axil_write(COUNTER_RESET, 1);
-    axil_write(COUNTER_RESET, 0);
+    axil_write(af_kernel_pkg::REG_COUNTER_RESET, 1);
+    axil_write(af_kernel_pkg::REG_COUNTER_RESET, 0);
     // the link-clock counters leave reset a few cycles after the register
     wait (dut.counter_reset_u == 1'b0);
   endtask
@@ -128,11 +128,11 @@ module tb_registers #(
     settle();
 
     // 1. status and constants (layout from the host header's masks)
-    expect_reg(CORE_STATUS, CORE_STATUS_OK, "CORE_STATUS");
-    expect_reg(CONFIGURATION,
+    expect_reg(af_kernel_pkg::REG_CORE_STATUS, af_kernel_pkg::CORE_STATUS_OK, "CORE_STATUS");
+    expect_reg(af_kernel_pkg::REG_CONFIGURATION,
                (32'd8 << 17) | (32'd1 << 15) | (32'($clog2(RX_DEPTH)) << 11) |
                (32'(FIFO_WIDTH) << 2) | (USE_FRAMING != 0 ? 32'h3 : 32'h0), "CONFIGURATION");
-    expect_reg(FIFO_THRESHOLDS, (32'(RX_DEPTH / 2) << 16) | 32'(RX_DEPTH / 8), "FIFO_THRESHOLDS");
+    expect_reg(af_kernel_pkg::REG_FIFO_THRESHOLDS, (32'(RX_DEPTH / 2) << 16) | 32'(RX_DEPTH / 8), "FIFO_THRESHOLDS");
     expect_reg(12'h0fc, 0, "unmapped address");
 
     // 2. counter reset clears everything; counts of a quiet stretch of traffic
@@ -140,18 +140,18 @@ module tb_registers #(
     counting = 1'b1;
     settle();
     check_status_counters("after COUNTER_RESET");
-    expect_reg(TX_COUNT, 0, "TX_COUNT after COUNTER_RESET");
+    expect_reg(af_kernel_pkg::REG_TX_COUNT, 0, "TX_COUNT after COUNTER_RESET");
     send_enable = 1'b1;
     repeat (3000) @(posedge ap_clk);
     drain();
     settle();
-    expect_reg(TX_COUNT, 32'(tb_tx_count), "TX_COUNT");
-    expect_reg(RX_COUNT, 32'(tb_rx_count), "RX_COUNT");
+    expect_reg(af_kernel_pkg::REG_TX_COUNT, 32'(tb_tx_count), "TX_COUNT");
+    expect_reg(af_kernel_pkg::REG_RX_COUNT, 32'(tb_rx_count), "RX_COUNT");
     if (tb_tx_count != sent) fail("testbench TX count disagrees with its sender");
     // idle: both FIFOs empty -> prog_empty and almost_empty of TX (bits 0,1) and RX (4,5)
-    expect_reg(FIFO_STATUS, 32'h33, "FIFO_STATUS (idle)");
+    expect_reg(af_kernel_pkg::REG_FIFO_STATUS, 32'h33, "FIFO_STATUS (idle)");
     // a full TX FIFO (the sender saw backpressure) must have passed almost-full
-    axil_read(FIFO_TX_OVERFLOW_COUNT, v);
+    axil_read(af_kernel_pkg::REG_FIFO_TX_OVERFLOW_COUNT, v);
     if (tb_backpressure && v == 0) fail("TX FIFO was full but FIFO_TX_OVERFLOW_COUNT is 0");
 
     // 3. counter reset while traffic flows
@@ -161,8 +161,8 @@ module tb_registers #(
     repeat (1000) @(posedge ap_clk);
     drain();
     settle();
-    expect_reg(TX_COUNT, 32'(tb_tx_count), "TX_COUNT after mid-stream COUNTER_RESET");
-    expect_reg(RX_COUNT, 32'(tb_rx_count), "RX_COUNT after mid-stream COUNTER_RESET");
+    expect_reg(af_kernel_pkg::REG_TX_COUNT, 32'(tb_tx_count), "TX_COUNT after mid-stream COUNTER_RESET");
+    expect_reg(af_kernel_pkg::REG_RX_COUNT, 32'(tb_rx_count), "RX_COUNT after mid-stream COUNTER_RESET");
     if (tb_tx_count == 0 || tb_tx_count >= sent) fail("mid-stream reset did not split the count");
 
     // 4. per-lane faults, each lane on its own
@@ -188,7 +188,7 @@ module tb_registers #(
       fail($sformatf("forced fault durations not seen as expected: gt %0d %0d %0d %0d line %0d %0d %0d %0d", c_gt[0], c_gt[1], c_gt[2], c_gt[3], c_line[0], c_line[1], c_line[2], c_line[3]));
 
     // 5. link drop and restore while streaming
-    axil_read(FIFO_TX_OVERFLOW_COUNT, before_drop);
+    axil_read(af_kernel_pkg::REG_FIFO_TX_OVERFLOW_COUNT, before_drop);
     send_enable = 1'b1;
     repeat (2000) @(posedge ap_clk);
     @(negedge user_clk);
@@ -207,19 +207,19 @@ module tb_registers #(
     // the sender kept going while the link was down: the TX FIFO filled up again
     begin
       logic [31:0] after;
-      axil_read(FIFO_TX_OVERFLOW_COUNT, after);
+      axil_read(af_kernel_pkg::REG_FIFO_TX_OVERFLOW_COUNT, after);
       if (after <= before_drop) fail("FIFO_TX_OVERFLOW_COUNT did not count the TX FIFO filling during the drop");
     end
-    expect_reg(CORE_STATUS, CORE_STATUS_OK, "CORE_STATUS after restore");
+    expect_reg(af_kernel_pkg::REG_CORE_STATUS, af_kernel_pkg::CORE_STATUS_OK, "CORE_STATUS after restore");
 
     // 6. core reset while streaming
     send_enable = 1'b1;
     repeat (2000) @(posedge ap_clk);
     loss_allowed = 1'b1;
-    axil_write(CORE_RESET, 1);
+    axil_write(af_kernel_pkg::REG_CORE_RESET, 1);
     repeat (100) @(posedge ap_clk);
-    expect_reg(CORE_RESET, 1, "CORE_RESET readback");
-    axil_write(CORE_RESET, 0);
+    expect_reg(af_kernel_pkg::REG_CORE_RESET, 1, "CORE_RESET readback");
+    axil_write(af_kernel_pkg::REG_CORE_RESET, 0);
     wait (dut.status != 13'h11ff);
     wait_link_up(100000);
     repeat (500) @(posedge ap_clk);
@@ -228,8 +228,8 @@ module tb_registers #(
     drain();
     settle();
     check_status_counters("core reset");
-    expect_reg(CORE_STATUS, CORE_STATUS_OK, "CORE_STATUS after CORE_RESET");
-    axil_read(CHANNEL_DOWN_COUNT, v);
+    expect_reg(af_kernel_pkg::REG_CORE_STATUS, af_kernel_pkg::CORE_STATUS_OK, "CORE_STATUS after CORE_RESET");
+    axil_read(af_kernel_pkg::REG_CHANNEL_DOWN_COUNT, v);
     $display("RESULT sent=%0d received=%0d lost_in_drop_and_reset=%0d channel_down_cycles=%0d",
              sent, received, lost, v);
     $finish;

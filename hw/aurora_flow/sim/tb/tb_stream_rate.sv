@@ -19,7 +19,7 @@ module tb_stream_rate #(
   // 32 B per cycle, 32 of 33 cycles carry payload (gearbox), 8 of every 10000 cycles CC
   localparam real LINK_PAYLOAD_GBPS = USER_CLK_MHZ * 256.0 * 32.0 / 33.0 * (1.0 - 8.0 / 10000.0) / 1000.0;
   // upper bound: the gearbox alone (a short window may contain no clock compensation)
-  localparam real GEARBOX_LIMIT_GBPS = 4.0 * 25.78125 * 64.0 / 66.0;
+  localparam real GEARBOX_LIMIT_GBPS = af_kernel_pkg::LANES * af_kernel_pkg::LINE_RATE_GBPS * 64.0 / 66.0;
   localparam real PG074_CORE_LATENCY = 55.0;
 
   int unsigned beats = 20000;

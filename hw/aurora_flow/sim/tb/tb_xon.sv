@@ -67,9 +67,9 @@ module tb_xon #(
       rx_tready = 1'b0;
     end
     settle();
-    expect_reg(NFC_EMPTY_TRIGGER_COUNT, XON_ON_EMPTY != 0 ? episodes : 0,
+    expect_reg(af_kernel_pkg::REG_NFC_EMPTY_TRIGGER_COUNT, XON_ON_EMPTY != 0 ? episodes : 0,
                "NFC_EMPTY_TRIGGER_COUNT (public kernel: one XON per fall to prog_empty)");
-    expect_reg(NFC_FULL_TRIGGER_COUNT, 0, "NFC_FULL_TRIGGER_COUNT");
+    expect_reg(af_kernel_pkg::REG_NFC_FULL_TRIGGER_COUNT, 0, "NFC_FULL_TRIGGER_COUNT");
     if (tb_xon != (XON_ON_EMPTY != 0 ? episodes : 0) || tb_xoff != 0)
       fail($sformatf("NFC port carried %0d XON / %0d XOFF", tb_xon, tb_xoff));
     $display("RESULT xon_on_empty=%0d episodes=%0d burst=%0d xon=%0d xoff=%0d", XON_ON_EMPTY,
