@@ -11,6 +11,7 @@ pub struct Figures {
     pub citation: String,
     pub link: Link,
     pub ring: Ring,
+    pub area: Area,
     pub mobilenet_2fpga: Mobilenet,
 }
 
@@ -30,6 +31,20 @@ pub struct Ring {
     pub message_gib: u64,
     /// Average throughput through the ring.
     pub gbps: f64,
+}
+
+#[derive(Debug, Deserialize)]
+pub struct Area {
+    pub streaming: KernelArea,
+    pub framing: KernelArea,
+}
+
+/// The place-and-route area of one AuroraFlow kernel.
+#[derive(Debug, Deserialize)]
+pub struct KernelArea {
+    pub lut: u32,
+    pub ff: u32,
+    pub bram36: u32,
 }
 
 #[derive(Debug, Deserialize)]

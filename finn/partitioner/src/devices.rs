@@ -20,15 +20,18 @@ pub const U280: Res = Res {
 };
 pub const U280_QSFP_PORTS: u32 = 2;
 
-/// Area of one AuroraFlow streaming kernel on a U280 (the paper: 2,224 LUT,
-/// 11,340 FF, 26 BRAM, i.e. 52 BRAM18), reserved once per port a device may use.
-pub const AURORA_STREAMING: Res = Res {
-    lut: 2224.0,
-    ff: 11340.0,
-    bram18: 52.0,
-    uram: 0.0,
-    dsp: 0.0,
-};
+/// Area of one AuroraFlow streaming kernel on a U280 (the paper's place & route,
+/// paper/figures.toml [area]), reserved once per port a device may use.
+pub fn aurora_streaming() -> Res {
+    let a = &paper::figures().area.streaming;
+    Res {
+        lut: f64::from(a.lut),
+        ff: f64::from(a.ff),
+        bram18: 2.0 * f64::from(a.bram36),
+        uram: 0.0,
+        dsp: 0.0,
+    }
+}
 
 #[derive(Clone, Debug, Deserialize, Serialize)]
 pub struct DeviceSpec {
@@ -104,7 +107,7 @@ impl DeviceSpec {
         let mut reserved = Res::default();
         if self.reserve_link_kernels.unwrap_or(true) {
             for _ in 0..ports {
-                reserved = reserved.add(&AURORA_STREAMING);
+                reserved = reserved.add(&aurora_streaming());
             }
         }
         let mut cap = Res::default();
