@@ -143,26 +143,28 @@ impl Link {
     }
 }
 
-impl FlowControl {
-    /// Link beats still arriving after an XOFF over `cable_m` metres of fibre.
-    pub fn need_beats(&self, cable_m: i64) -> i64 {
-        self.fixed_inflight_beats + self.beats_per_metre * cable_m
-    }
-
-    /// Link beats the RX FIFO holds above prog_full.
-    pub fn headroom_beats(&self, depth: i64, prog_full: i64, fifo_width: i64) -> i64 {
-        (depth - prog_full) * fifo_width / self.link_beat_bytes
-    }
-}
-
 /// The in-flight budget: (depth - prog_full) * fifo_width / link_beat_bytes must be at least
 /// fixed_inflight_beats + beats_per_metre * cable_m.
-#[derive(Debug, Deserialize)]
+#[derive(Clone, Debug, Deserialize)]
 pub struct FlowControl {
     pub link_beat_bytes: i64,
     pub fixed_inflight_beats: i64,
     pub beats_per_metre: i64,
     pub default_cable_m: i64,
+}
+
+impl FlowControl {
+    /// Link beats still arriving after an XOFF over `cable_m` metres of fibre (a fraction of
+    /// a metre costs a whole beat).
+    pub fn need_beats(&self, cable_m: f64) -> i64 {
+        self.fixed_inflight_beats + (self.beats_per_metre as f64 * cable_m).ceil() as i64
+    }
+
+    /// Link beats an RX FIFO holds in `headroom_words` words of `fifo_width` bytes above
+    /// prog_full.
+    pub fn headroom_beats(&self, headroom_words: i64, fifo_width: i64) -> i64 {
+        headroom_words * fifo_width / self.link_beat_bytes
+    }
 }
 
 #[derive(Debug, Deserialize)]

@@ -97,10 +97,7 @@ pub fn link_config_text(a: &LinkConfigArgs) -> Result<(String, Value, validate::
         .map(|k| Kernel::load(k))
         .collect::<Result<Vec<_>>>()?;
     let plan = a.plan.map(Plan::load).transpose()?;
-    let fc = match a.flow_control {
-        Some(path) => flow_control::load(path)?,
-        None => None,
-    };
+    let fc = a.flow_control.map(flow_control::load).transpose()?;
     let design = instances::design(&Inputs {
         dep: &d,
         platform: &p,

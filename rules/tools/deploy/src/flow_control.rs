@@ -1,50 +1,37 @@
-//! The AuroraFlow in-flight budget per cable, from hw/aurora_flow/kernel.toml [flow_control]:
-//! after an XOFF the partner's data still in flight must fit above the RX FIFO's prog_full.
-//!   (depth - prog_full) * fifo_width / link_beat_bytes >= fixed_inflight_beats + beats_per_metre * cable_m
+//! The AuroraFlow in-flight budget per cable, from hw/aurora_flow/kernel.toml [flow_control]
+//! as its one reader (aurora_flow_desc) gives it: after an XOFF the partner's data still in
+//! flight must fit above the RX FIFO's prog_full.
 
 use std::path::Path;
 
 use anyhow::Result;
-use serde::Deserialize;
 
-use crate::diag::Source;
 use crate::kernel::Kernel;
 
-#[derive(Clone, Debug, Deserialize)]
-pub struct FlowControl {
-    pub link_beat_bytes: u64,
-    pub fixed_inflight_beats: u64,
-    pub beats_per_metre: u64,
-}
+pub use aurora_flow_desc::FlowControl;
 
-#[derive(Deserialize)]
-struct KernelToml {
-    flow_control: Option<FlowControl>,
-}
-
-/// `None` when the kernel description has no [flow_control] table (older kernel.toml).
-pub fn load(path: &Path) -> Result<Option<FlowControl>> {
-    let src = Source::read(path)?;
-    let k: KernelToml = toml::from_str(&src.text).map_err(|e| src.toml_error(e))?;
-    Ok(k.flow_control)
+/// The [flow_control] table of the kernel description at `path`.
+pub fn load(path: &Path) -> Result<FlowControl> {
+    Ok(aurora_flow_desc::load(path)?.flow_control)
 }
 
 /// Headroom of an AuroraFlow kernel's RX FIFO in link beats, from its kernel.json params.
-pub fn headroom_beats(k: &Kernel, fc: &FlowControl) -> Result<u64> {
+pub fn headroom_beats(k: &Kernel, fc: &FlowControl) -> Result<i64> {
     let width = k.int_param("fifo_width").ok_or_else(|| {
         anyhow::anyhow!("kernel {} ({}): no fifo_width parameter", k.name, k.origin)
-    })? as u64;
+    })?;
     let words = match k.int_param("rx_headroom_words") {
-        Some(w) => w as u64,
+        Some(w) => w,
         None => {
-            let size = k.int_param("rx_fifo_size").unwrap_or(0) as u64;
-            let full = k.int_param("rx_fifo_prog_full").unwrap_or(0) as u64;
-            (size / width.max(1)).saturating_sub(full)
+            let size = k.int_param("rx_fifo_size").unwrap_or(0);
+            let full = k.int_param("rx_fifo_prog_full").unwrap_or(0);
+            (size / width.max(1) - full).max(0)
         }
     };
-    Ok(words * width / fc.link_beat_bytes.max(1))
+    Ok(fc.headroom_beats(words, width))
 }
 
-pub fn need_beats(fc: &FlowControl, cable_m: f64) -> u64 {
-    fc.fixed_inflight_beats + (fc.beats_per_metre as f64 * cable_m).ceil() as u64
+/// Link beats in flight over `cable_m` metres (a fraction of a metre costs a whole beat).
+pub fn need_beats(fc: &FlowControl, cable_m: f64) -> i64 {
+    fc.need_beats(cable_m)
 }

@@ -304,12 +304,8 @@ fn stream_width_mismatch_names_the_stream_and_ports() {
 fn rx_headroom_below_the_cables_inflight_data() {
     let c = case(two_bench("", "[topology]\nkind = \"pair\"\ncable_m = 5\n"));
     let dir = tempfile::tempdir().unwrap();
-    // the [flow_control] keys of hw/aurora_flow/kernel.toml
-    let fc = common::write(
-        dir.path(),
-        "kernel.toml",
-        "[flow_control]\nlink_beat_bytes = 32\nfixed_inflight_beats = 128\nbeats_per_metre = 4\n",
-    );
+    // hw/aurora_flow/kernel.toml: 32 B beats, 128 + 4 per metre
+    let fc = common::kernel_toml();
     let text = std::fs::read_to_string(common::kernel("aurora_flow_0")).unwrap();
     let mut v: serde_json::Value = serde_json::from_str(&text).unwrap();
     // 64 words x 64 B / 32 B = 128 link beats < 128 + 4 x 5 m
