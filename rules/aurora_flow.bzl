@@ -15,7 +15,7 @@ or `vivado_package_xo` (`<name>.xo`, vitis), and `kernel.json` (params include `
 """
 
 load("//rules/toolchains:fpga.bzl", "FpgaToolchainInfo")
-load(":aurora_flow_desc.bzl", "AXILITE", "FLOW_CONTROL", "LINK", "PARAMETERS")
+load(":aurora_flow_desc.bzl", "AXILITE", "FLOW_CONTROL", "LINK", "PARAMETERS", "headroom_beats", "need_beats")
 load(":kernel.bzl", "KernelInfo", "kernel_description")
 load(":verilator.bzl", "HDL_TOOLCHAIN_ATTRS", "include_dirs", "verilator_model")
 
@@ -84,14 +84,14 @@ def _check(ctx: AnalysisContext) -> dict:
     # in-flight budget (kernel.toml [flow_control]): what still arrives after an XOFF must fit
     # above prog_full, or a stalled receiver loses data
     headroom_words = depth - full
-    headroom_beats = headroom_words * a.fifo_width // FLOW_CONTROL["link_beat_bytes"]
-    need = FLOW_CONTROL["fixed_inflight_beats"] + FLOW_CONTROL["beats_per_metre"] * cable_m
-    if headroom_beats < need:
+    headroom = headroom_beats(headroom_words, a.fifo_width)
+    need = need_beats(cable_m)
+    if headroom < need:
         bad("rx_fifo_prog_full", ("headroom {} words = {} link beats (depth {} - prog_full {}) " +
                                   "is below the {} beats in flight with cable_m = {} ({} + {} x {} m); " +
                                   "raise rx_fifo_size or lower rx_fifo_prog_full").format(
             headroom_words,
-            headroom_beats,
+            headroom,
             depth,
             full,
             need,
@@ -114,7 +114,7 @@ def _check(ctx: AnalysisContext) -> dict:
         "rx_fifo_prog_empty": empty,
         "rx_fifo_prog_full": full,
         "rx_fifo_size": a.rx_fifo_size,
-        "rx_headroom_beats": headroom_beats,
+        "rx_headroom_beats": headroom,
         "rx_headroom_words": headroom_words,
         "sim_ip_reset_cycles": a.sim_ip_reset_cycles,
         "stream_frame_words": a.stream_frame_words,

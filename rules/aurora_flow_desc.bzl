@@ -1,4 +1,4 @@
-# Generated from hw/aurora_flow/kernel.toml by `aurora-flow-desc bzl`; do not edit.
+# Generated from hw/aurora_flow/kernel.toml by `aurora-flow-desc regenerate`; do not edit.
 # //hw/aurora_flow:desc_check fails when this file and the description disagree.
 
 # [flow_control]: RX headroom in link beats = (depth - prog_full) * fifo_width / link_beat_bytes
@@ -9,6 +9,14 @@ FLOW_CONTROL = {
     "fixed_inflight_beats": 128,
     "link_beat_bytes": 32,
 }
+
+def need_beats(cable_m):
+    """Link beats still arriving after an XOFF over `cable_m` whole metres of fibre."""
+    return FLOW_CONTROL["fixed_inflight_beats"] + FLOW_CONTROL["beats_per_metre"] * cable_m
+
+def headroom_beats(headroom_words, fifo_width):
+    """Link beats an RX FIFO holds in `headroom_words` words above prog_full."""
+    return headroom_words * fifo_width // FLOW_CONTROL["link_beat_bytes"]
 
 # [kernel] the AXI4-Lite control port (name, address bits, bytes of address space, data bits)
 AXILITE = {

@@ -1,4 +1,4 @@
-// Generated from hw/aurora_flow/kernel.toml by `aurora-flow-desc sv-axil-ports`; do not edit.
+// Generated from hw/aurora_flow/kernel.toml by `aurora-flow-desc regenerate`; do not edit.
 // //hw/aurora_flow:desc_check fails when this file and the description disagree.
 // The AXI4-Lite control port `s_axi_control` ([kernel] axilite_signals): `AF_AXIL_PORTS declares
 // it, `AF_AXIL_CONNECT connects an instance's port to the same-named signals.

@@ -1,5 +1,5 @@
 `timescale 1ps / 1ps
-// Generated from hw/aurora_flow/kernel.toml by `aurora-flow-desc sv-package`; do not edit.
+// Generated from hw/aurora_flow/kernel.toml by `aurora-flow-desc regenerate`; do not edit.
 // //hw/aurora_flow:desc_check fails when this file and the description disagree.
 // A package of constants: each user takes some of them.
 /* verilator lint_off UNUSEDPARAM */

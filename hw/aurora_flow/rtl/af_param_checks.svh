@@ -1,4 +1,4 @@
-// Generated from hw/aurora_flow/kernel.toml by `aurora-flow-desc sv-param-checks`; do not edit.
+// Generated from hw/aurora_flow/kernel.toml by `aurora-flow-desc regenerate`; do not edit.
 // //hw/aurora_flow:desc_check fails when this file and the description disagree.
 // Included in aurora_flow's body; each block refuses one illegal value (af_refuse.svh).
 if (USE_FRAMING != 0 && USE_FRAMING != 1) begin : g_err_use_framing

@@ -8,13 +8,21 @@ const HEADER: &str = "Generated from hw/aurora_flow/kernel.toml by `aurora-flow-
 pub fn bzl(d: &KernelDesc) -> String {
     let f = &d.flow_control;
     format!(
-        "# {HEADER} bzl`; do not edit.\n\
+        "# {HEADER} regenerate`; do not edit.\n\
          # //hw/aurora_flow:desc_check fails when this file and the description disagree.\n\
          \n\
          # [flow_control]: RX headroom in link beats = (depth - prog_full) * fifo_width / link_beat_bytes\n\
          # must be >= fixed_inflight_beats + beats_per_metre * cable_m\n\
          FLOW_CONTROL = {{\n    \"beats_per_metre\": {},\n    \"default_cable_m\": {},\n    \
-         \"fixed_inflight_beats\": {},\n    \"link_beat_bytes\": {},\n}}\n",
+         \"fixed_inflight_beats\": {},\n    \"link_beat_bytes\": {},\n}}\n\
+         \n\
+         def need_beats(cable_m):\n    \
+         \"\"\"Link beats still arriving after an XOFF over `cable_m` whole metres of fibre.\"\"\"\n    \
+         return FLOW_CONTROL[\"fixed_inflight_beats\"] + FLOW_CONTROL[\"beats_per_metre\"] * cable_m\n\
+         \n\
+         def headroom_beats(headroom_words, fifo_width):\n    \
+         \"\"\"Link beats an RX FIFO holds in `headroom_words` words above prog_full.\"\"\"\n    \
+         return headroom_words * fifo_width // FLOW_CONTROL[\"link_beat_bytes\"]\n",
         f.beats_per_metre, f.default_cable_m, f.fixed_inflight_beats, f.link_beat_bytes
     ) + &format!(
         "\n# [kernel] the AXI4-Lite control port (name, address bits, bytes of address space, data bits)\n\
@@ -122,7 +130,7 @@ pub fn sv_axil_ports(d: &KernelDesc) -> String {
     let k = &d.kernel;
     let name = |s: &crate::AxiliteSignal| format!("{}_{}", k.axilite_port, s.name);
     let mut s = format!(
-        "// {HEADER} sv-axil-ports`; do not edit.\n\
+        "// {HEADER} regenerate`; do not edit.\n\
          // //hw/aurora_flow:desc_check fails when this file and the description disagree.\n\
          // The AXI4-Lite control port `{}` ([kernel] axilite_signals): `AF_AXIL_PORTS declares\n\
          // it, `AF_AXIL_CONNECT connects an instance's port to the same-named signals.\n\
@@ -158,7 +166,7 @@ pub fn sv_package(d: &KernelDesc) -> String {
     let l = &d.link;
     let mut s = format!(
         "`timescale 1ps / 1ps\n\
-         // {HEADER} sv-package`; do not edit.\n\
+         // {HEADER} regenerate`; do not edit.\n\
          // //hw/aurora_flow:desc_check fails when this file and the description disagree.\n\
          // A package of constants: each user takes some of them.\n\
          /* verilator lint_off UNUSEDPARAM */\n\
@@ -236,7 +244,7 @@ fn int_default(p: &crate::Parameter) -> Option<i64> {
 /// aurora_flow.sv's own.
 pub fn sv_param_checks(d: &KernelDesc) -> String {
     let mut s = format!(
-        "// {HEADER} sv-param-checks`; do not edit.\n\
+        "// {HEADER} regenerate`; do not edit.\n\
          // //hw/aurora_flow:desc_check fails when this file and the description disagree.\n\
          // Included in aurora_flow's body; each block refuses one illegal value (af_refuse.svh).\n"
     );
