@@ -2,25 +2,7 @@
 // AXI4-Stream of DMA_STREAM_WIDTH bits (default 512; a divisor or a multiple of 512). One
 // packet per run: TLAST on the final beat, TKEEP marks the valid bytes of a partial final beat.
 // The buffer is read in whole 64-byte words (XRT buffers are page-aligned and page-sized).
-#include <ap_axi_sdata.h>
-#include <ap_int.h>
-#include <hls_stream.h>
-#include <stdint.h>
-
-#ifndef DMA_STREAM_WIDTH
-#define DMA_STREAM_WIDTH 512
-#endif
-
-#define DMA_MEM_WIDTH 512
-#define DMA_MEM_BYTES (DMA_MEM_WIDTH / 8)
-#define DMA_BEAT_BYTES (DMA_STREAM_WIDTH / 8)
-
-static_assert(DMA_STREAM_WIDTH % 8 == 0 &&
-                  (DMA_MEM_WIDTH % DMA_STREAM_WIDTH == 0 || DMA_STREAM_WIDTH % DMA_MEM_WIDTH == 0),
-              "DMA_STREAM_WIDTH must be whole bytes and divide or be a multiple of 512");
-
-typedef ap_uint<DMA_MEM_WIDTH> dma_mem_word;
-typedef ap_axiu<DMA_STREAM_WIDTH, 0, 0, 0> dma_beat;
+#include "dma_common.h"
 
 extern "C" void dma_in(const dma_mem_word* mem, hls::stream<dma_beat>& out, uint64_t size) {
 #pragma HLS INTERFACE m_axi port = mem offset = slave bundle = gmem max_read_burst_length = 64

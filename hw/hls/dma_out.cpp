@@ -1,25 +1,7 @@
 // Output DMA: an AXI4-Stream of DMA_STREAM_WIDTH bits (default 512) to `size` bytes of
 // HBM/DDR (512-bit memory words, m_axi bundle gmem). Reads exactly ceil(size / beat bytes)
 // beats; the bytes of the final memory word beyond `size` keep their old content.
-#include <ap_axi_sdata.h>
-#include <ap_int.h>
-#include <hls_stream.h>
-#include <stdint.h>
-
-#ifndef DMA_STREAM_WIDTH
-#define DMA_STREAM_WIDTH 512
-#endif
-
-#define DMA_MEM_WIDTH 512
-#define DMA_MEM_BYTES (DMA_MEM_WIDTH / 8)
-#define DMA_BEAT_BYTES (DMA_STREAM_WIDTH / 8)
-
-static_assert(DMA_STREAM_WIDTH % 8 == 0 &&
-                  (DMA_MEM_WIDTH % DMA_STREAM_WIDTH == 0 || DMA_STREAM_WIDTH % DMA_MEM_WIDTH == 0),
-              "DMA_STREAM_WIDTH must be whole bytes and divide or be a multiple of 512");
-
-typedef ap_uint<DMA_MEM_WIDTH> dma_mem_word;
-typedef ap_axiu<DMA_STREAM_WIDTH, 0, 0, 0> dma_beat;
+#include "dma_common.h"
 
 // Stores `word` at `index`, keeping the bytes at or beyond `size` as they were.
 static void dma_store(dma_mem_word* mem, uint64_t index, dma_mem_word word, uint64_t size) {

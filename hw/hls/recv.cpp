@@ -3,17 +3,7 @@
 // memory (every iteration overwrites the same buffer, so the host can compare it with what
 // send read), then writes one acknowledge: ack_mode 0 to `loopback_ack_stream` (send on the
 // same card), 1 to `pair_ack_stream` (send on the peer card), any other value none.
-#include <ap_axi_sdata.h>
-#include <ap_int.h>
-#include <hls_stream.h>
-
-#ifndef DATA_WIDTH_BYTES
-#define DATA_WIDTH_BYTES 64
-#endif
-#define DATA_WIDTH (DATA_WIDTH_BYTES * 8)
-
-typedef ap_axiu<DATA_WIDTH, 0, 0, 0> link_beat;
-typedef ap_axiu<1, 0, 0, 0> link_ack;
+#include "link_bench.h"
 
 extern "C" void recv(hls::stream<link_beat>& data_input, ap_uint<DATA_WIDTH>* data_output,
                      unsigned int byte_size, unsigned int iterations, unsigned int ack_mode,

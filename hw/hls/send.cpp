@@ -5,17 +5,7 @@
 // `loopback_ack_stream` (recv on the same card), 1 from `pair_ack_stream` (recv on the peer
 // card), any other value none (throughput: source only). Latency = small byte_size with
 // acks; throughput = large byte_size, ack_mode 2 or one ack per iteration.
-#include <ap_axi_sdata.h>
-#include <ap_int.h>
-#include <hls_stream.h>
-
-#ifndef DATA_WIDTH_BYTES
-#define DATA_WIDTH_BYTES 64
-#endif
-#define DATA_WIDTH (DATA_WIDTH_BYTES * 8)
-
-typedef ap_axiu<DATA_WIDTH, 0, 0, 0> link_beat;
-typedef ap_axiu<1, 0, 0, 0> link_ack;
+#include "link_bench.h"
 
 extern "C" void send(hls::stream<link_beat>& data_output, ap_uint<DATA_WIDTH>* data_input,
                      unsigned int byte_size, unsigned int frame_size, unsigned int iterations,

@@ -26,29 +26,11 @@ module af_link_monitor (
 
   always_ff @(posedge clk or negedge rst_n) begin
     if (!rst_n) begin
-      status_not_ok <= '0;
-      gt_not_ready <= '0;
-      line_down <= '0;
-      pll_not_locked <= '0;
-      mmcm_not_locked <= '0;
-      hard_err <= '0;
-      soft_err <= '0;
-      channel_down <= '0;
-      rx_overflow <= '0;
-      frames_received <= '0;
-      frames_with_errors <= '0;
+      {status_not_ok, gt_not_ready, line_down, pll_not_locked, mmcm_not_locked, hard_err,
+       soft_err, channel_down, rx_overflow, frames_received, frames_with_errors} <= '0;
     end else if (counter_reset) begin
-      status_not_ok <= '0;
-      gt_not_ready <= '0;
-      line_down <= '0;
-      pll_not_locked <= '0;
-      mmcm_not_locked <= '0;
-      hard_err <= '0;
-      soft_err <= '0;
-      channel_down <= '0;
-      rx_overflow <= '0;
-      frames_received <= '0;
-      frames_with_errors <= '0;
+      {status_not_ok, gt_not_ready, line_down, pll_not_locked, mmcm_not_locked, hard_err,
+       soft_err, channel_down, rx_overflow, frames_received, frames_with_errors} <= '0;
     end else begin
       if (status != CORE_STATUS_OK) status_not_ok <= status_not_ok + 1'b1;
       for (int i = 0; i < 4; i++) begin

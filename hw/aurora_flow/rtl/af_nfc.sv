@@ -69,21 +69,11 @@ module af_nfc #(
     if (!rst_n) begin
       state <= XON_ON_EMPTY ? EMPTY : IDLE;
       ret_state <= IDLE;
-      paused <= 1'b0;
-      ever_paused <= 1'b0;
-      refresh <= 1'b0;
-      inflight <= '0;
-      since_xoff <= '0;
-      quiet <= '0;
+      {paused, ever_paused, refresh, inflight, since_xoff, quiet} <= '0;
     end else if (!channel_up) begin
       // the partner drops its XOFF state with the channel; so do we
       state <= XON_ON_EMPTY ? EMPTY : IDLE;
-      paused <= 1'b0;
-      ever_paused <= 1'b0;
-      refresh <= 1'b0;
-      inflight <= '0;
-      since_xoff <= '0;
-      quiet <= '0;
+      {paused, ever_paused, refresh, inflight, since_xoff, quiet} <= '0;
     end else begin
       quiet <= (rx_beat || xon_done) ? '0 : quiet + 1'b1;
       if (xoff_done) begin

@@ -1,5 +1,6 @@
 `timescale 1ps / 1ps
 `include "af_axil_ports.svh"
+`include "af_gt_ports.svh"
 `include "af_refuse.svh"
 // AuroraFlow link kernel: user AXI-Stream on ap_clk <-> Aurora 64B/66B core on
 // its 402.83 MHz user clock, with clock-crossing FIFOs, optional 64<->32 B
@@ -47,18 +48,8 @@ module aurora_flow #(
     output logic [FIFO_WIDTH-1:0] rx_axis_tkeep,
     // control
     `AF_AXIL_PORTS
-`ifdef AURORA_SIM
-    input  logic            gt_refclk,                      // 402.83 MHz user clock in simulation
-    output logic [301:0]    ch_tx,                          // channel word (aurora_sim_ip)
-    input  logic [301:0]    ch_rx
-`else
-    input  logic          gt_refclk_p,
-    input  logic          gt_refclk_n,
-    input  logic [3:0]    gt_rxp_in,
-    input  logic [3:0]    gt_rxn_in,
-    output logic [3:0]    gt_txp_out,
-    output logic [3:0]    gt_txn_out
-`endif
+    // the link: QSFP lanes, or the behavioural core's channel (AURORA_SIM)
+    `AF_GT_PORTS
 );
   localparam bit FRAMING = (USE_FRAMING != 0);  // the user's streams carry TLAST/TKEEP
   // the core frames the wire: the user's frames, or a stream cut into STREAM_FRAME_WORDS

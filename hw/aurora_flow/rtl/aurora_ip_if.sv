@@ -1,4 +1,5 @@
 `timescale 1ps / 1ps
+`include "af_gt_ports.svh"
 // The one boundary behind which the Aurora 64B/66B core sits. With
 // AURORA_SIM defined it is the behavioural core of sim/model (the serial
 // side becomes a channel word, the reference clock input doubles as the
@@ -24,18 +25,7 @@ module aurora_ip_if #(
     input  logic         reset_pb,
     input  logic         pma_init,
     output logic         user_clk,
-`ifdef AURORA_SIM
-    input  logic            gt_refclk,
-    output logic [301:0]    ch_tx,  // channel word, layout in aurora_sim_ip
-    input  logic [301:0]    ch_rx,
-`else
-    input  logic         gt_refclk_p,
-    input  logic         gt_refclk_n,
-    input  logic [3:0]   gt_rxp_in,
-    input  logic [3:0]   gt_rxn_in,
-    output logic [3:0]   gt_txp_out,
-    output logic [3:0]   gt_txn_out,
-`endif
+    `AF_GT_PORTS,
     input  logic [255:0] tx_tdata,
     input  logic         tx_tvalid,
     output logic         tx_tready,
@@ -129,40 +119,44 @@ module aurora_ip_if #(
     for (int b = 1; b < 32; b++) if (rx_keep[b]) rx_nbytes_m1 = 5'(b);
   end
 
+  // the pins both generated variants have, in PG074's order
+`define AF_CORE_PINS \
+        .gt_refclk1_p       (gt_refclk_p), \
+        .gt_refclk1_n       (gt_refclk_n), \
+        .rxp                (gt_rxp_in), \
+        .rxn                (gt_rxn_in), \
+        .txp                (gt_txp_out), \
+        .txn                (gt_txn_out), \
+        .init_clk           (init_clk), \
+        .reset_pb           (reset_pb), \
+        .pma_init           (pma_init), \
+        .power_down         (1'b0), \
+        .loopback           (3'b000), \
+        .gt_rxcdrovrden_in  (1'b0), \
+        .user_clk_out       (user_clk), \
+        .s_axi_tx_tdata     (ip_tx_tdata), \
+        .s_axi_tx_tvalid    (tx_tvalid), \
+        .s_axi_tx_tready    (tx_tready), \
+        .m_axi_rx_tdata     (ip_rx_tdata), \
+        .m_axi_rx_tvalid    (rx_tvalid), \
+        .s_axi_nfc_tx_tvalid(nfc_tvalid), \
+        .s_axi_nfc_tx_tdata (ip_nfc_tdata), \
+        .s_axi_nfc_tx_tready(nfc_tready), \
+        .hard_err           (hard_err), \
+        .soft_err           (soft_err), \
+        .channel_up         (channel_up), \
+        .lane_up            (lane_up), \
+        .gt_pll_lock        (gt_pll_lock), \
+        .mmcm_not_locked_out(mmcm_not_locked), \
+        .gt_powergood       (gt_powergood)
+
   // The streaming core has no tlast/tkeep/CRC ports (PG074), so the two
   // generated variants are instantiated with different port lists.
   if (FRAMING) begin : g_framing
     logic ip_rx_tlast;
     assign rx_tlast = ip_rx_tlast;
     aurora_64b66b_0 u_core (
-        .gt_refclk1_p       (gt_refclk_p),
-        .gt_refclk1_n       (gt_refclk_n),
-        .rxp                (gt_rxp_in),
-        .rxn                (gt_rxn_in),
-        .txp                (gt_txp_out),
-        .txn                (gt_txn_out),
-        .init_clk           (init_clk),
-        .reset_pb           (reset_pb),
-        .pma_init           (pma_init),
-        .power_down         (1'b0),
-        .loopback           (3'b000),
-        .gt_rxcdrovrden_in  (1'b0),
-        .user_clk_out       (user_clk),
-        .s_axi_tx_tdata     (ip_tx_tdata),
-        .s_axi_tx_tvalid    (tx_tvalid),
-        .s_axi_tx_tready    (tx_tready),
-        .m_axi_rx_tdata     (ip_rx_tdata),
-        .m_axi_rx_tvalid    (rx_tvalid),
-        .s_axi_nfc_tx_tvalid(nfc_tvalid),
-        .s_axi_nfc_tx_tdata (ip_nfc_tdata),
-        .s_axi_nfc_tx_tready(nfc_tready),
-        .hard_err           (hard_err),
-        .soft_err           (soft_err),
-        .channel_up         (channel_up),
-        .lane_up            (lane_up),
-        .gt_pll_lock        (gt_pll_lock),
-        .mmcm_not_locked_out(mmcm_not_locked),
-        .gt_powergood       (gt_powergood),
+        `AF_CORE_PINS,
         .s_axi_tx_tkeep     (ip_tx_tkeep),
         .s_axi_tx_tlast     (tx_tlast),
         .m_axi_rx_tkeep     (ip_rx_tkeep),
@@ -182,36 +176,10 @@ module aurora_ip_if #(
     // the streaming core has no framing pins (a black-box port list may)
     /* verilator lint_off PINMISSING */
     aurora_64b66b_0 u_core (
-        .gt_refclk1_p       (gt_refclk_p),
-        .gt_refclk1_n       (gt_refclk_n),
-        .rxp                (gt_rxp_in),
-        .rxn                (gt_rxn_in),
-        .txp                (gt_txp_out),
-        .txn                (gt_txn_out),
-        .init_clk           (init_clk),
-        .reset_pb           (reset_pb),
-        .pma_init           (pma_init),
-        .power_down         (1'b0),
-        .loopback           (3'b000),
-        .gt_rxcdrovrden_in  (1'b0),
-        .user_clk_out       (user_clk),
-        .s_axi_tx_tdata     (ip_tx_tdata),
-        .s_axi_tx_tvalid    (tx_tvalid),
-        .s_axi_tx_tready    (tx_tready),
-        .m_axi_rx_tdata     (ip_rx_tdata),
-        .m_axi_rx_tvalid    (rx_tvalid),
-        .s_axi_nfc_tx_tvalid(nfc_tvalid),
-        .s_axi_nfc_tx_tdata (ip_nfc_tdata),
-        .s_axi_nfc_tx_tready(nfc_tready),
-        .hard_err           (hard_err),
-        .soft_err           (soft_err),
-        .channel_up         (channel_up),
-        .lane_up            (lane_up),
-        .gt_pll_lock        (gt_pll_lock),
-        .mmcm_not_locked_out(mmcm_not_locked),
-        .gt_powergood       (gt_powergood)
+        `AF_CORE_PINS
     );
     /* verilator lint_on PINMISSING */
   end
+`undef AF_CORE_PINS
 `endif
 endmodule
