@@ -415,7 +415,7 @@ impl Build<'_> {
     }
 
     /// The error of a refused run: the reason, the command line, the streams' tails and
-    /// where the full log is.
+    /// where the full output is kept.
     fn local_failure(
         &self,
         action: &Action,
@@ -424,7 +424,17 @@ impl Build<'_> {
         stdout: &[u8],
         stderr: &[u8],
     ) -> anyhow::Error {
-        let log = self.keep_log(action, line, reason, stdout, stderr);
+        let name = format!(
+            "{}-{}-{}",
+            action.owner,
+            action.category,
+            action.identifier.as_deref().unwrap_or("")
+        );
+        let head = format!("{}\n{reason}\n{line}", action_title(action));
+        let log = match write_full_log(&self.layout.root, "actions", &name, &head, stdout, stderr) {
+            Some(rel) => format!("\nFull log: {rel}"),
+            None => String::new(),
+        };
         let body = format!(
             "{reason}\nLocal command: {}\n{}{log}",
             clip(line, COMMAND_LINE_BYTES),
@@ -493,28 +503,6 @@ impl Build<'_> {
         // Last: the entry appears only once everything it names is stored.
         self.ac.put(&keyed.key, &result)?;
         Ok(())
-    }
-
-    /// Keeps the full output of a failed action; returns a line naming the file.
-    fn keep_log(
-        &self,
-        action: &Action,
-        line: &str,
-        reason: &str,
-        stdout: &[u8],
-        stderr: &[u8],
-    ) -> String {
-        let name = format!(
-            "{}-{}-{}",
-            action.owner,
-            action.category,
-            action.identifier.as_deref().unwrap_or("")
-        );
-        let head = format!("{}\n{reason}\n{line}", action_title(action));
-        match write_full_log(&self.layout.root, "actions", &name, &head, stdout, stderr) {
-            Some(rel) => format!("\nFull log: {rel}"),
-            None => String::new(),
-        }
     }
 }
 
