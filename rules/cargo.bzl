@@ -73,33 +73,42 @@ cargo_workspace = rule(
           "member crate (each crate's BUCK exports its files, since glob() stops at packages).",
 )
 
-def _cargo_binary_impl(ctx: AnalysisContext) -> list[Provider]:
-    toolchain = ctx.attrs._cargo_toolchain[CargoToolchainInfo]
-    binary = ctx.attrs.bin or ctx.label.name
-    out = ctx.actions.declare_output(binary)
+def _cargo_action(ctx: AnalysisContext, toolchain, verb: str, args: list) -> cmd_args:
+    """The toolchain's `action VERB` on crate `package` with its cargo, profile and target
+    directory, then `args`; the workspace's sources and the toolchain's version are inputs."""
+    return cmd_args(
+        toolchain.action,
+        verb,
+        "--cargo",
+        toolchain.cargo,
+        "--profile",
+        toolchain.profile,
+        "--target-dir",
+        toolchain.target_dir,
+        "--package",
+        ctx.attrs.package,
+        args,
+        hidden = ctx.attrs.workspace[CargoWorkspaceInfo].srcs + [toolchain.version],
+    )
+
+def _run_cargo(ctx: AnalysisContext, command: cmd_args, category: str):
     ctx.actions.run(
-        cmd_args(
-            toolchain.action,
-            "build",
-            "--cargo",
-            toolchain.cargo,
-            "--profile",
-            toolchain.profile,
-            "--target-dir",
-            toolchain.target_dir,
-            "--package",
-            ctx.attrs.package,
-            "--bin",
-            binary,
-            "--out",
-            out.as_output(),
-            hidden = ctx.attrs.workspace[CargoWorkspaceInfo].srcs + [toolchain.version],
-        ),
-        category = "cargo_build",
+        command,
+        category = category,
         # The shared target directory lives on this machine only.
         local_only = True,
         allow_cache_upload = True,
         weight = CARGO_ACTION_WEIGHT,
+    )
+
+def _cargo_binary_impl(ctx: AnalysisContext) -> list[Provider]:
+    toolchain = ctx.attrs._cargo_toolchain[CargoToolchainInfo]
+    binary = ctx.attrs.bin or ctx.label.name
+    out = ctx.actions.declare_output(binary)
+    _run_cargo(
+        ctx,
+        _cargo_action(ctx, toolchain, "build", ["--bin", binary, "--out", out.as_output()]),
+        "cargo_build",
     )
     return [
         DefaultInfo(default_output = out),
@@ -125,7 +134,8 @@ def _cargo_bootstrap_binary_impl(ctx: AnalysisContext) -> list[Provider]:
     toolchain = ctx.attrs._cargo_toolchain[CargoBootstrapToolchainInfo]
     binary = ctx.attrs.bin or ctx.label.name
     root = ctx.actions.declare_output("install", dir = True)
-    ctx.actions.run(
+    _run_cargo(
+        ctx,
         cmd_args(
             toolchain.cargo,
             "install",
@@ -146,11 +156,7 @@ def _cargo_bootstrap_binary_impl(ctx: AnalysisContext) -> list[Provider]:
             toolchain.profile,
             hidden = ctx.attrs.workspace[CargoWorkspaceInfo].srcs,
         ),
-        category = "cargo_bootstrap",
-        # The shared target directory lives on this machine only.
-        local_only = True,
-        allow_cache_upload = True,
-        weight = CARGO_ACTION_WEIGHT,
+        "cargo_bootstrap",
     )
     exe = cmd_args(root, format = "{}/bin/" + binary)
     return [
@@ -177,26 +183,10 @@ cargo_bootstrap_binary = rule(
 def _cargo_test_impl(ctx: AnalysisContext) -> list[Provider]:
     toolchain = ctx.attrs._cargo_toolchain[CargoToolchainInfo]
     tests = ctx.actions.declare_output("tests", dir = True)
-    ctx.actions.run(
-        cmd_args(
-            toolchain.action,
-            "test-build",
-            "--cargo",
-            toolchain.cargo,
-            "--profile",
-            toolchain.profile,
-            "--target-dir",
-            toolchain.target_dir,
-            "--package",
-            ctx.attrs.package,
-            "--out-dir",
-            tests.as_output(),
-            hidden = ctx.attrs.workspace[CargoWorkspaceInfo].srcs + [toolchain.version],
-        ),
-        category = "cargo_test_build",
-        local_only = True,
-        allow_cache_upload = True,
-        weight = CARGO_ACTION_WEIGHT,
+    _run_cargo(
+        ctx,
+        _cargo_action(ctx, toolchain, "test-build", ["--out-dir", tests.as_output()]),
+        "cargo_test_build",
     )
     crate_dir = ctx.label.package or "."
     tools = []

@@ -39,6 +39,21 @@ load("//rules/toolchains:finn.bzl", "FinnToolchainInfo")
 load("//rules/toolchains:fpga.bzl", "FpgaToolchainInfo")
 load("//rules/toolchains:system.bzl", "SystemToolInfo", "tool_test_env")
 
+_DEPLOY_TOOL = attrs.default_only(attrs.exec_dep(
+    providers = [RunInfo],
+    default = "root//rules/tools/deploy:deploy-tool",
+))
+
+_FPGA_TOOLCHAIN = attrs.default_only(attrs.toolchain_dep(
+    default = "toolchains//:fpga",
+    providers = [FpgaToolchainInfo],
+))
+
+_FINN_TOOLCHAIN = attrs.default_only(attrs.toolchain_dep(
+    default = "toolchains//:finn",
+    providers = [FinnToolchainInfo],
+))
+
 DeploymentInfo = provider(
     doc = "A built deployment. `name`: str; `devices`: list[str] in pipeline order; " +
           "`xclbins`, `link_configs`, `sim_descriptions`: dict device -> Artifact; " +
@@ -137,14 +152,8 @@ deployment_description = rule(
         "deployment_name": attrs.string(),
         "description": attrs.source(doc = "deploy/<name>.toml"),
         "devices": attrs.list(attrs.string(), doc = "device names as in the TOML, in order (checked against it)"),
-        "_deploy_tool": attrs.default_only(attrs.exec_dep(
-            providers = [RunInfo],
-            default = "root//rules/tools/deploy:deploy-tool",
-        )),
-        "_fpga": attrs.default_only(attrs.toolchain_dep(
-            default = "toolchains//:fpga",
-            providers = [FpgaToolchainInfo],
-        )),
+        "_deploy_tool": _DEPLOY_TOOL,
+        "_fpga": _FPGA_TOOLCHAIN,
     },
     doc = "A deployment description, validated against the FPGA platform (`deploy-tool " +
           "check`), and the partitioner's devices/topology inputs derived from it.",
@@ -301,14 +310,8 @@ fpga_deployment_rule = rule(
         "links": attrs.list(attrs.dep(providers = [BitstreamInfo])),
         "partition": attrs.option(attrs.dep(providers = [PartitionPlanInfo]), default = None),
         "profile": attrs.enum(["noctua2", "local"], default = "noctua2"),
-        "_deploy_tool": attrs.default_only(attrs.exec_dep(
-            providers = [RunInfo],
-            default = "root//rules/tools/deploy:deploy-tool",
-        )),
-        "_fpga": attrs.default_only(attrs.toolchain_dep(
-            default = "toolchains//:fpga",
-            providers = [FpgaToolchainInfo],
-        )),
+        "_deploy_tool": _DEPLOY_TOOL,
+        "_fpga": _FPGA_TOOLCHAIN,
     },
 )
 
@@ -484,10 +487,7 @@ deployment_infer_test = rule(
         "labels": attrs.list(attrs.string(), default = []),
         "seed": attrs.int(default = 0),
         "test": attrs.source(),
-        "_finn": attrs.default_only(attrs.toolchain_dep(
-            default = "toolchains//:finn",
-            providers = [FinnToolchainInfo],
-        )),
+        "_finn": _FINN_TOOLCHAIN,
     },
     doc = "Runs `infer` on a FINN deployment (its run script, all ranks) with `frames` seeded " +
           "random images and checks the outputs bit for bit against FINN's own Python " +
@@ -527,10 +527,7 @@ finn_widths_test = rule(
         "labels": attrs.list(attrs.string(), default = []),
         "partition": attrs.dep(providers = [PartitionPlanInfo], doc = "the deployment's partition plan target"),
         "test": attrs.source(),
-        "_finn": attrs.default_only(attrs.toolchain_dep(
-            default = "toolchains//:finn",
-            providers = [FinnToolchainInfo],
-        )),
+        "_finn": _FINN_TOOLCHAIN,
     },
     doc = "Checks the stream widths of a FINN deployment's cuts and DMAs (plan, link " +
           "configurations, the host's word layout) against what the installed finn-plus " +

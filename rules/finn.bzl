@@ -16,6 +16,16 @@ Python execution on seeded random frames), then `finn-exec check` against it; `f
 load("//finn/flow:steps.bzl", "AMD_ONLY_STEPS")
 load("//rules/toolchains:finn.bzl", "FinnToolchainInfo")
 
+_FINN_TOOLCHAIN = attrs.default_only(attrs.toolchain_dep(
+    default = "toolchains//:finn",
+    providers = [FinnToolchainInfo],
+))
+
+_PARTITIONER = attrs.default_only(attrs.exec_dep(
+    providers = [RunInfo],
+    default = "root//finn/partitioner:finn-partition",
+))
+
 FinnModelInfo = provider(
     doc = "`model`: Artifact, an ONNX model.",
     fields = ["model"],
@@ -74,10 +84,7 @@ finn_model = rule(
         "net": attrs.enum(["mobilenet_v1", "tiny"], default = "mobilenet_v1"),
         "seed": attrs.int(default = 0),
         "src": attrs.option(attrs.source(), default = None),
-        "_finn": attrs.default_only(attrs.toolchain_dep(
-            default = "toolchains//:finn",
-            providers = [FinnToolchainInfo],
-        )),
+        "_finn": _FINN_TOOLCHAIN,
     },
     doc = "A QONNX model: `src` (a user's ONNX file, checked and copied) or a generated " +
           "network with seeded random weights (`net`: MobileNet-V1 1.0/224 w4a4 with an " +
@@ -142,10 +149,7 @@ finn_steps = rule(
         "specialize": attrs.option(attrs.source(), default = None),
         "steps": attrs.list(attrs.string()),
         "target_fps": attrs.int(default = 0),
-        "_finn": attrs.default_only(attrs.toolchain_dep(
-            default = "toolchains//:finn",
-            providers = [FinnToolchainInfo],
-        )),
+        "_finn": _FINN_TOOLCHAIN,
     },
     doc = "FINN build steps, each its own action on the previous step's model; " +
           "`:name[step]` is the model after `step` (plus the reports for " +
@@ -175,10 +179,7 @@ finn_estimates = rule(
     attrs = {
         "clk_ns": attrs.string(default = "4.0"),
         "flow": attrs.dep(providers = [FinnModelInfo]),
-        "_finn": attrs.default_only(attrs.toolchain_dep(
-            default = "toolchains//:finn",
-            providers = [FinnToolchainInfo],
-        )),
+        "_finn": _FINN_TOOLCHAIN,
     },
     doc = "Per-layer cycles and resources (FINN's estimates) and the HW graph as one JSON.",
 )
@@ -239,14 +240,8 @@ finn_partition = rule(
         "estimates": attrs.dep(providers = [FinnEstimatesInfo]),
         "objective": attrs.enum(["balanced", "min-cut", "throughput"], default = "balanced"),
         "topology": attrs.source(),
-        "_finn": attrs.default_only(attrs.toolchain_dep(
-            default = "toolchains//:finn",
-            providers = [FinnToolchainInfo],
-        )),
-        "_partitioner": attrs.default_only(attrs.exec_dep(
-            providers = [RunInfo],
-            default = "root//finn/partitioner:finn-partition",
-        )),
+        "_finn": _FINN_TOOLCHAIN,
+        "_partitioner": _PARTITIONER,
     },
     doc = "The MIP partitioner on `estimates` for the devices (JSON budgets) and topology " +
           "(chain, ring, switch or links): plan JSON, per-device folding configs " +
@@ -269,10 +264,7 @@ finn_report = rule(
     impl = _finn_report_impl,
     attrs = {
         "partition": attrs.dep(providers = [PartitionPlanInfo]),
-        "_finn": attrs.default_only(attrs.toolchain_dep(
-            default = "toolchains//:finn",
-            providers = [FinnToolchainInfo],
-        )),
+        "_finn": _FINN_TOOLCHAIN,
     },
     doc = "A partition plan as text and as a picture (per-device utilisation bars, the cuts).",
 )
@@ -310,14 +302,8 @@ finn_python_test = rule(
         "env": attrs.dict(attrs.string(), attrs.string(), default = {}),
         "labels": attrs.list(attrs.string(), default = []),
         "srcs": attrs.list(attrs.source()),
-        "_finn": attrs.default_only(attrs.toolchain_dep(
-            default = "toolchains//:finn",
-            providers = [FinnToolchainInfo],
-        )),
-        "_partitioner": attrs.default_only(attrs.exec_dep(
-            providers = [RunInfo],
-            default = "root//finn/partitioner:finn-partition",
-        )),
+        "_finn": _FINN_TOOLCHAIN,
+        "_partitioner": _PARTITIONER,
     },
     doc = "pytest over `srcs` in the FINN environment, with FINN_PARTITION_BIN set to the " +
           "partitioner binary.",
@@ -372,10 +358,7 @@ finn_exec_test = rule(
         "labels": attrs.list(attrs.string(), default = []),
         "partition": attrs.dep(providers = [PartitionPlanInfo]),
         "seed": attrs.int(default = 0),
-        "_finn": attrs.default_only(attrs.toolchain_dep(
-            default = "toolchains//:finn",
-            providers = [FinnToolchainInfo],
-        )),
+        "_finn": _FINN_TOOLCHAIN,
         "_finn_exec": attrs.default_only(attrs.exec_dep(
             providers = [RunInfo],
             default = "root//host/finn_exec:finn-exec",

@@ -114,15 +114,17 @@ verilator_lint = rule(
           "target fails on any warning; as a test it fails the same way and prints the logs.",
 )
 
-def _verilator_test_impl(ctx: AnalysisContext) -> list[Provider]:
-    tc = ctx.attrs._verilator[VerilatorToolchainInfo]
-    model = verilator_model(
+def _testbench_model(ctx: AnalysisContext, params: list = [], name: str = "model") -> Artifact:
+    """The `verilator --binary` model of a testbench rule's `srcs` (top `top`, `params` then
+    `args`, `headers`), its binary `sim`."""
+    return verilator_model(
         ctx,
         VERILATOR_BINARY_ARGS + [
             # testbench code is not held to the RTL's lint rules (verilator_lint covers those)
             "-Wno-fatal",
             "-Wno-lint",
             "-Wno-style",
+            params,
             ctx.attrs.args,
             include_dirs(ctx.attrs.headers),
             "--top-module",
@@ -134,7 +136,12 @@ def _verilator_test_impl(ctx: AnalysisContext) -> list[Provider]:
         ctx.attrs.headers,
         "verilator_model",
         shared_runtime = True,
+        name = name,
     )
+
+def _verilator_test_impl(ctx: AnalysisContext) -> list[Provider]:
+    tc = ctx.attrs._verilator[VerilatorToolchainInfo]
+    model = _testbench_model(ctx)
     binary = cmd_args(model, format = "{}/sim")
     command = cmd_args(tc.run_sim, binary)
     for run in ctx.attrs.runs:
@@ -172,26 +179,7 @@ def _verilator_link_bench_impl(ctx: AnalysisContext) -> list[Provider]:
     tc = ctx.attrs._verilator[VerilatorToolchainInfo]
     models = {}
     for mode, params in (("stream", ["-GUSE_FRAMING=0"]), ("frame", ["-GUSE_FRAMING=1"])):
-        models[mode] = verilator_model(
-            ctx,
-            VERILATOR_BINARY_ARGS + [
-                "-Wno-fatal",
-                "-Wno-lint",
-                "-Wno-style",
-                params,
-                ctx.attrs.args,
-                include_dirs(ctx.attrs.headers),
-                "--top-module",
-                ctx.attrs.top,
-                ctx.attrs.srcs,
-                "-o",
-                "sim",
-            ],
-            ctx.attrs.headers,
-            "verilator_model",
-            shared_runtime = True,
-            name = "model_" + mode,
-        )
+        models[mode] = _testbench_model(ctx, params, "model_" + mode)
     command = cmd_args(
         tc.bench,
         "--stream",

@@ -18,9 +18,7 @@ the reference is a cached output, and a wall-clock time would make it differ on 
 import argparse
 import json
 import os
-import shutil
 import sys
-import tempfile
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
@@ -153,20 +151,13 @@ def main(argv=None):
         print(f"error: exec_reference: unknown case(s) {bad} (known: {', '.join(CASES)}) "
               "or --frames < 1", file=sys.stderr)
         return 2
-    parent = os.path.dirname(os.path.abspath(a.out)) or "."
-    os.makedirs(parent, exist_ok=True)
-    tmp = tempfile.mkdtemp(dir=parent, prefix=".ref_")
+    stage = finn_env.StagedDir(a.out, ".ref_")
     try:
-        build(a.model, a.partitions, a.frames, a.seed, cases, tmp)
-        if os.path.exists(a.out):
-            shutil.rmtree(a.out)
-        os.replace(tmp, a.out)
+        with stage as tmp:
+            build(a.model, a.partitions, a.frames, a.seed, cases, tmp)
     except (UserError, OSError, KeyError, ValueError) as e:
         print(f"error: exec_reference: {e}", file=sys.stderr)
         return 3
-    finally:
-        if os.path.exists(tmp):
-            shutil.rmtree(tmp)
     return 0
 
 

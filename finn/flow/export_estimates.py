@@ -21,16 +21,6 @@ import finn_env  # noqa: E402
 U280_PART = "xcu280-fsvh2892-2L-e"
 
 
-def _plain(v):
-    if isinstance(v, (list, tuple)):
-        return [_plain(x) for x in v]
-    if isinstance(v, bytes):
-        return v.decode()
-    if hasattr(v, "item"):
-        return v.item()
-    return v
-
-
 def export(model_path, clk_ns, fpga_part):
     import numpy as np
     from qonnx.core.modelwrapper import ModelWrapper
@@ -58,7 +48,7 @@ def export(model_path, clk_ns, fpga_part):
             except Exception:  # attributes without defaults that this node lacks
                 continue
             if isinstance(val, (int, float, str, bytes, list, tuple)):
-                attrs[name] = _plain(val)
+                attrs[name] = finn_env.plain(val)
         res = inst.node_res_estimation(fpga_part)
         out_dt = inst.get_output_datatype()
         out_values = int(np.prod(inst.get_normal_output_shape()))

@@ -18,9 +18,7 @@ carries the same attributes and FINN executes the generic op in Python
 import argparse
 import json
 import os
-import shutil
 import sys
-import tempfile
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import finn_env  # noqa: E402
@@ -30,16 +28,6 @@ FORMAT = "auroraforge-finn-exec/1"
 
 class UserError(Exception):
     pass
-
-
-def _plain(v):
-    if isinstance(v, (list, tuple)):
-        return [_plain(x) for x in v]
-    if isinstance(v, bytes):
-        return v.decode()
-    if hasattr(v, "item"):
-        return v.item()
-    return v
 
 
 def _node_attrs(node):
@@ -55,7 +43,7 @@ def _node_attrs(node):
         except Exception:  # attributes without a default that this node lacks
             continue
         if isinstance(val, (int, float, str, bytes, list, tuple)):
-            attrs[name] = _plain(val)
+            attrs[name] = finn_env.plain(val)
     return attrs
 
 
@@ -119,10 +107,7 @@ def export(model_path, parts_dir, out_dir):
             manifest = json.load(f)["partitions"]
     except (OSError, ValueError, KeyError) as e:
         raise UserError(f"{parts_dir}/partitions.json: not a partition manifest ({e})") from None
-    parent = os.path.dirname(os.path.abspath(out_dir)) or "."
-    os.makedirs(parent, exist_ok=True)
-    tmp = tempfile.mkdtemp(dir=parent, prefix=".exec_")
-    try:
+    with finn_env.StagedDir(out_dir, ".exec_") as tmp:
         devices = []
         for p in manifest:
             export_model(_load(os.path.join(parts_dir, p["model"])), os.path.join(tmp, p["device"]))
@@ -134,12 +119,6 @@ def export(model_path, parts_dir, out_dir):
             json.dump({"format": FORMAT, "partitions": devices, "whole": "whole",
                        "inputs": [i.name for i in whole.graph.input],
                        "outputs": [o.name for o in whole.graph.output]}, f, indent=1)
-        if os.path.exists(out_dir):
-            shutil.rmtree(out_dir)
-        os.replace(tmp, out_dir)
-    finally:
-        if os.path.exists(tmp):
-            shutil.rmtree(tmp)
 
 
 def main(argv=None):

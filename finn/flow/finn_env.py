@@ -30,6 +30,7 @@ import importlib.util
 import locale
 import os
 import random
+import shutil
 import sys
 import tempfile
 import types
@@ -82,3 +83,39 @@ def setup(build_dir=None):
     locale.setlocale(locale.LC_CTYPE, "C")
     _bind_xsi_placeholders()
     return os.environ["FINN_BUILD_DIR"]
+
+
+def plain(v):
+    """A node attribute's value as JSON takes it (lists, str, Python numbers)."""
+    if isinstance(v, (list, tuple)):
+        return [plain(x) for x in v]
+    if isinstance(v, bytes):
+        return v.decode()
+    if hasattr(v, "item"):
+        return v.item()
+    return v
+
+
+class StagedDir:
+    """A new directory beside `dest`, made at once, that takes `dest`'s place when the `with`
+    block completes and is removed when it fails: `dest` is never left half written."""
+
+    def __init__(self, dest, prefix):
+        self.dest = dest
+        parent = os.path.dirname(os.path.abspath(dest)) or "."
+        os.makedirs(parent, exist_ok=True)
+        self.path = tempfile.mkdtemp(dir=parent, prefix=prefix)
+
+    def __enter__(self):
+        return self.path
+
+    def __exit__(self, exc_type, exc, tb):
+        try:
+            if exc_type is None:
+                if os.path.exists(self.dest):
+                    shutil.rmtree(self.dest)
+                os.replace(self.path, self.dest)
+        finally:
+            if os.path.exists(self.path):
+                shutil.rmtree(self.path)
+        return False

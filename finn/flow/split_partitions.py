@@ -11,9 +11,7 @@ matched by name; the plan must name every node of the model.
 import argparse
 import json
 import os
-import shutil
 import sys
-import tempfile
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import finn_env  # noqa: E402
@@ -115,10 +113,7 @@ def main(argv=None):
     except UserError as e:
         print(f"error: split_partitions: {e}", file=sys.stderr)
         return 3
-    parent = os.path.dirname(os.path.abspath(a.out_dir)) or "."
-    os.makedirs(parent, exist_ok=True)
-    tmp = tempfile.mkdtemp(dir=parent, prefix=".split_")
-    try:
+    with finn_env.StagedDir(a.out_dir, ".split_") as tmp:
         manifest = []
         for d, part, ins, outs in parts:
             part.save(os.path.join(tmp, f"{d}.onnx"))
@@ -126,12 +121,6 @@ def main(argv=None):
                              "layers": [n.name for n in part.graph.node]})
         with open(os.path.join(tmp, "partitions.json"), "w") as f:
             json.dump({"partitions": manifest}, f, indent=1)
-        if os.path.exists(a.out_dir):
-            shutil.rmtree(a.out_dir)
-        os.replace(tmp, a.out_dir)
-    finally:
-        if os.path.exists(tmp):
-            shutil.rmtree(tmp)
     return 0
 
 

@@ -322,23 +322,21 @@ mod tests {
             .unwrap();
         // Old enough to be trusted and persisted.
         let past = old - std::time::Duration::from_secs(60);
-        fs::File::options()
-            .write(true)
-            .open(&f)
-            .unwrap()
-            .set_modified(past)
-            .unwrap();
+        let set_mtime = |t| {
+            fs::File::options()
+                .write(true)
+                .open(&f)
+                .unwrap()
+                .set_modified(t)
+                .unwrap()
+        };
+        set_mtime(past);
         let cache = DigestCache::load(dir.path().join("cache"));
         assert_eq!(cache.file_digest(&f).unwrap().hash, hash_bytes(b"one"));
         cache.save().unwrap();
         // Same size, same inode, mtime put back: only ctime tells.
         fs::write(&f, "two").unwrap();
-        fs::File::options()
-            .write(true)
-            .open(&f)
-            .unwrap()
-            .set_modified(past)
-            .unwrap();
+        set_mtime(past);
         let cache = DigestCache::load(dir.path().join("cache"));
         assert_eq!(cache.file_digest(&f).unwrap().hash, hash_bytes(b"two"));
     }

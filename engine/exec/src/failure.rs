@@ -2,6 +2,7 @@
 //! as an `env -C ... --` line, `Stdout:`/`Stderr:` blocks).
 
 use std::fmt;
+use std::path::Path;
 
 use forge_core::{Action, OutputDecl, TargetLabel};
 
@@ -90,6 +91,37 @@ pub fn command_line(root: &str, env: &[(String, String)], argv: &[String]) -> St
     }
     parts.extend(argv.iter().map(|a| shell_quote(a)));
     parts.join(" ")
+}
+
+/// Writes `head` and both streams whole to `buck-out/forge/log/<kind>/<name>.log` under
+/// `root`, every character of `name` but ASCII letters, digits, `-` and `_` as `_`; the
+/// file's project-relative path, or `None` when it could not be written.
+pub(crate) fn write_full_log(
+    root: &Path,
+    kind: &str,
+    name: &str,
+    head: &str,
+    stdout: &[u8],
+    stderr: &[u8],
+) -> Option<String> {
+    let name: String = name
+        .chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || c == '-' || c == '_' {
+                c
+            } else {
+                '_'
+            }
+        })
+        .collect();
+    let rel = format!("buck-out/forge/log/{kind}/{name}.log");
+    let mut text = format!("{head}\n---- STDOUT ----\n").into_bytes();
+    text.extend_from_slice(stdout);
+    text.extend_from_slice(b"\n---- STDERR ----\n");
+    text.extend_from_slice(stderr);
+    crate::layout::write_atomic(&root.join(&rel), &text)
+        .is_ok()
+        .then_some(rel)
 }
 
 /// Bytes of a stream shown in a failure at most, however few lines it has.

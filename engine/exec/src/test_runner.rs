@@ -16,8 +16,7 @@ use anyhow::Result;
 
 use forge_core::{ActionGraph, ArtifactRef, TestSpec};
 
-use crate::failure::tail;
-use crate::layout::write_atomic;
+use crate::failure::{tail, write_full_log};
 use crate::procs::spawn_tracked;
 use crate::skip_check;
 use crate::{Executor, TestSummary};
@@ -183,22 +182,7 @@ fn report_one(label: &str, run: &TestRun, root: &Path) -> String {
         text.push_str(&format!("\n({})", run.detail));
     }
     if run.verdict != Verdict::Pass {
-        let name: String = label
-            .chars()
-            .map(|c| {
-                if c.is_ascii_alphanumeric() || c == '-' || c == '_' {
-                    c
-                } else {
-                    '_'
-                }
-            })
-            .collect();
-        let rel = format!("buck-out/forge/log/test/{name}.log");
-        let mut full = format!("{head}\n---- STDOUT ----\n").into_bytes();
-        full.extend_from_slice(&run.stdout);
-        full.extend_from_slice(b"\n---- STDERR ----\n");
-        full.extend_from_slice(&run.stderr);
-        if write_atomic(&root.join(&rel), &full).is_ok() {
+        if let Some(rel) = write_full_log(root, "test", label, &head, &run.stdout, &run.stderr) {
             text.push_str(&format!("\n(full output: {rel})"));
         }
     }

@@ -380,46 +380,34 @@ impl Loader {
             }
         };
         for p in patterns {
-            match pattern::parse_pattern(p, &cwd_cell, &cwd_pkg, &self.ws.cells)? {
-                Pattern::Target(l) => {
-                    self.get_target(&l.target)?;
-                    push(l, &mut out);
-                }
-                Pattern::Package { cell, package } => {
-                    let pkg = self.load_package(&cell, &package)?;
-                    for name in pkg.targets.keys() {
-                        let target = TargetLabel {
-                            cell: cell.clone(),
-                            package: package.clone(),
-                            name: name.clone(),
-                        };
-                        push(
-                            ProvidersLabel {
-                                target,
-                                sub_target: vec![],
-                            },
-                            &mut out,
-                        );
+            let (cell, packages) =
+                match pattern::parse_pattern(p, &cwd_cell, &cwd_pkg, &self.ws.cells)? {
+                    Pattern::Target(l) => {
+                        self.get_target(&l.target)?;
+                        push(l, &mut out);
+                        continue;
                     }
-                }
-                Pattern::Recursive { cell, package } => {
-                    for pkg_path in self.packages_under(&cell, &package)? {
-                        let pkg = self.load_package(&cell, &pkg_path)?;
-                        for name in pkg.targets.keys() {
-                            let target = TargetLabel {
-                                cell: cell.clone(),
-                                package: pkg_path.clone(),
-                                name: name.clone(),
-                            };
-                            push(
-                                ProvidersLabel {
-                                    target,
-                                    sub_target: vec![],
-                                },
-                                &mut out,
-                            );
-                        }
+                    Pattern::Package { cell, package } => (cell, vec![package]),
+                    Pattern::Recursive { cell, package } => {
+                        let packages = self.packages_under(&cell, &package)?;
+                        (cell, packages)
                     }
+                };
+            for package in packages {
+                let pkg = self.load_package(&cell, &package)?;
+                for name in pkg.targets.keys() {
+                    let target = TargetLabel {
+                        cell: cell.clone(),
+                        package: package.clone(),
+                        name: name.clone(),
+                    };
+                    push(
+                        ProvidersLabel {
+                            target,
+                            sub_target: vec![],
+                        },
+                        &mut out,
+                    );
                 }
             }
         }

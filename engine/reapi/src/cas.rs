@@ -205,28 +205,10 @@ impl Inner {
                 // A read error on our side is not the server's fault: report it as is.
                 return Err(e);
             }
-            if !is_transient(status.code()) && status.code() != Code::DataLoss {
-                self.health.success();
-                return Err(RemoteError::Status {
-                    what: format!("ByteStream.Write of {digest}"),
-                    code: status.code(),
-                    message: status.message().to_string(),
-                }
-                .into());
-            }
-            if attempt >= self.opts.max_retries {
-                return Err(self
-                    .health
-                    .failure(format!(
-                        "ByteStream.Write of {digest}: {:?}: {}",
-                        status.code(),
-                        status_detail(&status)
-                    ))
-                    .into());
-            }
-            attempt += 1;
-            tokio::time::sleep(backoff).await;
-            backoff *= 2;
+            let permanent = !is_transient(status.code()) && status.code() != Code::DataLoss;
+            let what = format!("ByteStream.Write of {digest}");
+            self.retry_or_fail(what, &status, permanent, &mut attempt, &mut backoff)
+                .await?;
             offset = self.resume_offset(&resource, digest).await;
             if offset == digest.size_bytes {
                 return Ok(());
@@ -235,6 +217,41 @@ impl Inner {
                 upload_id = uuid::Uuid::new_v4();
             }
         }
+    }
+
+    /// After a ByteStream call `what` broke with `status`: the error when the status is
+    /// `permanent` or the retries are spent, otherwise `Ok` once the doubling backoff has passed.
+    async fn retry_or_fail(
+        &self,
+        what: String,
+        status: &tonic::Status,
+        permanent: bool,
+        attempt: &mut u32,
+        backoff: &mut Duration,
+    ) -> Result<()> {
+        if permanent {
+            self.health.success();
+            return Err(RemoteError::Status {
+                what,
+                code: status.code(),
+                message: status.message().to_string(),
+            }
+            .into());
+        }
+        if *attempt >= self.opts.max_retries {
+            return Err(self
+                .health
+                .failure(format!(
+                    "{what}: {:?}: {}",
+                    status.code(),
+                    status_detail(status)
+                ))
+                .into());
+        }
+        *attempt += 1;
+        tokio::time::sleep(*backoff).await;
+        *backoff *= 2;
+        Ok(())
     }
 
     /// Where an interrupted upload may continue; 0 (a fresh upload) when the server does not
@@ -336,28 +353,10 @@ impl Inner {
                 }
                 Some(status) => status,
             };
-            if !is_transient(status.code()) {
-                self.health.success();
-                return Err(RemoteError::Status {
-                    what: format!("ByteStream.Read of {digest}"),
-                    code: status.code(),
-                    message: status.message().to_string(),
-                }
-                .into());
-            }
-            if attempt >= self.opts.max_retries {
-                return Err(self
-                    .health
-                    .failure(format!(
-                        "ByteStream.Read of {digest}: {:?}: {}",
-                        status.code(),
-                        status_detail(&status)
-                    ))
-                    .into());
-            }
-            attempt += 1;
-            tokio::time::sleep(backoff).await;
-            backoff *= 2;
+            let permanent = !is_transient(status.code());
+            let what = format!("ByteStream.Read of {digest}");
+            self.retry_or_fail(what, &status, permanent, &mut attempt, &mut backoff)
+                .await?;
         }
     }
 

@@ -48,6 +48,7 @@ impl GrpcRemoteCache {
 
     /// Uploads outputs + stdout/stderr and returns the ActionResult naming them (not
     /// written to the action cache: a remote worker reports it to its scheduler).
+    // Deliberately the parameters of Inner::upload_outputs, which this blocks on.
     pub fn upload_outputs(
         &self,
         outputs: &[LocalOutput],
@@ -505,6 +506,7 @@ impl RemoteCache for GrpcRemoteCache {
             .with_context(|| format!("fetching {digest} into {}", dest.display()))
     }
 
+    // Deliberately the parameters of RemoteCache::upload and of Inner::upload it blocks on.
     fn upload(
         &self,
         action: &ActionDescription,

@@ -237,16 +237,10 @@ pub fn parse_address(key: &'static str, written: &str, tls: bool) -> Result<Endp
             },
             None => rest,
         }
-    } else if let Some(rest) = lower.strip_prefix("ipv4:") {
-        let rest = &written[written.len() - rest.len()..];
-        if rest.contains(',') {
-            bail!(
-                "{}: address lists are not supported, give one address",
-                ctx()
-            );
-        }
-        rest
-    } else if let Some(rest) = lower.strip_prefix("ipv6:") {
+    } else if let Some(rest) = lower
+        .strip_prefix("ipv4:")
+        .or_else(|| lower.strip_prefix("ipv6:"))
+    {
         let rest = &written[written.len() - rest.len()..];
         if rest.contains(',') {
             bail!(

@@ -165,6 +165,57 @@ fn acc_bits(l: &Layer, dot_len: f64, w: f64, a: f64, a_signed: bool) -> Result<f
     Ok(acc.min((alpha + (1.0 + 2f64.powf(-alpha)).log2() + 1.0).ceil()))
 }
 
+/// FINN-R's multiplier and adder-tree LUTs of one PE with `q` lanes of `w` x `a` bits
+/// (no multiplier LUTs when the products go to DSPs).
+fn mac_luts(res_type: &str, q: i64, w: f64, a: f64) -> f64 {
+    let mult = if res_type == "dsp" {
+        0.0
+    } else {
+        q as f64 * (2.0 * ceil_div(w + a, 6.0) - 1.0) * (w + a)
+    };
+    let adder = (w + a) * (2.0 * q as f64 - 1.0);
+    mult + adder
+}
+
+/// FINN-R's LUT estimate for `p` PEs of `per_pe` LUTs each and `c2` for the weights.
+fn finn_r_lut(p: i64, per_pe: f64, c2: f64) -> f64 {
+    (300.0 + 1.1 * (p as f64 * per_pe) + c2).trunc()
+}
+
+/// DSPs for `products` parallel `w` x `a`-bit products, when they go to DSPs at all.
+fn dsp_products(res_type: &str, products: i64, w: f64, a: f64) -> f64 {
+    if res_type == "dsp" {
+        products as f64 * ceil_div(w + a, 48.0)
+    } else {
+        0.0
+    }
+}
+
+/// A modelled MVAU/VVAU: `p` PEs, each one output element wide.
+fn pe_cost(
+    l: &Layer,
+    p: i64,
+    cycles: u64,
+    lut: f64,
+    dsp: f64,
+    bram: f64,
+    uram: f64,
+) -> Result<Cost> {
+    let obits = l.dtype("outputDataType")?.bits as u64;
+    Ok(Cost {
+        cycles,
+        res: Res {
+            lut,
+            ff: 0.0,
+            bram18: bram,
+            uram,
+            dsp,
+        },
+        out_stream_bits: p as u64 * obits,
+        modelled: true,
+    })
+}
+
 fn mvau(l: &Layer, f: Fold, rtl: bool, fpga_part: &str) -> Result<Cost> {
     let (mw, mh) = (l.int("MW")?, l.int("MH")?);
     let (p, q) = (f.pe, f.simd);
@@ -218,12 +269,7 @@ fn mvau(l: &Layer, f: Fold, rtl: bool, fpga_part: &str) -> Result<Cost> {
         } else {
             0.0
         };
-        let mult = if res_type == "dsp" {
-            0.0
-        } else {
-            q as f64 * (2.0 * ceil_div(w + a, 6.0) - 1.0) * (w + a)
-        };
-        let adder = (w + a) * (2.0 * q as f64 - 1.0);
+        let mac = mac_luts(res_type, q, w, a);
         let acc = acc_bits(l, mw as f64, w, a, idt.signed)?;
         let (mut thr, mut comp) = (0.0, 0.0);
         if l.int("noActivation").unwrap_or(1) == 0
@@ -233,27 +279,10 @@ fn mvau(l: &Layer, f: Fold, rtl: bool, fpga_part: &str) -> Result<Cost> {
             thr = (2f64.powf(b) - 1.0) * acc * ceil_div((mh / p) as f64, 64.0);
             comp = (2f64.powf(b) - 1.0) * acc;
         }
-        let lut = (300.0 + 1.1 * (p as f64 * (mult + adder + acc + thr + comp)) + c2).trunc();
-        let dsp = if res_type == "dsp" {
-            (p * q) as f64 * ceil_div(w + a, 48.0)
-        } else {
-            0.0
-        };
-        (lut, dsp)
+        let lut = finn_r_lut(p, mac + acc + thr + comp, c2);
+        (lut, dsp_products(res_type, p * q, w, a))
     };
-    let obits = l.dtype("outputDataType")?.bits as u64;
-    Ok(Cost {
-        cycles,
-        res: Res {
-            lut,
-            ff: 0.0,
-            bram18: bram,
-            uram,
-            dsp,
-        },
-        out_stream_bits: p as u64 * obits,
-        modelled: true,
-    })
+    pe_cost(l, p, cycles, lut, dsp, bram, uram)
 }
 
 fn vvau(l: &Layer, f: Fold, rtl: bool) -> Result<Cost> {
@@ -308,12 +337,7 @@ fn vvau(l: &Layer, f: Fold, rtl: bool) -> Result<Cost> {
         } else {
             0.0
         };
-        let mult = if res_type == "dsp" {
-            0.0
-        } else {
-            q as f64 * (2.0 * ceil_div(w + a, 6.0) - 1.0) * (w + a)
-        };
-        let adder = (w + a) * (2.0 * q as f64 - 1.0);
+        let mac = mac_luts(res_type, q, w, a);
         let acc = acc_bits(l, kk as f64, w, a, idt.signed)?;
         let (mut thr, mut comp) = (0.0, 0.0);
         if l.int("noActivation").unwrap_or(1) == 0 {
@@ -321,27 +345,10 @@ fn vvau(l: &Layer, f: Fold, rtl: bool) -> Result<Cost> {
             thr = (2f64.powf(b) - 1.0) * acc * (ch / p) as f64 / 64.0;
             comp = (2f64.powf(b) - 1.0) * acc;
         }
-        let lut = (300.0 + 1.1 * (p as f64 * (mult + adder + acc + thr + comp)) + c2).trunc();
-        let dsp = if res_type == "dsp" {
-            p as f64 * ceil_div(w + a, 48.0)
-        } else {
-            0.0
-        };
-        (lut, dsp)
+        let lut = finn_r_lut(p, mac + acc + thr + comp, c2);
+        (lut, dsp_products(res_type, p, w, a))
     };
-    let obits = l.dtype("outputDataType")?.bits as u64;
-    Ok(Cost {
-        cycles,
-        res: Res {
-            lut,
-            ff: 0.0,
-            bram18: bram,
-            uram,
-            dsp,
-        },
-        out_stream_bits: p as u64 * obits,
-        modelled: true,
-    })
+    pe_cost(l, p, cycles, lut, dsp, bram, uram)
 }
 
 /// `rtl/convolutioninputgenerator_rtl.py` (2D only; 1D layers keep their exported cost).

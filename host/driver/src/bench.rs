@@ -14,13 +14,13 @@ use std::time::{Duration, Instant};
 use anyhow::{bail, Context, Result};
 use aurora::AuroraFlow;
 use fpga_device::sim::link::LINK_CLOCK_MHZ;
-use fpga_device::{BufferId, CuRegisters, Device, KernelArg, RunId};
+use fpga_device::{BufferId, CuRegisters, Device, KernelArg};
 use mpi::topology::{Communicator, SimpleCommunicator};
 use xclbin::DeviceDescription;
 
 use crate::link_config::{bank, kernel_args, stream_peer};
 use crate::ring::{self, Hop, RingLane, Sample};
-use crate::setup::Rank;
+use crate::setup::{wait_runs, Rank};
 
 /// AuroraFlow's CSV columns (eval/eval.jl of pc2/Aurora-HLS), then ours.
 pub const CSV_COLUMNS: &[&str] = &[
@@ -192,19 +192,6 @@ fn bench_kernels(d: &DeviceDescription, cu: &str) -> Result<(String, String)> {
         find(format!("{cu}.tx_axis"), "send")?,
         find(format!("{cu}.rx_axis"), "recv")?,
     ))
-}
-
-fn wait_all(device: &mut dyn Device, runs: &[RunId], budget: Duration) -> Result<()> {
-    let t0 = Instant::now();
-    for r in runs {
-        device.wait(
-            *r,
-            budget
-                .saturating_sub(t0.elapsed())
-                .max(Duration::from_millis(10)),
-        )?;
-    }
-    Ok(())
 }
 
 pub fn run(
@@ -442,8 +429,8 @@ pub fn run(
                     sends.push(device.start(&l.send, &a)?);
                 }
                 // as the public host: the receivers first, then the senders
-                wait_all(device, &recvs, budget)?;
-                wait_all(device, &sends, budget)?;
+                wait_runs(device, &recvs, Instant::now(), budget)?;
+                wait_runs(device, &sends, Instant::now(), budget)?;
                 wall += t0.elapsed().as_secs_f64();
                 for l in &mut lanes {
                     let mut got = vec![0u8; size as usize];

@@ -26,7 +26,7 @@ use crate::infer_report::{self, LinkSample, RankReport, Run};
 pub use crate::infer_report::{Outcome, ReportInputs};
 use crate::link_config::{bank, kernel_args, stream_peer};
 use crate::progress;
-use crate::setup::Rank;
+use crate::setup::{wait_runs, Rank};
 
 pub struct InferArgs {
     pub images: Option<u32>,
@@ -72,11 +72,7 @@ fn read_images(path: &Path, port: &Port) -> Result<Vec<Vec<i64>>> {
             port.shape,
             port.dtype,
             port.shape,
-            port.shape[1..]
-                .iter()
-                .map(|d| d.to_string())
-                .collect::<Vec<_>>()
-                .join(", ")
+            port.frame_dims()
         )
     })?;
     for (f, t) in frames.iter().enumerate() {
@@ -455,14 +451,7 @@ fn wait_sampling(
         }
         std::thread::sleep(Duration::from_millis(1).min(period));
     }
-    for r in runs {
-        device.wait(
-            r,
-            budget
-                .saturating_sub(t0.elapsed())
-                .max(Duration::from_millis(10)),
-        )?;
-    }
+    wait_runs(device, &runs, t0, budget)?;
     Ok(samples)
 }
 

@@ -5,7 +5,7 @@
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use anyhow::{bail, Context, Result};
 use fpga_device::record::{CallLog, Recording};
@@ -14,7 +14,7 @@ use fpga_device::sim::finn::FinnFactory;
 use fpga_device::sim::link::AuroraLink;
 use fpga_device::sim::{SimDevice, SimOptions};
 use fpga_device::xrt::{Selector, SimCard, XrtDevice};
-use fpga_device::Device;
+use fpga_device::{Device, RunId};
 use mpi::collective::CommunicatorCollectives;
 use mpi::topology::{Communicator, SimpleCommunicator};
 
@@ -325,4 +325,22 @@ impl Rank {
             std::thread::sleep(Duration::from_millis(1));
         }
     }
+}
+
+/// Waits for `runs` in turn until `budget` after `t0`, each at least 10 ms.
+pub(crate) fn wait_runs(
+    device: &mut dyn Device,
+    runs: &[RunId],
+    t0: Instant,
+    budget: Duration,
+) -> Result<()> {
+    for r in runs {
+        device.wait(
+            *r,
+            budget
+                .saturating_sub(t0.elapsed())
+                .max(Duration::from_millis(10)),
+        )?;
+    }
+    Ok(())
 }

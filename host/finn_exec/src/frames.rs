@@ -22,11 +22,7 @@ pub fn split(port: &Port, shape: &[usize], data: Vec<i32>) -> Result<Vec<Tensor>
             "input {}: shape {shape:?} is neither {:?} nor a batch [N, {}]",
             port.name,
             port.shape,
-            port.shape[1..]
-                .iter()
-                .map(|d| d.to_string())
-                .collect::<Vec<_>>()
-                .join(", ")
+            port.frame_dims()
         );
     }
     Ok(data

@@ -18,6 +18,17 @@ pub struct Port {
     pub dtype: DataType,
 }
 
+impl Port {
+    /// One frame's dimensions (the shape without its batch dimension), as `d1, d2, ...`.
+    pub fn frame_dims(&self) -> String {
+        self.shape[1..]
+            .iter()
+            .map(|d| d.to_string())
+            .collect::<Vec<_>>()
+            .join(", ")
+    }
+}
+
 struct Step {
     name: String,
     op: Box<dyn Op>,

@@ -5,6 +5,7 @@
 use std::collections::BTreeSet;
 use std::fs;
 use std::path::{Path, PathBuf};
+use std::process::ExitStatus;
 use std::sync::atomic::Ordering;
 
 use anyhow::{bail, Context, Result};
@@ -14,7 +15,7 @@ use forge_core::{Action, ActionKind};
 use super::Build;
 use crate::action_cache::CachedResult;
 use crate::action_key::KeyedAction;
-use crate::failure::{action_title, clip, command_line, failure, streams_block};
+use crate::failure::{action_title, clip, command_line, failure, streams_block, write_full_log};
 use crate::layout::replace_with;
 use crate::outputs;
 use crate::procs::spawn_tracked;
@@ -77,7 +78,26 @@ fn input_stamps(root: &Path, inputs: &[crate::digest::InputDigest]) -> Vec<(Stri
         .collect()
 }
 
-/// Everything written to a stream file.
+/// The files an action's stdout and stderr are captured in.
+struct Streams {
+    out: fs::File,
+    err: fs::File,
+}
+
+impl Streams {
+    fn new(sandbox: &Path) -> Result<Streams> {
+        Ok(Streams {
+            out: stream_file(sandbox, "stdout")?,
+            err: stream_file(sandbox, "stderr")?,
+        })
+    }
+
+    /// Everything written to stdout and to stderr.
+    fn read(&mut self) -> (Vec<u8>, Vec<u8>) {
+        (read_stream(&mut self.out), read_stream(&mut self.err))
+    }
+}
+
 fn read_stream(file: &mut fs::File) -> Vec<u8> {
     use std::io::{Read, Seek, SeekFrom};
     let mut bytes = Vec::new();
@@ -107,6 +127,22 @@ pub(super) struct SandboxSlot {
     dirs: BTreeSet<String>,
 }
 
+/// How a command ended: its exit status (or why it did not start) and, when the sandbox
+/// itself failed rather than the command, what to tell about it.
+struct Ended {
+    status: std::io::Result<ExitStatus>,
+    sandbox_failure: Option<String>,
+}
+
+impl Ended {
+    fn sandbox_failed(message: String, what: &str) -> Ended {
+        Ended {
+            status: Err(std::io::Error::other(what.to_string())),
+            sandbox_failure: Some(message),
+        }
+    }
+}
+
 impl Build<'_> {
     /// Runs a command in its sandbox, moves its outputs into place and caches them.
     pub(super) fn run_local(
@@ -127,8 +163,104 @@ impl Build<'_> {
             self.progress.println(FOREST_NOTICE);
         }
         let root = &self.layout.root;
-        // As buck2 does: stale outputs are gone before the action runs, so a failure never
-        // leaves an old output looking current.
+        self.remove_old_outputs(action)?;
+        let network = env.iter().any(|(k, v)| k == NETWORK_ENV && v == "1");
+        let (sandbox, dirs) = self.open_sandbox(action, keyed, state, kind, scratch, network)?;
+        let mut request_env = vec![("BUCK_SCRATCH_PATH".to_string(), scratch.clone())];
+        request_env.extend(env.iter().cloned());
+        let line = command_line(&root.to_string_lossy(), &request_env, argv);
+        request_env.push(("BUCK_BUILD_ID".to_string(), self.build_id.to_string()));
+        let mut streams = Streams::new(&sandbox.dir)?;
+        let before = match kind {
+            SandboxKind::SymlinkForest => input_stamps(root, &keyed.inputs),
+            _ => Vec::new(),
+        };
+        let ended = self.run_command(
+            &mut state.persistent,
+            &sandbox,
+            argv,
+            &request_env,
+            network,
+            &streams,
+        )?;
+        let (stdout, stderr) = streams.read();
+        let refusal = match ended.sandbox_failure {
+            Some(reason) => Some(reason),
+            None => self.refusal(action, argv, &sandbox, &dirs, &before, ended.status)?,
+        };
+        if let Some(reason) = refusal {
+            let error = self.local_failure(action, &line, &reason, &stdout, &stderr);
+            sandbox.remove(&self.janitor);
+            return Err(error);
+        }
+        self.move_outputs(action, state, sandbox, dirs)?;
+        self.store_result(action, keyed, &stdout, &stderr)?;
+        Ok((stdout, stderr))
+    }
+
+    /// The action's sandbox, prepared (see `Sandbox::prepare`) with the directories it holds.
+    fn open_sandbox<'s>(
+        &'s self,
+        action: &'s Action,
+        keyed: &KeyedAction,
+        state: &mut WorkerState,
+        kind: &'s SandboxKind,
+        scratch: &'s str,
+        network: bool,
+    ) -> Result<(Sandbox<'s>, BTreeSet<String>)> {
+        let (dir, existing) = self.sandbox_dir(state, kind);
+        let inputs: Vec<String> = keyed.inputs.iter().map(|i| i.path.clone()).collect();
+        let sandbox = Sandbox::new(
+            kind,
+            &self.layout.root,
+            dir,
+            &inputs,
+            &action.outputs,
+            scratch,
+            &self.opts.sandbox_passthrough,
+            network,
+        );
+        match sandbox.prepare(existing, &self.janitor) {
+            Ok(dirs) => Ok((sandbox, dirs)),
+            Err(e) => {
+                sandbox.remove(&self.janitor);
+                Err(e)
+            }
+        }
+    }
+
+    /// Runs the command in the worker's persistent sandbox or as a process of its own.
+    fn run_command(
+        &self,
+        persistent: &mut Workers,
+        sandbox: &Sandbox,
+        argv: &[String],
+        env: &[(String, String)],
+        network: bool,
+        streams: &Streams,
+    ) -> Result<Ended> {
+        let SandboxKind::Worker { bwrap, program } = sandbox.kind else {
+            return self.run_spawned(sandbox, argv, env, streams);
+        };
+        let spec = Spec {
+            bwrap,
+            program,
+            root: sandbox.root,
+            system_args: system_bwrap_args(&self.opts.sandbox_passthrough),
+            writable: relative_passthrough(&self.opts.sandbox_passthrough)
+                .map(str::to_string)
+                .collect(),
+            procs_dir: &self.layout.procs_dir(),
+            sandbox_dir: &self.layout.sandbox_dir(),
+        };
+        let request = sandbox.worker_request(argv, env);
+        let outcome = persistent.run(&spec, network, &request, &streams.out, &streams.err);
+        Ok(worker_ended(outcome))
+    }
+
+    /// As buck2 does: stale outputs are gone before the action runs, so a failure never
+    /// leaves an old output looking current.
+    fn remove_old_outputs(&self, action: &Action) -> Result<()> {
         for o in &action.outputs {
             let old = self.layout.abs(&o.path);
             if old.symlink_metadata().is_ok() {
@@ -138,7 +270,17 @@ impl Build<'_> {
                 bail!("cannot remove the old output `{}`", o.path);
             }
         }
-        // A sandbox directory the same worker emptied after its previous action is reused.
+        Ok(())
+    }
+
+    /// The sandbox directory for an action of `kind` and the directories it already holds:
+    /// the one the same worker emptied after its previous action when it was made for the
+    /// same kind, else a new one.
+    fn sandbox_dir(
+        &self,
+        state: &mut WorkerState,
+        kind: &SandboxKind,
+    ) -> (PathBuf, BTreeSet<String>) {
         let reused = match state.reusable.take() {
             Some(slot) if slot.kind == kind.name() => Some(slot),
             Some(slot) => {
@@ -147,7 +289,7 @@ impl Build<'_> {
             }
             None => None,
         };
-        let (dir, existing) = match reused {
+        match reused {
             Some(s) => (s.dir, s.dirs),
             None => {
                 let n = self.sandbox_counter.fetch_add(1, Ordering::Relaxed);
@@ -155,122 +297,64 @@ impl Build<'_> {
                 let dir = self.layout.sandbox_dir().join(format!("{short_id}-{n}"));
                 (dir, BTreeSet::new())
             }
-        };
-        let inputs: Vec<String> = keyed.inputs.iter().map(|i| i.path.clone()).collect();
-        let network = env.iter().any(|(k, v)| k == NETWORK_ENV && v == "1");
-        let sandbox = Sandbox::new(
-            kind,
-            root,
-            dir.clone(),
-            &inputs,
-            &action.outputs,
-            scratch,
-            &self.opts.sandbox_passthrough,
-            network,
-        );
-        let dirs = match sandbox.prepare(existing, &self.janitor) {
-            Ok(dirs) => dirs,
-            Err(e) => {
-                sandbox.remove(&self.janitor);
-                return Err(e);
-            }
-        };
-        let mut request_env = vec![("BUCK_SCRATCH_PATH".to_string(), scratch.clone())];
-        request_env.extend(env.iter().cloned());
-        let line = command_line(&root.to_string_lossy(), &request_env, argv);
-        request_env.push(("BUCK_BUILD_ID".to_string(), self.build_id.to_string()));
-        let mut out_file = stream_file(&dir, "stdout")?;
-        let mut err_file = stream_file(&dir, "stderr")?;
-        let before = match kind {
-            SandboxKind::SymlinkForest => input_stamps(root, &keyed.inputs),
-            _ => Vec::new(),
-        };
-        // A failure of the sandbox itself (not of the command), with what to do about it.
-        let mut sandbox_failure = None;
-        let status = match kind {
-            SandboxKind::Worker { bwrap, program } => {
-                let spec = Spec {
-                    bwrap,
-                    program,
-                    root,
-                    system_args: system_bwrap_args(&self.opts.sandbox_passthrough),
-                    writable: relative_passthrough(&self.opts.sandbox_passthrough)
-                        .map(str::to_string)
-                        .collect(),
-                    procs_dir: &self.layout.procs_dir(),
-                    sandbox_dir: &self.layout.sandbox_dir(),
-                };
-                let request = sandbox.worker_request(argv, &request_env);
-                match state
-                    .persistent
-                    .run(&spec, network, &request, &out_file, &err_file)
-                {
-                    Ok(Outcome::Exited(s)) => Ok(s),
-                    Ok(Outcome::ExecFailed(e)) => Err(e),
-                    Ok(Outcome::SetupFailed(m)) => {
-                        sandbox_failure = Some(format!(
-                            "The sandbox could not be set up, so the command did not run: {m}"
-                        ));
-                        Err(std::io::Error::other("sandbox setup failed"))
-                    }
-                    Ok(Outcome::WorkerDied(why)) => {
-                        sandbox_failure = Some(format!(
-                            "The persistent sandbox running the command died: {why}; the command did not complete (the next action starts a new sandbox)"
-                        ));
-                        Err(std::io::Error::other("sandbox died"))
-                    }
-                    Err(e) => {
-                        sandbox_failure = Some(format!("{e:#}"));
-                        Err(std::io::Error::other("sandbox failed"))
-                    }
-                }
-            }
-            _ => {
-                let (mut cmd, namespace) = sandbox.command(argv, &request_env)?;
-                cmd.stdout(out_file.try_clone()?);
-                cmd.stderr(err_file.try_clone()?);
-                let spawned = spawn_tracked(&mut cmd, &self.layout.procs_dir());
-                // This process's copies of the descriptors the command was given (its streams,
-                // bubblewrap's status pipe) are closed now that it has them.
-                drop(cmd);
-                let status = spawned.and_then(|(mut child, group)| {
-                    let status = child.wait();
-                    // Whatever the command left running in the background dies with it.
-                    group.finish();
-                    status
-                });
-                // A fresh bubblewrap exits before its PID namespace is torn down; the outputs
-                // are read only once no process of the action can write them any more.
-                if let Some(namespace) = namespace {
-                    if !namespace.wait_namespace_gone(NAMESPACE_TEARDOWN_LIMIT) {
-                        sandbox_failure = Some(format!(
-                            "The action's PID namespace was still alive {} s after bubblewrap exited; its outputs are not trusted",
-                            NAMESPACE_TEARDOWN_LIMIT.as_secs()
-                        ));
-                    }
-                }
-                status
-            }
-        };
-        let stdout = read_stream(&mut out_file);
-        let stderr = read_stream(&mut err_file);
-        let fail = |reason: String| -> anyhow::Error {
-            let log = self.keep_log(action, &line, &reason, &stdout, &stderr);
-            let body = format!(
-                "{reason}\nLocal command: {}\n{}{log}",
-                clip(&line, COMMAND_LINE_BYTES),
-                streams_block(&stdout, &stderr, STDERR_TAIL_LINES)
-            );
-            sandbox.remove(&self.janitor);
-            anyhow::Error::new(failure(action, &body))
-        };
-        if let Some(reason) = sandbox_failure {
-            return Err(fail(reason));
         }
+    }
+
+    /// The command as a process of its own (in a fresh bubblewrap or the symlink forest),
+    /// waited for together with whatever it left running.
+    fn run_spawned(
+        &self,
+        sandbox: &Sandbox,
+        argv: &[String],
+        env: &[(String, String)],
+        streams: &Streams,
+    ) -> Result<Ended> {
+        let (mut cmd, namespace) = sandbox.command(argv, env)?;
+        cmd.stdout(streams.out.try_clone()?);
+        cmd.stderr(streams.err.try_clone()?);
+        let spawned = spawn_tracked(&mut cmd, &self.layout.procs_dir());
+        // This process's copies of the descriptors the command was given (its streams,
+        // bubblewrap's status pipe) are closed now that it has them.
+        drop(cmd);
+        let status = spawned.and_then(|(mut child, group)| {
+            let status = child.wait();
+            // Whatever the command left running in the background dies with it.
+            group.finish();
+            status
+        });
+        let mut sandbox_failure = None;
+        // A fresh bubblewrap exits before its PID namespace is torn down; the outputs
+        // are read only once no process of the action can write them any more.
+        if let Some(namespace) = namespace {
+            if !namespace.wait_namespace_gone(NAMESPACE_TEARDOWN_LIMIT) {
+                sandbox_failure = Some(format!(
+                    "The action's PID namespace was still alive {} s after bubblewrap exited; its outputs are not trusted",
+                    NAMESPACE_TEARDOWN_LIMIT.as_secs()
+                ));
+            }
+        }
+        Ok(Ended {
+            status,
+            sandbox_failure,
+        })
+    }
+
+    /// Why the finished command's result is refused (it failed, an output is missing or
+    /// links outside the outputs, an input changed, an undeclared path was written), or
+    /// `None` when it stands.
+    fn refusal(
+        &self,
+        action: &Action,
+        argv: &[String],
+        sandbox: &Sandbox,
+        dirs: &BTreeSet<String>,
+        before: &[(String, Stamp)],
+        status: std::io::Result<ExitStatus>,
+    ) -> Result<Option<String>> {
         let status = match status {
             Ok(s) => s,
             Err(e) => {
-                return Err(fail(format!(
+                return Ok(Some(format!(
                     "Local command could not be started: {e} (program `{}`)",
                     clip(&argv[0], COMMAND_LINE_BYTES)
                 )))
@@ -283,7 +367,7 @@ impl Build<'_> {
                 (None, Some(sig)) => format!("Local command was killed by signal {sig}"),
                 _ => "Local command failed".to_string(),
             };
-            return Err(fail(reason));
+            return Ok(Some(reason));
         }
         let missing: Vec<String> = action
             .outputs
@@ -292,7 +376,7 @@ impl Build<'_> {
             .map(|o| format!("`{}`", o.path))
             .collect();
         if !missing.is_empty() {
-            return Err(fail(format!(
+            return Ok(Some(format!(
                 "Required outputs are missing: Action failed to produce outputs: {}",
                 missing.join(", ")
             )));
@@ -305,28 +389,69 @@ impl Build<'_> {
                 .iter()
                 .map(|(l, t)| format!("`{l}` -> `{t}`"))
                 .collect();
-            return Err(fail(format!(
+            return Ok(Some(format!(
                 "Output symlink points outside the action's outputs: {} (a symlink in an output must be relative and stay inside the action's own outputs; copy the file, or declare it as an input of the action that reads it)",
                 list.join(", ")
             )));
         }
         if let Some(changed) = before
             .iter()
-            .find(|(rel, stamp)| file_stamp(&root.join(rel)) != *stamp)
+            .find(|(rel, stamp)| file_stamp(&sandbox.root.join(rel)) != *stamp)
         {
-            return Err(fail(format!(
+            return Ok(Some(format!(
                 "Input `{}` changed while the action ran: in the symlink-forest sandbox inputs are links to the real files, so a write to one reaches the project (write a declared output instead)",
                 changed.0
             )));
         }
-        let undeclared = sandbox.undeclared_writes(&dirs);
+        let undeclared = sandbox.undeclared_writes(dirs);
         if !undeclared.is_empty() {
             let list: Vec<String> = undeclared.iter().map(|p| format!("`{p}`")).collect();
-            return Err(fail(format!(
+            return Ok(Some(format!(
                 "Action wrote undeclared paths: {} (only declared outputs and $BUCK_SCRATCH_PATH may be written; declare them with ctx.actions.declare_output)",
                 list.join(", ")
             )));
         }
+        Ok(None)
+    }
+
+    /// The error of a refused run: the reason, the command line, the streams' tails and
+    /// where the full output is kept.
+    fn local_failure(
+        &self,
+        action: &Action,
+        line: &str,
+        reason: &str,
+        stdout: &[u8],
+        stderr: &[u8],
+    ) -> anyhow::Error {
+        let name = format!(
+            "{}-{}-{}",
+            action.owner,
+            action.category,
+            action.identifier.as_deref().unwrap_or("")
+        );
+        let head = format!("{}\n{reason}\n{line}", action_title(action));
+        let log = match write_full_log(&self.layout.root, "actions", &name, &head, stdout, stderr) {
+            Some(rel) => format!("\nFull log: {rel}"),
+            None => String::new(),
+        };
+        let body = format!(
+            "{reason}\nLocal command: {}\n{}{log}",
+            clip(line, COMMAND_LINE_BYTES),
+            streams_block(stdout, stderr, STDERR_TAIL_LINES)
+        );
+        anyhow::Error::new(failure(action, &body))
+    }
+
+    /// Moves the outputs out of the sandbox into place; the emptied sandbox is kept for the
+    /// worker's next action when it can be.
+    fn move_outputs(
+        &self,
+        action: &Action,
+        state: &mut WorkerState,
+        sandbox: Sandbox,
+        dirs: BTreeSet<String>,
+    ) -> Result<()> {
         for o in &action.outputs {
             replace_with(&sandbox.dir.join(&o.path), &self.layout.abs(&o.path))
                 .with_context(|| format!("moving output `{}` into place", o.path))?;
@@ -334,13 +459,25 @@ impl Build<'_> {
         match sandbox.release(dirs, &self.janitor) {
             Some(dirs) => {
                 state.reusable = Some(SandboxSlot {
-                    dir,
+                    dir: sandbox.dir,
                     kind: sandbox.kind.name(),
                     dirs,
                 })
             }
             None => sandbox.remove(&self.janitor),
         }
+        Ok(())
+    }
+
+    /// Stores the outputs (in place) and the streams in the local cache, then the action
+    /// cache entry naming them.
+    fn store_result(
+        &self,
+        action: &Action,
+        keyed: &KeyedAction,
+        stdout: &[u8],
+        stderr: &[u8],
+    ) -> Result<()> {
         let records = self.capture_outputs(action)?;
         for r in &records {
             let abs = self.layout.abs(&r.path);
@@ -360,50 +497,36 @@ impl Build<'_> {
         };
         let result = CachedResult {
             outputs: records,
-            stdout: blob(&stdout)?,
-            stderr: blob(&stderr)?,
+            stdout: blob(stdout)?,
+            stderr: blob(stderr)?,
         };
         // Last: the entry appears only once everything it names is stored.
         self.ac.put(&keyed.key, &result)?;
-        Ok((stdout, stderr))
+        Ok(())
     }
+}
 
-    /// Keeps the full output of a failed action; returns a line naming the file.
-    fn keep_log(
-        &self,
-        action: &Action,
-        line: &str,
-        reason: &str,
-        stdout: &[u8],
-        stderr: &[u8],
-    ) -> String {
-        let name: String = format!(
-            "{}-{}-{}",
-            action.owner,
-            action.category,
-            action.identifier.as_deref().unwrap_or("")
-        )
-        .chars()
-        .map(|c| {
-            if c.is_ascii_alphanumeric() || c == '-' || c == '_' {
-                c
-            } else {
-                '_'
-            }
-        })
-        .collect();
-        let rel = format!("buck-out/forge/log/actions/{name}.log");
-        let mut text = format!(
-            "{}\n{reason}\n{line}\n---- STDOUT ----\n",
-            action_title(action)
-        )
-        .into_bytes();
-        text.extend_from_slice(stdout);
-        text.extend_from_slice(b"\n---- STDERR ----\n");
-        text.extend_from_slice(stderr);
-        match crate::layout::write_atomic(&self.layout.abs(&rel), &text) {
-            Ok(()) => format!("\nFull log: {rel}"),
-            Err(_) => String::new(),
-        }
+/// What the persistent sandbox reports, as the command's end.
+fn worker_ended(outcome: Result<Outcome>) -> Ended {
+    match outcome {
+        Ok(Outcome::Exited(s)) => Ended {
+            status: Ok(s),
+            sandbox_failure: None,
+        },
+        Ok(Outcome::ExecFailed(e)) => Ended {
+            status: Err(e),
+            sandbox_failure: None,
+        },
+        Ok(Outcome::SetupFailed(m)) => Ended::sandbox_failed(
+            format!("The sandbox could not be set up, so the command did not run: {m}"),
+            "sandbox setup failed",
+        ),
+        Ok(Outcome::WorkerDied(why)) => Ended::sandbox_failed(
+            format!(
+                "The persistent sandbox running the command died: {why}; the command did not complete (the next action starts a new sandbox)"
+            ),
+            "sandbox died",
+        ),
+        Err(e) => Ended::sandbox_failed(format!("{e:#}"), "sandbox failed"),
     }
 }

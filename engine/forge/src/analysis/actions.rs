@@ -403,6 +403,7 @@ fn actions_methods(builder: &mut MethodsBuilder) {
         #[starlark(require = pos)] content: Value<'v>,
         #[starlark(require = named, default = false)] with_inputs: bool,
         #[starlark(require = named, default = false)] pretty: bool,
+        // Deliberately repeats write's last parameters and opening: each is a buck2 native.
         #[starlark(require = named, default = false)] absolute: bool,
         #[starlark(require = named)] has_content_based_path: Option<bool>,
         heap: Heap<'v>,

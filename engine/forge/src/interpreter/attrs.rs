@@ -213,8 +213,101 @@ fn dep_attr<'v>(
     )
 }
 
-#[starlark_module]
+/// An attribute whose type wraps one inner attribute's, with its providers.
+fn wrapped<'v>(
+    inner: Value<'v>,
+    wrap: fn(Box<LocalAttrType>) -> LocalAttrType,
+    default: Option<Value<'v>>,
+    doc: &str,
+    eval: &mut Evaluator<'v, '_, '_>,
+) -> starlark::Result<Attr<'v>> {
+    let (mut tys, providers) = compose(&[inner])?;
+    make(wrap(Box::new(tys.remove(0))), providers, default, doc, eval)
+}
+
+/// The `attrs` namespace.
 pub fn attrs_module(builder: &mut GlobalsBuilder) {
+    attr_natives(builder);
+    wrapping_attrs(builder);
+    variadic_attrs(builder);
+    dep_attrs(builder);
+}
+
+/// Natives that take one inner attribute (`attrs.set` is kept as a list).
+macro_rules! wrapping_attrs {
+    ($($name:ident => $wrap:path),+ $(,)?) => {
+        #[starlark_module]
+        fn wrapping_attrs(builder: &mut GlobalsBuilder) {
+            $(
+                fn $name<'v>(
+                    #[starlark(require = pos)] inner: Value<'v>,
+                    #[starlark(require = named)] default: Option<Value<'v>>,
+                    #[starlark(require = named, default = "")] doc: &str,
+                    eval: &mut Evaluator<'v, '_, '_>,
+                ) -> starlark::Result<Attr<'v>> {
+                    wrapped(inner, $wrap, default, doc, eval)
+                }
+            )+
+        }
+    };
+}
+
+wrapping_attrs!(
+    list => LocalAttrType::List,
+    set => LocalAttrType::List,
+    option => LocalAttrType::Option,
+);
+
+/// Natives that take any number of inner attributes, positionally.
+macro_rules! variadic_attrs {
+    ($($name:ident => $ty:path),+ $(,)?) => {
+        #[starlark_module]
+        fn variadic_attrs(builder: &mut GlobalsBuilder) {
+            $(
+                fn $name<'v>(
+                    #[starlark(args)] inner: UnpackListOrTuple<Value<'v>>,
+                    #[starlark(require = named)] default: Option<Value<'v>>,
+                    #[starlark(require = named, default = "")] doc: &str,
+                    eval: &mut Evaluator<'v, '_, '_>,
+                ) -> starlark::Result<Attr<'v>> {
+                    let (tys, providers) = compose(&inner.items)?;
+                    make($ty(tys), providers, default, doc, eval)
+                }
+            )+
+        }
+    };
+}
+
+variadic_attrs!(tuple => LocalAttrType::Tuple, one_of => LocalAttrType::OneOf);
+
+/// The dependency natives, one a dependency kind.
+macro_rules! dep_attrs {
+    ($($name:ident => $kind:path),+ $(,)?) => {
+        #[starlark_module]
+        fn dep_attrs(builder: &mut GlobalsBuilder) {
+            $(
+                fn $name<'v>(
+                    #[starlark(require = named, default = UnpackListOrTuple::default())]
+                    providers: UnpackListOrTuple<Value<'v>>,
+                    #[starlark(require = named)] default: Option<Value<'v>>,
+                    #[starlark(require = named, default = "")] doc: &str,
+                    eval: &mut Evaluator<'v, '_, '_>,
+                ) -> starlark::Result<Attr<'v>> {
+                    dep_attr($kind, providers, default, doc, eval)
+                }
+            )+
+        }
+    };
+}
+
+dep_attrs!(
+    dep => DepKind::Normal,
+    exec_dep => DepKind::Exec,
+    toolchain_dep => DepKind::Toolchain,
+);
+
+#[starlark_module]
+fn attr_natives(builder: &mut GlobalsBuilder) {
     fn string<'v>(
         #[starlark(require = named)] default: Option<Value<'v>>,
         #[starlark(require = named, default = "")] doc: &str,
@@ -257,38 +350,6 @@ pub fn attrs_module(builder: &mut GlobalsBuilder) {
         make(LocalAttrType::Any, Vec::new(), default, doc, eval)
     }
 
-    fn list<'v>(
-        #[starlark(require = pos)] inner: Value<'v>,
-        #[starlark(require = named)] default: Option<Value<'v>>,
-        #[starlark(require = named, default = "")] doc: &str,
-        eval: &mut Evaluator<'v, '_, '_>,
-    ) -> starlark::Result<Attr<'v>> {
-        let (mut tys, providers) = compose(&[inner])?;
-        make(
-            LocalAttrType::List(Box::new(tys.remove(0))),
-            providers,
-            default,
-            doc,
-            eval,
-        )
-    }
-
-    fn set<'v>(
-        #[starlark(require = pos)] inner: Value<'v>,
-        #[starlark(require = named)] default: Option<Value<'v>>,
-        #[starlark(require = named, default = "")] doc: &str,
-        eval: &mut Evaluator<'v, '_, '_>,
-    ) -> starlark::Result<Attr<'v>> {
-        let (mut tys, providers) = compose(&[inner])?;
-        make(
-            LocalAttrType::List(Box::new(tys.remove(0))),
-            providers,
-            default,
-            doc,
-            eval,
-        )
-    }
-
     fn named_set<'v>(
         #[starlark(require = pos)] value_type: Value<'v>,
         #[starlark(require = named, default = false)] sorted: bool,
@@ -297,24 +358,7 @@ pub fn attrs_module(builder: &mut GlobalsBuilder) {
         eval: &mut Evaluator<'v, '_, '_>,
     ) -> starlark::Result<Attr<'v>> {
         let _ = sorted;
-        let (mut tys, providers) = compose(&[value_type])?;
-        make(
-            LocalAttrType::List(Box::new(tys.remove(0))),
-            providers,
-            default,
-            doc,
-            eval,
-        )
-    }
-
-    fn tuple<'v>(
-        #[starlark(args)] inner: UnpackListOrTuple<Value<'v>>,
-        #[starlark(require = named)] default: Option<Value<'v>>,
-        #[starlark(require = named, default = "")] doc: &str,
-        eval: &mut Evaluator<'v, '_, '_>,
-    ) -> starlark::Result<Attr<'v>> {
-        let (tys, providers) = compose(&inner.items)?;
-        make(LocalAttrType::Tuple(tys), providers, default, doc, eval)
+        wrapped(value_type, LocalAttrType::List, default, doc, eval)
     }
 
     fn dict<'v>(
@@ -334,32 +378,6 @@ pub fn attrs_module(builder: &mut GlobalsBuilder) {
             sorted,
         };
         make(ty, providers, default, doc, eval)
-    }
-
-    fn option<'v>(
-        #[starlark(require = pos)] inner: Value<'v>,
-        #[starlark(require = named)] default: Option<Value<'v>>,
-        #[starlark(require = named, default = "")] doc: &str,
-        eval: &mut Evaluator<'v, '_, '_>,
-    ) -> starlark::Result<Attr<'v>> {
-        let (mut tys, providers) = compose(&[inner])?;
-        make(
-            LocalAttrType::Option(Box::new(tys.remove(0))),
-            providers,
-            default,
-            doc,
-            eval,
-        )
-    }
-
-    fn one_of<'v>(
-        #[starlark(args)] inner: UnpackListOrTuple<Value<'v>>,
-        #[starlark(require = named)] default: Option<Value<'v>>,
-        #[starlark(require = named, default = "")] doc: &str,
-        eval: &mut Evaluator<'v, '_, '_>,
-    ) -> starlark::Result<Attr<'v>> {
-        let (tys, providers) = compose(&inner.items)?;
-        make(LocalAttrType::OneOf(tys), providers, default, doc, eval)
     }
 
     fn r#enum<'v>(
@@ -385,36 +403,6 @@ pub fn attrs_module(builder: &mut GlobalsBuilder) {
             doc,
             eval,
         )
-    }
-
-    fn dep<'v>(
-        #[starlark(require = named, default = UnpackListOrTuple::default())]
-        providers: UnpackListOrTuple<Value<'v>>,
-        #[starlark(require = named)] default: Option<Value<'v>>,
-        #[starlark(require = named, default = "")] doc: &str,
-        eval: &mut Evaluator<'v, '_, '_>,
-    ) -> starlark::Result<Attr<'v>> {
-        dep_attr(DepKind::Normal, providers, default, doc, eval)
-    }
-
-    fn exec_dep<'v>(
-        #[starlark(require = named, default = UnpackListOrTuple::default())]
-        providers: UnpackListOrTuple<Value<'v>>,
-        #[starlark(require = named)] default: Option<Value<'v>>,
-        #[starlark(require = named, default = "")] doc: &str,
-        eval: &mut Evaluator<'v, '_, '_>,
-    ) -> starlark::Result<Attr<'v>> {
-        dep_attr(DepKind::Exec, providers, default, doc, eval)
-    }
-
-    fn toolchain_dep<'v>(
-        #[starlark(require = named, default = UnpackListOrTuple::default())]
-        providers: UnpackListOrTuple<Value<'v>>,
-        #[starlark(require = named)] default: Option<Value<'v>>,
-        #[starlark(require = named, default = "")] doc: &str,
-        eval: &mut Evaluator<'v, '_, '_>,
-    ) -> starlark::Result<Attr<'v>> {
-        dep_attr(DepKind::Toolchain, providers, default, doc, eval)
     }
 
     fn label<'v>(

@@ -67,18 +67,20 @@ fn package_of<'a>(
     })
 }
 
+/// `section.key` in the configuration of the cell `cell` picks, or `default`.
 fn config_value<'v>(
-    bx: &BuildContext,
-    cell: &str,
+    eval: &mut Evaluator<'v, '_, '_>,
+    cell: fn(&BuildContext) -> String,
     section: &str,
     key: &str,
     default: Option<Value<'v>>,
-    heap: Heap<'v>,
 ) -> starlark::Result<Value<'v>> {
+    let heap = eval.heap();
+    let bx = BuildContext::from_eval(eval)?;
     match bx
         .loader
         .workspace()
-        .cell_config(cell)
+        .cell_config(&cell(bx))
         .get(section, key)
         .map_err(err)?
     {
@@ -157,9 +159,13 @@ fn load_time_natives(builder: &mut GlobalsBuilder) {
         #[starlark(require = pos)] default: Option<Value<'v>>,
         eval: &mut Evaluator<'v, '_, '_>,
     ) -> starlark::Result<Value<'v>> {
-        let heap = eval.heap();
-        let bx = BuildContext::from_eval(eval)?;
-        config_value(bx, bx.config_cell(), section, key, default, heap)
+        config_value(
+            eval,
+            |bx| bx.config_cell().to_owned(),
+            section,
+            key,
+            default,
+        )
     }
 
     fn read_root_config<'v>(
@@ -168,10 +174,8 @@ fn load_time_natives(builder: &mut GlobalsBuilder) {
         #[starlark(require = pos)] default: Option<Value<'v>>,
         eval: &mut Evaluator<'v, '_, '_>,
     ) -> starlark::Result<Value<'v>> {
-        let heap = eval.heap();
-        let bx = BuildContext::from_eval(eval)?;
-        let root = bx.loader.workspace().cells.root_cell().to_owned();
-        config_value(bx, &root, section, key, default, heap)
+        let root_cell = |bx: &BuildContext| bx.loader.workspace().cells.root_cell().to_owned();
+        config_value(eval, root_cell, section, key, default)
     }
 
     fn host_info<'v>(heap: Heap<'v>) -> starlark::Result<Value<'v>> {

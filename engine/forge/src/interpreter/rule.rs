@@ -205,6 +205,7 @@ fn err(e: anyhow::Error) -> starlark::Error {
 impl<'v> StarlarkValue<'v> for FrozenRuleCallable {
     type Canonical = Self;
 
+    // Deliberately the same signature as the providers' invoke: it is StarlarkValue's.
     fn invoke(
         &self,
         _me: Value<'v>,

@@ -48,6 +48,7 @@ type RunFn = unsafe extern "C" fn(*const AfArg, u32) -> i32;
 type ErrorFn = unsafe extern "C" fn() -> *const c_char;
 
 /// A port of `af_kernel_ports()`.
+// Deliberately apart from xclbin's PortEntry: the kernel library's ABI, not the description's.
 #[derive(Debug, Clone, Deserialize, PartialEq)]
 pub struct AbiPort {
     pub name: String,

@@ -79,19 +79,7 @@ impl Mvau {
         let fits16 = max_in <= i16::MAX as i64 && wt.iter().all(|&v| i16::try_from(v).is_ok());
         let wt16 = fits16.then(|| wt.iter().map(|&v| v as i16).collect());
         let wt_abs = (bound > F32_EXACT).then(|| wt.iter().map(|v| v.abs()).collect());
-        let act = if a.int_or("noActivation", 0)? == 0 {
-            let bipolar_out = a.dtype("outputDataType")?.is_bipolar();
-            let (scale, bias) = if bipolar_out {
-                (2, -1)
-            } else {
-                (1, a.int("ActVal")? as i32)
-            };
-            let t = MultiThreshold::new(&name, ctx.initializer(2)?, scale, bias)?;
-            t.check_channels(&name, mh)?;
-            Some(t)
-        } else {
-            None
-        };
+        let act = MultiThreshold::fused(ctx, mh)?;
         let in_shape = ctx.in_shape(0)?;
         if !numel(&in_shape).is_multiple_of(mw) {
             bail!("node {name}: input shape {in_shape:?} is not a multiple of MW={mw}");

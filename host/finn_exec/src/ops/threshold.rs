@@ -4,6 +4,7 @@
 
 use anyhow::{bail, Result};
 
+use super::NodeCtx;
 use crate::graph::Initializer;
 
 pub struct MultiThreshold {
@@ -54,6 +55,26 @@ impl MultiThreshold {
             out_scale,
             out_bias,
         })
+    }
+
+    /// The activation an MVAU or VVAU node applies to its `channels` accumulators:
+    /// thresholds from its third input, bipolar or offset by `ActVal`; `None` with
+    /// `noActivation`.
+    pub fn fused(ctx: &NodeCtx, channels: usize) -> Result<Option<MultiThreshold>> {
+        let a = ctx.attrs();
+        if a.int_or("noActivation", 0)? != 0 {
+            return Ok(None);
+        }
+        let bipolar_out = a.dtype("outputDataType")?.is_bipolar();
+        let (scale, bias) = if bipolar_out {
+            (2, -1)
+        } else {
+            (1, a.int("ActVal")? as i32)
+        };
+        let name = ctx.name();
+        let t = MultiThreshold::new(name, ctx.initializer(2)?, scale, bias)?;
+        t.check_channels(name, channels)?;
+        Ok(Some(t))
     }
 
     /// Checks that the thresholds fit a tensor with `channels` channels.

@@ -91,19 +91,7 @@ impl Vvau {
             .max()
             .unwrap_or(0);
         check_exact(&name, bound)?;
-        let act = if a.int_or("noActivation", 0)? == 0 {
-            let bipolar_out = a.dtype("outputDataType")?.is_bipolar();
-            let (scale, bias) = if bipolar_out {
-                (2, -1)
-            } else {
-                (1, a.int("ActVal")? as i32)
-            };
-            let t = MultiThreshold::new(&name, ctx.initializer(2)?, scale, bias)?;
-            t.check_channels(&name, channels)?;
-            Some(t)
-        } else {
-            None
-        };
+        let act = MultiThreshold::fused(ctx, channels)?;
         let in_shape = ctx.in_shape(0)?;
         if in_shape.len() != 4 || in_shape[3] != kk * channels {
             bail!(

@@ -33,6 +33,7 @@ pub struct DevicePlan {
     pub utilization: BTreeMap<String, f64>,
 }
 
+// Deliberately apart from the partitioner's Cut: this reader accepts plans older than it.
 #[derive(Clone, Debug, Deserialize, serde::Serialize, PartialEq)]
 pub struct Cut {
     pub from_layer: String,

@@ -210,6 +210,7 @@ impl<'v> StarlarkValue<'v> for FrozenProviderCallable {
         Some(self.meta.ty.clone())
     }
 
+    // Deliberately the same signature as ProviderCallable's: it is StarlarkValue::invoke's.
     fn invoke(
         &self,
         _me: Value<'v>,
