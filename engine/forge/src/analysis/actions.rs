@@ -577,7 +577,7 @@ fn actions_methods(builder: &mut MethodsBuilder) {
         #[starlark(kwargs)] kwargs: SmallMap<String, Value<'v>>,
     ) -> anyhow::Result<starlark::values::none::NoneType> {
         let _ = (this, kwargs);
-        Err(ActionError::Unsupported("dynamic_output".to_owned()).into())
+        unsupported("dynamic_output")
     }
 
     fn anon_target<'v>(
@@ -585,7 +585,7 @@ fn actions_methods(builder: &mut MethodsBuilder) {
         #[starlark(args)] args: starlark::values::tuple::UnpackTuple<Value<'v>>,
     ) -> anyhow::Result<starlark::values::none::NoneType> {
         let _ = (this, args);
-        Err(ActionError::Unsupported("anon_target".to_owned()).into())
+        unsupported("anon_target")
     }
 
     fn anon_targets<'v>(
@@ -593,7 +593,7 @@ fn actions_methods(builder: &mut MethodsBuilder) {
         #[starlark(args)] args: starlark::values::tuple::UnpackTuple<Value<'v>>,
     ) -> anyhow::Result<starlark::values::none::NoneType> {
         let _ = (this, args);
-        Err(ActionError::Unsupported("anon_targets".to_owned()).into())
+        unsupported("anon_targets")
     }
 
     fn tset<'v>(
@@ -635,3 +635,8 @@ mod tests {
 }
 
 starlark::methods_static!(ACTIONS_METHODS = actions_methods);
+
+/// The error of a buck2 action native this engine does not implement.
+fn unsupported(name: &str) -> anyhow::Result<starlark::values::none::NoneType> {
+    Err(ActionError::Unsupported(name.to_owned()).into())
+}

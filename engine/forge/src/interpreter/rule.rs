@@ -107,6 +107,7 @@ impl<'v> Freeze for RuleCallable<'v> {
     }
 }
 
+// Deliberately the same opening as the other callables': StarlarkValue's export_as signature.
 #[starlark_value(type = "rule")]
 impl<'v> StarlarkValue<'v> for RuleCallable<'v> {
     type Canonical = FrozenRuleCallable;

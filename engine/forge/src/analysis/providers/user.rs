@@ -121,6 +121,7 @@ impl<'v> Freeze for ProviderCallable<'v> {
     }
 }
 
+// Deliberately the same opening as the other callables': StarlarkValue's export_as signature.
 #[starlark_value(type = "provider_callable")]
 impl<'v> StarlarkValue<'v> for ProviderCallable<'v> {
     type Canonical = FrozenProviderCallable;
