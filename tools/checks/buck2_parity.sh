@@ -120,16 +120,31 @@ print(digest.hexdigest())
 PY
 }
 
+is_xclbin() { [ -f "$1" ] && [ "$(head -c 8 "$1" | tr '\0' '@')" = "xclbin2@" ]; }
+
+# A bundle's SHA256SUMS with each xclbin's sum replaced by its digest modulo the isolation dir
+# (the sums of the other files stand: their contents are compared as they are).
+checksums_digest() { # dir, SHA256SUMS path relative to it
+  local dir="$1" sums="$2" hash name
+  while read -r hash name; do
+    if is_xclbin "$dir/$name"; then hash=$(xclbin_digest "$dir/$name"); fi
+    printf '%s  %s\n' "$hash" "$name"
+  done <"$dir/$sums" | sha256sum
+}
+
 # Digest of an output (a file, or every file of a directory with its relative path), with
 # both isolation dirs written alike so that text outputs naming their own path compare equal.
 content_digest() {
   local p="$1"
-  if [ -f "$p" ] && [ "$(head -c 8 "$p" | tr '\0' '@')" = "xclbin2@" ]; then
+  if is_xclbin "$p"; then
     xclbin_digest "$p"
   elif [ -d "$p" ]; then
     (cd "$p" && find . -type f -o -type l | sort | while read -r f; do
       printf '%s ' "$f"
-      if [ -L "$f" ]; then readlink "$f" | normalise; else normalise <"$f" | sha256sum; fi
+      if [ -L "$f" ]; then readlink "$f" | normalise
+      elif is_xclbin "$f"; then xclbin_digest "$f"
+      elif [ "$(basename "$f")" = SHA256SUMS ]; then checksums_digest "$(dirname "$f")" SHA256SUMS
+      else normalise <"$f" | sha256sum; fi
     done) | sha256sum | cut -d' ' -f1
   elif [ -e "$p" ]; then
     normalise <"$p" | sha256sum | cut -d' ' -f1
@@ -176,7 +191,7 @@ if ! skipped workspace; then
     differ "--show-output (< forge, > buck2):"; cat "$out/build.diff"
   fi
   # Contents, for each label both engines printed with a path.
-  echo "   (xclbins compared section by section, modulo the buck-out/<dir> paths they embed)"
+  echo "   (xclbins, also inside directories and in a bundle's SHA256SUMS, compared section by section, modulo the buck-out/<dir> paths they embed)"
   join <(sort "$out/build-forge.out") <(sort "$out/build-buck2.out") |
     while read -r label fpath bpath; do
       if [ -z "${fpath:-}" ] || [ -z "${bpath:-}" ]; then continue; fi

@@ -1,6 +1,6 @@
 # Package one AuroraFlow kernel instance as a Vitis RTL kernel (.xo).
 # Usage: vivado -mode batch -source pack_kernel.tcl -tclargs PARAMS_TCL IP_DIR XO_PATH WORK_DIR
-# PARAMS_TCL (from render_kernel.py) names the RTL files, the generated
+# PARAMS_TCL (from `aurora-flow-desc package`) names the RTL files, the generated
 # top-level wrapper, the XDC and kernel.xml; IP_DIR holds aurora_64b66b_0.
 if {[llength $argv] != 4} {
   error "usage: pack_kernel.tcl PARAMS_TCL IP_DIR XO_PATH WORK_DIR"

@@ -1,4 +1,4 @@
-//! A reader for the XDC the kernel's packaging writes (tcl/render_kernel.py): Tcl commands
+//! A reader for the XDC the kernel's packaging writes (`aurora-flow-desc package`, package.rs): Tcl commands
 //! split into words, bracketed object queries (`[get_cells -hier -filter {NAME =~ pat}]`,
 //! `get_pins`, `get_clocks`, `get_ports`) resolved into [`Object`]s, and the timing
 //! constraints among them turned into [`Constraint`]s. Anything it does not understand is an
