@@ -1,6 +1,6 @@
-"""Generic rules around shell scripts and plain files: a file group, a runnable script and a
-script test. Every file a script reads must be declared (`resources`/`data`): forge runs
-actions in a sandbox that holds only declared inputs.
+"""Generic rules around shell scripts and plain files: a file group and a script test. Every
+file a script reads must be declared (`data`): forge runs actions in a sandbox that holds only
+declared inputs.
 
 `filegroup` is how each crate's BUCK exports its files (`glob()` stops at package
 boundaries). `sh_test` runs from the project root; exit 0 is a pass.
@@ -15,27 +15,6 @@ filegroup = rule(
         "srcs": attrs.list(attrs.source(), default = []),
     },
     doc = "Exports a list of files (sources or other targets' outputs) as one target.",
-)
-
-def _sh_binary_impl(ctx: AnalysisContext) -> list[Provider]:
-    run = cmd_args(
-        ctx.attrs.interpreter,
-        ctx.attrs.main,
-        hidden = ctx.attrs.resources,
-    )
-    return [
-        DefaultInfo(default_output = ctx.attrs.main, other_outputs = ctx.attrs.resources),
-        RunInfo(args = run),
-    ]
-
-sh_binary = rule(
-    impl = _sh_binary_impl,
-    attrs = {
-        "interpreter": attrs.string(default = "bash"),
-        "main": attrs.source(),
-        "resources": attrs.list(attrs.source(), default = []),
-    },
-    doc = "A script run by `interpreter`; `resources` are files it reads at run time.",
 )
 
 def _sh_test_impl(ctx: AnalysisContext) -> list[Provider]:
