@@ -6,9 +6,10 @@
 //! - **bubblewrap** (`bwrap`, Debian `bubblewrap`; the DEFAULT for every action): the
 //!   sandbox is mounted AT the project root path, read-only, with the output parents and the
 //!   scratch dir writable; each input is bind-mounted read-only (inputs that make up a whole
-//!   directory as that directory, see [`whole_dirs`]); `/usr` (+ merged-usr links),
-//!   `/etc`, `/opt` and `$HOME` (where user-installed toolchains such as rustup or pyenv live)
-//!   are visible read-only; `/tmp` is private; every namespace is unshared, so there is no
+//!   directory as that directory, see [`whole_dirs`]); the host's system directories are
+//!   visible read-only as [`system_view`] lists them (locally `/usr`, `/etc`, `/opt` and
+//!   `$HOME`, where user-installed toolchains such as rustup or pyenv live; on a remote
+//!   worker `/usr` and a few `/etc` files only); `/tmp` is private; every namespace is unshared, so there is no
 //!   network, no other process is visible and every process of the action dies with it.
 //!   Nothing else of the host exists inside: not `buck-out/` (other targets' outputs and the
 //!   cache), not `/work`, `/var`, `/home/<others>` or `/run`.
@@ -51,6 +52,7 @@
 pub(crate) mod isolated;
 pub(crate) mod passthrough;
 pub(crate) mod pid_namespace;
+pub(crate) mod system_view;
 pub(crate) mod worker_sandbox;
 
 use std::collections::BTreeSet;
@@ -755,7 +757,7 @@ impl<'a> Sandbox<'a> {
         if self.network {
             push(&["--share-net"]);
         }
-        a.extend(system_bwrap_args(self.passthrough));
+        a.extend(system_view::local_system_binds(self.passthrough));
         let mut push = |xs: &[&str]| a.extend(xs.iter().map(|s| s.to_string()));
         let root = self.root.to_string_lossy().into_owned();
         let dir = self.dir.to_string_lossy().into_owned();
@@ -835,39 +837,6 @@ const WORKER_SCRATCH: &str = ".forge-scratch";
 
 /// How many empty directories of earlier actions a persistent bubblewrap's sandbox keeps.
 const KEPT_DIRS: usize = 16;
-
-/// bubblewrap's arguments for the system part of every sandbox: `/usr` (+ merged-usr
-/// links), `/etc`, `/opt`, a fresh `/proc`, `/dev` and `/tmp`, `$HOME` and the absolute
-/// `[forge] sandbox_passthrough` paths, all read-only.
-pub(crate) fn system_bwrap_args(passthrough: &[String]) -> Vec<String> {
-    let mut a: Vec<String> = Vec::new();
-    let mut push = |xs: &[&str]| a.extend(xs.iter().map(|s| s.to_string()));
-    push(&["--ro-bind", "/usr", "/usr"]);
-    for top in ["bin", "sbin", "lib", "lib32", "lib64", "libx32"] {
-        let p = format!("/{top}");
-        match fs::read_link(&p) {
-            Ok(target) => push(&["--symlink", &target.to_string_lossy(), &p]),
-            Err(_) if Path::new(&p).is_dir() => push(&["--ro-bind", &p, &p]),
-            Err(_) => {}
-        }
-    }
-    push(&["--ro-bind", "/etc", "/etc"]);
-    push(&["--ro-bind-try", "/opt", "/opt"]);
-    push(&["--proc", "/proc", "--dev", "/dev", "--tmpfs", "/tmp"]);
-    if let Some(home) = std::env::var_os("HOME") {
-        let home = home.to_string_lossy().into_owned();
-        if home != "/" && !home.is_empty() {
-            push(&["--ro-bind-try", &home, &home]);
-        }
-    }
-    for p in passthrough {
-        if let Some(abs) = expand_home(p) {
-            let abs = abs.to_string_lossy().into_owned();
-            push(&["--ro-bind-try", &abs, &abs]);
-        }
-    }
-    a
-}
 
 /// Project paths that symlinks inside the given inputs point at (so bubblewrap can mount
 /// them too; the symlink forest resolves them through the real tree).

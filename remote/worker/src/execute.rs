@@ -17,6 +17,7 @@ use forge_reapi::{Digest, GrpcRemoteCache, LocalOutput};
 use prost::Message;
 
 use crate::materialize;
+use crate::log::log;
 
 const ACTION_TYPE: &str = "build.bazel.remote.execution.v2.Action";
 const DIGEST_TYPE: &str = "build.bazel.remote.execution.v2.Digest";
@@ -143,8 +144,8 @@ pub fn run(
         .code()
         .unwrap_or_else(|| 128 + status.signal().unwrap_or(0));
     if exit_code != 0 {
-        eprintln!(
-            "forge-re-worker: the action exited with {exit_code}: {}",
+        log!(
+            "the action exited with {exit_code}: {}",
             String::from_utf8_lossy(&stderr)
                 .lines()
                 .last()

@@ -4,10 +4,13 @@
 
 mod args;
 mod execute;
+mod log;
 mod materialize;
 mod proto;
 mod session;
 mod stop;
+
+use log::log;
 
 fn main() {
     let args = match args::Args::parse(std::env::args().skip(1)) {
@@ -19,7 +22,7 @@ fn main() {
     };
     stop::install();
     if let Err(e) = session::run(args) {
-        eprintln!("forge-re-worker: {e:#}");
+        log!("{e:#}");
         std::process::exit(1);
     }
 }

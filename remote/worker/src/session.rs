@@ -23,6 +23,7 @@ use crate::proto::v1test2::{
     LeaseState, UpdateBotSessionRequest, Worker,
 };
 use crate::stop;
+use crate::log::log;
 
 /// How long one UpdateBotSession may wait for work (BuildGrid long-polls up to the
 /// deadline) before the bot asks again.
@@ -52,14 +53,14 @@ pub fn run(args: Args) -> Result<()> {
             Ok(()) => return Ok(()),
             Err(_) if stop::requested() => return Ok(()),
             Err(e) if forge_reapi::is_unavailable(&e) => {
-                eprintln!(
-                    "forge-re-worker: {} does not answer; reconnecting",
+                log!(
+                    "{} does not answer; reconnecting",
                     args.address
                 );
                 std::thread::sleep(RECONNECT_PAUSE);
             }
             Err(e) => {
-                eprintln!("forge-re-worker: session ended: {e:#}; reconnecting");
+                log!("session ended: {e:#}; reconnecting");
                 std::thread::sleep(RECONNECT_PAUSE);
             }
         }
@@ -152,7 +153,7 @@ async fn serve(args: &Args, cas: Arc<GrpcRemoteCache>, work_dir: PathBuf) -> Res
         .await
         .context("CreateBotSession")?
         .into_inner();
-    eprintln!("forge-re-worker: bot session {}", session.name);
+    log!("bot session {}", session.name);
     let mut running: Option<Running> = None;
     let mut finished: Option<Lease> = None;
     loop {
@@ -219,7 +220,7 @@ async fn serve(args: &Args, cas: Arc<GrpcRemoteCache>, work_dir: PathBuf) -> Res
                         // BuildGrid drops a cancelled lease from the session: stop working
                         // on it, and report nothing of it.
                         None => {
-                            eprintln!("forge-re-worker: lease {}: cancelled by the server", r.id);
+                            log!("lease {}: cancelled by the server", r.id);
                             r.cancelled.store(true, Ordering::Relaxed);
                             let _ = r.task.await;
                         }
@@ -259,8 +260,8 @@ async fn goodbye(
         // The action's processes die now, not when the blocking thread notices.
         r.cancelled.store(true, Ordering::Relaxed);
         r.task.abort();
-        eprintln!(
-            "forge-re-worker: lease {}: handed back (the worker is stopping)",
+        log!(
+            "lease {}: handed back (the worker is stopping)",
             r.id
         );
         back.push(Lease {
@@ -284,8 +285,8 @@ async fn goodbye(
     });
     req.set_timeout(GOODBYE_DEADLINE);
     match bots.update_bot_session(req).await {
-        Ok(_) => eprintln!("forge-re-worker: stopped; BuildGrid told"),
-        Err(e) => eprintln!("forge-re-worker: stopped; telling BuildGrid failed: {e}"),
+        Ok(_) => log!("stopped; BuildGrid told"),
+        Err(e) => log!("stopped; telling BuildGrid failed: {e}"),
     }
 }
 
@@ -300,7 +301,7 @@ fn start(cas: &Arc<GrpcRemoteCache>, lease: Lease, work_dir: &Path, args: &Args)
     };
     let cancelled = policy.stop.cancelled.clone();
     let id = lease.id.clone();
-    eprintln!("forge-re-worker: lease {id}: running");
+    log!("lease {id}: running");
     let task = tokio::task::spawn_blocking(move || -> Result<Outcome> {
         let payload = lease.payload.context("the lease has no payload")?;
         let action = execute::action_of(&cas, &payload)?;
@@ -329,7 +330,7 @@ fn completed(
     let (result, status) = match outcome {
         Ok(Ok((bytes, None))) => (Some(action_result(bytes)), Status::default()),
         Ok(Ok((bytes, Some(limit)))) => {
-            eprintln!("forge-re-worker: lease {id}: killed at its time limit");
+            log!("lease {id}: killed at its time limit");
             (
                 Some(action_result(bytes)),
                 status(
@@ -342,13 +343,13 @@ fn completed(
             )
         }
         Ok(Err(e)) => {
-            eprintln!("forge-re-worker: lease {id}: {e:#}");
+            log!("lease {id}: {e:#}");
             (None, status(CODE_INTERNAL, format!("{e:#}")))
         }
         Err(e) if e.is_cancelled() => return None,
         Err(e) => (None, status(CODE_INTERNAL, format!("worker task: {e}"))),
     };
-    eprintln!("forge-re-worker: lease {id}: done");
+    log!("lease {id}: done");
     Some(Lease {
         id,
         state: LeaseState::Completed as i32,

@@ -199,6 +199,57 @@ fn a_remote_action_sees_only_its_inputs_and_no_network() {
     assert!(outside.success());
 }
 
+/// A worker of a shared pool runs any client's action, so the action sees the system's
+/// `/usr` and a minimal `/etc`, never the worker user's home, `/root`, `/opt`, `/etc/shadow`
+/// or another `/etc` file. Each probe is made to succeed outside the sandbox first (as the
+/// worker's user can read every file), so a probe that finds nothing inside can fail.
+#[test]
+fn a_remote_action_cannot_read_the_workers_home_or_credentials() {
+    let server = server();
+    let dir = tempfile::tempdir().unwrap();
+    let home = dir.path().join("home");
+    std::fs::create_dir_all(home.join(".ssh")).unwrap();
+    let key = home.join(".ssh/id_ed25519");
+    std::fs::write(&key, "worker key").unwrap();
+    let _w = Worker::start_env(server, "home", 0, &[], &[], &[("HOME", &home)]);
+    let hidden = [
+        key.to_string_lossy().into_owned(),
+        "/etc/shadow".into(),
+        "/etc/machine-id".into(),
+        "/root".into(),
+        "/opt".into(),
+    ];
+    for path in &hidden {
+        let outside = Command::new("bash")
+            .args(["-c", &format!("ls -A {path}")])
+            .stdout(std::process::Stdio::null())
+            .status()
+            .unwrap();
+        assert!(
+            outside.success(),
+            "the probe of {path} fails outside the sandbox"
+        );
+    }
+    let probes: String = hidden
+        .iter()
+        .map(|p| format!("ls -A {p} >/dev/null 2>&1 && echo \"SEEN {p}\" >> out.txt; "))
+        .collect();
+    let script = format!(
+        "{probes}head -1 /etc/passwd | cut -d: -f1 >> out.txt; \
+         /usr/bin/env true && echo usr >> out.txt; echo done >> out.txt"
+    );
+    let (mut desc, sources) = action(dir.path(), "home", &script, &["out.txt"]);
+    desc.argv[0] = "bash".into();
+    let got = execute(server, &desc, &sources);
+    assert_eq!(got.exit_code, 0, "{}", String::from_utf8_lossy(&got.stderr));
+    let out = fetch(
+        server,
+        &got.outputs.unwrap().files[0].digest,
+        &dir.path().join("got"),
+    );
+    assert_eq!(String::from_utf8(out).unwrap(), "root\nusr\ndone\n");
+}
+
 #[test]
 fn two_workers_run_four_actions_in_parallel() {
     let server = server();

@@ -21,8 +21,7 @@ use crate::outputs;
 use crate::procs::spawn_tracked;
 use crate::sandbox::worker_sandbox::{Outcome, Spec, Workers};
 use crate::sandbox::{
-    relative_passthrough, system_bwrap_args, Sandbox, SandboxKind, FOREST_NOTICE, NETWORK_ENV,
-    STRICT_ENV,
+    relative_passthrough, Sandbox, SandboxKind, FOREST_NOTICE, NETWORK_ENV, STRICT_ENV,
 };
 
 /// Lines of stderr shown in an action failure (the full text goes to the log dir).
@@ -246,7 +245,9 @@ impl Build<'_> {
             bwrap,
             program,
             root: sandbox.root,
-            system_args: system_bwrap_args(&self.opts.sandbox_passthrough),
+            system_args: crate::sandbox::system_view::local_system_binds(
+                &self.opts.sandbox_passthrough,
+            ),
             writable: relative_passthrough(&self.opts.sandbox_passthrough)
                 .map(str::to_string)
                 .collect(),

@@ -1,5 +1,6 @@
-//! The local sandbox's bubblewrap view for a command whose whole input root is one fresh
-//! directory (a remote worker's execution root): the system directories read-only, that
+//! The bubblewrap view for a command whose whole input root is one fresh directory (a
+//! remote worker's execution root): the remote system view (`system_view`: `/usr` and a
+//! minimal `/etc`, never the worker user's home or credentials) read-only, that
 //! directory writable at its own path, private `/tmp`, every namespace unshared (no
 //! network, no other process), and the command dies with its parent.
 
@@ -8,7 +9,8 @@ use std::process::{Command, Stdio};
 
 use anyhow::Result;
 
-use crate::sandbox::{find_bwrap, system_bwrap_args, SandboxKind, EXCLUDED_ENV};
+use crate::sandbox::system_view::remote_system_binds;
+use crate::sandbox::{find_bwrap, SandboxKind, EXCLUDED_ENV};
 
 /// What a worker's operator lets its actions reach beyond the system directories: tool
 /// installations outside them (a Vitis tree), read-only at their own paths, and the host's
@@ -44,7 +46,7 @@ pub fn isolated_command(
     if host.network {
         cmd.arg("--share-net");
     }
-    cmd.args(system_bwrap_args(&[]));
+    cmd.args(remote_system_binds());
     for dir in &host.read_only {
         cmd.arg("--ro-bind").arg(dir).arg(dir);
     }

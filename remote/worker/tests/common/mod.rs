@@ -112,6 +112,18 @@ impl Worker {
         props: &[&str],
         args: &[&str],
     ) -> Worker {
+        Self::start_env(server, test, n, props, args, &[])
+    }
+
+    /// A worker whose process has `env` set on top of the test's (e.g. its own `HOME`).
+    pub fn start_env(
+        server: &Server,
+        test: &str,
+        n: usize,
+        props: &[&str],
+        args: &[&str],
+        env: &[(&str, &Path)],
+    ) -> Worker {
         let log = server.dir.join(format!("worker-{test}-{n}.log"));
         let f = std::fs::File::create(&log).unwrap();
         let mut cmd = Command::new(env!("CARGO_BIN_EXE_forge-re-worker"));
@@ -121,6 +133,7 @@ impl Worker {
             .args(["--name", &format!("{test}-{n}")])
             .args(props.iter().flat_map(|p| ["--property", p]))
             .args(args)
+            .envs(env.iter().copied())
             .stdin(Stdio::null())
             .stdout(f.try_clone().unwrap())
             .stderr(f);
