@@ -364,3 +364,60 @@ fn the_binary_exits_1_and_writes_nothing() {
         "something was written"
     );
 }
+
+/// `check` through the binary with a stamp: returns stderr and asserts exit 1, no stamp.
+fn check_refused(c: &Case, devices: &str) -> String {
+    let out = tempfile::tempdir().unwrap();
+    let stamp = out.path().join("checked.txt");
+    let plat = common::platform();
+    let r = common::tool(&[
+        "check",
+        "--deployment",
+        &c.path.display().to_string(),
+        "--platform",
+        &plat.display().to_string(),
+        "--devices",
+        devices,
+        "--stamp",
+        &stamp.display().to_string(),
+    ]);
+    assert_eq!(r.status.code(), Some(1));
+    assert_eq!(
+        std::fs::read_dir(out.path()).unwrap().count(),
+        0,
+        "something was written"
+    );
+    String::from_utf8_lossy(&r.stderr).into_owned()
+}
+
+/// A byte that is not UTF-8 (Latin-1 `é` in a comment) is named with its line, column,
+/// value and offset, and nothing is written.
+#[test]
+fn description_not_utf8() {
+    let marker = "# caf\u{e9} au lait";
+    let text = two_finn("", &format!("{marker}\n[topology]\nkind = \"chain\"\n"));
+    let line = line_of(&text, marker);
+    let col = text.lines().nth(line - 1).unwrap().find('\u{e9}').unwrap() + 1;
+    // Latin-1: é is the single byte 0xE9
+    let bytes: Vec<u8> = text
+        .chars()
+        .map(|ch| u8::try_from(u32::from(ch)).unwrap())
+        .collect();
+    let offset = bytes.iter().position(|&b| b == 0xe9).unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("bad.toml");
+    std::fs::write(&path, &bytes).unwrap();
+    let c = Case {
+        _dir: dir,
+        path,
+        text,
+    };
+    let msg = format!("{:#}", load(&c).unwrap_err());
+    let want = format!(
+        "{}:{line}:{col}: not UTF-8 (byte 0xe9 at offset {offset})",
+        c.path.display()
+    );
+    assert!(msg.starts_with(&want), "expected {want} in: {msg}");
+    let stderr = check_refused(&c, "fpga0,fpga1");
+    assert!(stderr.starts_with(&format!("error: {want}")), "{stderr}");
+}
