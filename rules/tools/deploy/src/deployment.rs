@@ -343,6 +343,7 @@ impl Deployment {
         };
         dep.check_nodes()?;
         dep.check_links(platform)?;
+        crate::finn_path::check(&dep, &platform.ports())?;
         Ok(dep)
     }
 

@@ -8,6 +8,7 @@ pub mod commands;
 pub mod deployment;
 pub mod diag;
 pub mod fields;
+pub mod finn_path;
 pub mod flow_control;
 pub mod instances;
 pub mod iodma;

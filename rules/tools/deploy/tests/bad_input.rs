@@ -196,19 +196,31 @@ fn devices_differ_from_the_target() {
 
 #[test]
 fn cut_without_a_cable() {
-    // the only cable loops fpga0's ports; the plan's cut runs fpga0 -> fpga1
-    let c = case(two_finn("", "[[link]]\na = \"fpga0:0\"\nb = \"fpga0:1\"\n"));
-    let plan = common::plan();
-    let cut = format!("cut {}", common::plan_cut());
+    // A plan made for other cables: it cuts fpga0 -> fpga1, but the description (three cards,
+    // fpga0 - fpga2 - fpga1) has no cable between those two.
+    let c = case(format!(
+        "{HEAD}app = \"finn\"\n\n[[device]]\nname = \"fpga0\"\nnode = 0\ncard = 0\n\n\
+         [[device]]\nname = \"fpga1\"\nnode = 0\ncard = 1\n\n[[device]]\nname = \"fpga2\"\n\
+         node = 0\ncard = 2\n\n[[link]]\na = \"fpga0:1\"\nb = \"fpga2:0\"\n\n[[link]]\n\
+         a = \"fpga2:1\"\nb = \"fpga1:0\"\n"
+    ));
+    let dir = tempfile::tempdir().unwrap();
+    let mut plan: serde_json::Value = common::plan_json();
+    plan["devices"]
+        .as_array_mut()
+        .unwrap()
+        .push(serde_json::json!({"name": "fpga2", "layers": ["x"]}));
+    let plan = common::write(dir.path(), "plan.json", &plan.to_string());
+    let cut = common::plan_cut();
     let err = link(&c, "fpga0", &common::all_kernels(), Some(&plan), None).unwrap_err();
     assert_at(
         err,
         &c,
         "[[link]]",
-        &[&cut, "no cable between fpga0 and fpga1"],
+        &[&format!("cut {cut}"), "no cable between fpga0 and fpga1"],
     );
     // `check --plan` finds it before any link config is made
-    let devices = ["fpga0".to_string(), "fpga1".to_string()];
+    let devices = ["fpga0", "fpga1", "fpga2"].map(String::from);
     let err = commands::check(
         &c.path,
         &common::platform(),
@@ -388,6 +400,68 @@ fn check_refused(c: &Case, devices: &str) -> String {
         "something was written"
     );
     String::from_utf8_lossy(&r.stderr).into_owned()
+}
+
+/// A two-card FINN deployment whose only cable loops fpga0's ports: the partitioner could
+/// not cut, fpga1 would get no layers and its build would fail deep inside; the description
+/// is refused at its cabling, naming the idle card and its line.
+#[test]
+fn finn_card_without_a_cable_to_the_pipeline() {
+    let c = case(two_finn("", "[[link]]\na = \"fpga0:0\"\nb = \"fpga0:1\"\n"));
+    let idle = format!("fpga1 (line {})", line_of(&c.text, "name = \"fpga1\""));
+    let words = [
+        "through fpga0 only (a loopback on one card carries no cut)",
+        idle.as_str(),
+        "no layers",
+        "kind = \"chain\"",
+    ];
+    assert_at(load(&c).unwrap_err(), &c, "[[link]]", &words);
+    let stderr = check_refused(&c, "fpga0,fpga1");
+    let at = format!(
+        "error: {}:{}:",
+        c.path.display(),
+        line_of(&c.text, "[[link]]")
+    );
+    assert!(stderr.starts_with(&at), "{stderr}");
+    // the same cards with a cable between them are accepted
+    let fixed = case(two_finn("", "[[link]]\na = \"fpga0:1\"\nb = \"fpga1:0\"\n"));
+    load(&fixed).expect("a cable between the cards");
+}
+
+/// Three cards where the cables reach fpga1 only: the error proposes a cable between free
+/// ports, and the description with that cable added is accepted.
+#[test]
+fn finn_card_off_the_path_gets_a_cable_proposed() {
+    let text = format!(
+        "{HEAD}app = \"finn\"\n\n[[device]]\nname = \"fpga0\"\nnode = 0\ncard = 0\n\n\
+         [[device]]\nname = \"fpga1\"\nnode = 0\ncard = 1\n\n[[device]]\nname = \"fpga2\"\n\
+         node = 0\ncard = 2\n\n[[link]]\na = \"fpga0:1\"\nb = \"fpga1:0\"\n"
+    );
+    let c = case(text.clone());
+    let idle = format!("fpga2 (line {})", line_of(&c.text, "name = \"fpga2\""));
+    let proposal = "[[link]] a = \"fpga1:1\", b = \"fpga2:0\"";
+    assert_at(
+        load(&c).unwrap_err(),
+        &c,
+        "[[link]]",
+        &["through fpga0 -> fpga1 only", idle.as_str(), proposal],
+    );
+    let fixed = case(text + "\n[[link]]\na = \"fpga1:1\"\nb = \"fpga2:0\"\n");
+    load(&fixed).expect("the proposed cable joins the chain");
+    // the pipeline starts on the first device: a chain with fpga0 in its middle leaves one
+    // end unreachable whichever way the network runs
+    let middle = case(
+        c.text.replace(
+            "a = \"fpga0:1\"\nb = \"fpga1:0\"",
+            "a = \"fpga1:1\"\nb = \"fpga0:0\"",
+        ) + "\n[[link]]\na = \"fpga0:1\"\nb = \"fpga2:0\"\n",
+    );
+    assert_at(
+        load(&middle).unwrap_err(),
+        &middle,
+        "[[link]]",
+        &["no layers"],
+    );
 }
 
 /// A byte that is not UTF-8 (Latin-1 `é` in a comment) is named with its line, column,
