@@ -10,9 +10,12 @@ use anyhow::{bail, Result};
 use serde::Deserialize;
 use toml::Spanned;
 
+use crate::cabling::{self, cable_length, generate, parse_end};
 use crate::diag::Source;
 use crate::fields;
 use crate::platform::Platform;
+use crate::slurm::{default_modules, parse_slurm, RawSlurm};
+pub use crate::slurm::{Slurm, DEFAULT_TIME};
 
 /// An integer or a float in TOML (`clock_mhz = 250` and `= 322.265625` both read).
 #[derive(Clone, Copy, Debug, Deserialize)]
@@ -88,15 +91,6 @@ struct RawLink {
     cable_m: Option<Spanned<Number>>,
 }
 
-#[derive(Debug, Deserialize)]
-#[serde(deny_unknown_fields)]
-struct RawSlurm {
-    time: Option<Spanned<String>>,
-    account: Option<Spanned<String>>,
-    constraint: Option<Spanned<String>>,
-    modules: Option<Vec<Spanned<String>>>,
-}
-
 /// Noctua 2's U280 nodes carry three cards.
 pub const DEFAULT_CARDS_PER_NODE: u32 = 3;
 /// Fibre of one cable through the optical switch when the file gives none.
@@ -168,14 +162,6 @@ impl Link {
     }
 }
 
-#[derive(Clone, Debug, Default)]
-pub struct Slurm {
-    pub time: String,
-    pub account: Option<String>,
-    pub constraint: Option<String>,
-    pub modules: Vec<String>,
-}
-
 /// A parsed, resolved and validated deployment.
 #[derive(Clone, Debug)]
 pub struct Deployment {
@@ -236,26 +222,6 @@ fn parse_budget(
         }
     }
     Ok(out)
-}
-
-fn parse_end(src: &Source, s: &Spanned<String>) -> Result<End> {
-    let text = s.get_ref();
-    let (dev, port) = text.rsplit_once(':').ok_or_else(|| {
-        src.at(
-            &s.span(),
-            format!("link end '{text}' is not DEVICE:PORT (e.g. fpga0:1)"),
-        )
-    })?;
-    let port = port.parse::<u32>().map_err(|_| {
-        src.at(
-            &s.span(),
-            format!("link end '{text}': port '{port}' is not a number"),
-        )
-    })?;
-    Ok(End {
-        device: dev.to_string(),
-        port,
-    })
 }
 
 impl Deployment {
@@ -342,7 +308,7 @@ impl Deployment {
             src,
         };
         dep.check_nodes()?;
-        dep.check_links(platform)?;
+        cabling::check_links(&dep, platform)?;
         crate::finn_path::check(&dep, &platform.ports())?;
         Ok(dep)
     }
@@ -370,69 +336,6 @@ impl Deployment {
                     used.len() - 1
                 ),
             ));
-        }
-        Ok(())
-    }
-
-    fn check_links(&self, platform: &Platform) -> Result<()> {
-        let names: HashMap<&str, &Device> =
-            self.devices.iter().map(|d| (d.name.as_str(), d)).collect();
-        let mut used: HashMap<End, &Link> = HashMap::new();
-        for l in &self.links {
-            for end in [&l.a, &l.b] {
-                if !names.contains_key(end.device.as_str()) {
-                    return Err(self.src.at(
-                        &l.span,
-                        format!(
-                            "link {} - {} names device {}, which is not in the deployment \
-                             (devices: {})",
-                            l.a,
-                            l.b,
-                            end.device,
-                            self.device_names().join(", ")
-                        ),
-                    ));
-                }
-                if platform.qsfp(end.port).is_none() {
-                    return Err(self.src.at(
-                        &l.span,
-                        format!(
-                            "link end {end}: platform {} has QSFP ports {:?}, not {}",
-                            platform.name,
-                            platform.ports(),
-                            end.port
-                        ),
-                    ));
-                }
-            }
-            // Each channel endpoint appears at most once in a job's links (PC2 wiki
-            // "FPGA-to-FPGA Networking"): a cable from a port to itself does not exist.
-            if l.a == l.b {
-                return Err(self.src.at(
-                    &l.span,
-                    format!(
-                        "link {} - {} runs from a port to itself; a cable joins two different \
-                         QSFP ports (a loopback on one card is {}:0 - {}:1)",
-                        l.a, l.b, l.a.device, l.a.device
-                    ),
-                ));
-            }
-            for end in [&l.a, &l.b] {
-                if let Some(prev) = used.insert(end.clone(), l) {
-                    return Err(self.src.at(
-                        &l.span,
-                        format!(
-                            "port {end} is used twice: by link {} - {} (line {}) and by link \
-                             {} - {}; each QSFP port carries one cable",
-                            prev.a,
-                            prev.b,
-                            self.src.line(&prev.span),
-                            l.a,
-                            l.b
-                        ),
-                    ));
-                }
-            }
         }
         Ok(())
     }
@@ -504,9 +407,6 @@ impl Deployment {
         per.values().copied().max().unwrap_or(1)
     }
 }
-
-/// The job's time limit when the description gives none.
-pub const DEFAULT_TIME: &str = "00:30:00";
 
 /// What every device takes unless it says otherwise.
 struct Defaults {
@@ -725,18 +625,6 @@ fn parse_cabling(
     }
 }
 
-/// A cable's length in metres (DEFAULT_CABLE_M when not given).
-fn cable_length(src: &Source, c: &Option<Spanned<Number>>) -> Result<f64> {
-    match c {
-        Some(c) if !(c.get_ref().get() >= 0.0 && c.get_ref().get().is_finite()) => Err(src.at(
-            &c.span(),
-            "cable_m must be a finite length in metres, 0 or more",
-        )),
-        Some(c) => Ok(c.get_ref().get()),
-        None => Ok(DEFAULT_CABLE_M),
-    }
-}
-
 /// A kernel clock the platform can run: positive, finite, at most the platform's maximum.
 fn check_clock(src: &Source, c: &Spanned<Number>, platform: &Platform) -> Result<()> {
     let mhz = c.get_ref().get();
@@ -757,106 +645,4 @@ fn check_clock(src: &Source, c: &Spanned<Number>, platform: &Platform) -> Result
         ));
     }
     Ok(())
-}
-
-/// The [slurm] table, every field held to what sbatch and `ml` accept (`fields`).
-fn parse_slurm(src: &Source, s: RawSlurm) -> Result<Slurm> {
-    let checked = |f: &Spanned<String>, what: &str, why: Option<String>| match why {
-        Some(why) => Err(src.at(&f.span(), format!("slurm {what} {:?} {why}", f.get_ref()))),
-        None => Ok(f.get_ref().clone()),
-    };
-    let time = match &s.time {
-        Some(t) => checked(t, "time", fields::slurm_time(t.get_ref()))?,
-        None => DEFAULT_TIME.into(),
-    };
-    let account = s
-        .account
-        .as_ref()
-        .map(|a| checked(a, "account", fields::slurm_account(a.get_ref())))
-        .transpose()?;
-    let constraint = s
-        .constraint
-        .as_ref()
-        .map(|c| checked(c, "constraint", fields::slurm_constraint(c.get_ref())))
-        .transpose()?;
-    let modules = match &s.modules {
-        Some(ms) => ms
-            .iter()
-            .map(|m| checked(m, "module", fields::module_name(m.get_ref())))
-            .collect::<Result<Vec<_>>>()?,
-        None => default_modules(),
-    };
-    Ok(Slurm {
-        time,
-        account,
-        constraint,
-        modules,
-    })
-}
-
-/// Noctua 2's FPGA environment (pc2/AuroraFlow env.sh: `ml fpga; ml xilinx/xrt/2.16;
-/// ml changeFPGAlinks; ml gompi/2025b`).
-fn default_modules() -> Vec<String> {
-    ["fpga", "xilinx/xrt/2.16", "changeFPGAlinks", "gompi/2025b"]
-        .iter()
-        .map(|s| s.to_string())
-        .collect()
-}
-
-fn generate(
-    src: &Source,
-    kind: &Spanned<String>,
-    devs: &[Device],
-    cable_m: f64,
-) -> Result<Vec<Link>> {
-    let n = devs.len();
-    let end = |i: usize, port: u32| End {
-        device: devs[i].name.clone(),
-        port,
-    };
-    let span = kind.span();
-    let link = |a, b| Link {
-        a,
-        b,
-        cable_m,
-        span: span.clone(),
-    };
-    let mut out = Vec::new();
-    match kind.get_ref().as_str() {
-        // port 1 of device i -> port 0 of device i+1
-        "chain" => {
-            for i in 0..n.saturating_sub(1) {
-                out.push(link(end(i, 1), end(i + 1, 0)));
-            }
-        }
-        "ring" => {
-            if n < 2 {
-                return Err(src.at(&span, "a ring needs at least 2 devices"));
-            }
-            for i in 0..n {
-                out.push(link(end(i, 1), end((i + 1) % n, 0)));
-            }
-        }
-        "pair" => {
-            if !n.is_multiple_of(2) {
-                return Err(src.at(&span, "pair needs an even number of devices"));
-            }
-            for i in (0..n).step_by(2) {
-                out.push(link(end(i, 0), end(i + 1, 0)));
-                out.push(link(end(i, 1), end(i + 1, 1)));
-            }
-        }
-        "loopback" => {
-            for i in 0..n {
-                out.push(link(end(i, 0), end(i, 1)));
-            }
-        }
-        other => {
-            return Err(src.at(
-                &span,
-                format!("topology kind '{other}' is not one of: chain, ring, pair, loopback"),
-            ))
-        }
-    }
-    Ok(out)
 }

@@ -4,6 +4,7 @@
 //! to the cluster, each checked first.
 
 pub mod bundle;
+pub mod cabling;
 pub mod commands;
 pub mod deployment;
 pub mod diag;
@@ -19,5 +20,6 @@ pub mod plan;
 pub mod platform;
 pub mod report;
 pub mod scripts;
+pub mod slurm;
 pub mod validate;
 pub mod vpp_link;
