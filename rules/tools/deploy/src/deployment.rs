@@ -10,6 +10,7 @@ use anyhow::{bail, Result};
 use serde::Deserialize;
 use toml::Spanned;
 
+use crate::budget;
 use crate::cabling::{self, cable_length, generate, parse_end};
 use crate::diag::Source;
 use crate::fields;
@@ -59,7 +60,8 @@ struct RawDevice {
     card: Spanned<u32>,
     clock_mhz: Option<Spanned<Number>>,
     role: Option<Spanned<String>>,
-    max_util: Option<Spanned<BTreeMap<String, Number>>>,
+    max_util: Option<budget::Table>,
+    min_util: Option<budget::Table>,
     /// CU name -> SLR (e.g. `slr = { finn_fpga0 = "SLR0" }`).
     #[serde(default)]
     slr: BTreeMap<String, Spanned<String>>,
@@ -73,7 +75,8 @@ struct RawDevice {
 struct RawGenerated {
     count: Spanned<u32>,
     role: Option<Spanned<String>>,
-    max_util: Option<Spanned<BTreeMap<String, Number>>>,
+    max_util: Option<budget::Table>,
+    min_util: Option<budget::Table>,
 }
 
 #[derive(Debug, Deserialize)]
@@ -124,6 +127,9 @@ pub struct Device {
     /// Resource -> fraction of the device; every resource in [`RESOURCES`] present.
     pub max_util: BTreeMap<String, f64>,
     pub max_util_span: Range<usize>,
+    /// Resource -> the least fraction the plan must use (0 unless `min_util` says).
+    pub min_util: BTreeMap<String, f64>,
+    pub min_util_span: Range<usize>,
     pub slr: BTreeMap<String, (String, Range<usize>)>,
     pub memory: BTreeMap<String, (String, Range<usize>)>,
     pub span: Range<usize>,
@@ -194,36 +200,6 @@ fn parse_role(src: &Source, r: &Spanned<String>) -> Result<Role> {
     }
 }
 
-fn parse_budget(
-    src: &Source,
-    m: Option<&Spanned<BTreeMap<String, Number>>>,
-    fallback: &BTreeMap<String, f64>,
-) -> Result<BTreeMap<String, f64>> {
-    let mut out = fallback.clone();
-    if let Some(m) = m {
-        for (k, v) in m.get_ref() {
-            if !RESOURCES.contains(&k.as_str()) {
-                return Err(src.at(
-                    &m.span(),
-                    format!(
-                        "max_util names '{k}'; the resources are {}",
-                        RESOURCES.join(", ")
-                    ),
-                ));
-            }
-            let f = v.get();
-            if !(0.0..=1.0).contains(&f) {
-                return Err(src.at(
-                    &m.span(),
-                    format!("max_util {k} = {f} is not a fraction in 0..1"),
-                ));
-            }
-            out.insert(k.clone(), f);
-        }
-    }
-    Ok(out)
-}
-
 impl Deployment {
     pub fn load(path: &Path, platform: &Platform) -> Result<Deployment> {
         let src = Source::read(path)?;
@@ -257,10 +233,6 @@ impl Deployment {
             app,
             cards_per_node,
             clock_mhz,
-            budget: RESOURCES
-                .iter()
-                .map(|r| (r.to_string(), DEFAULT_MAX_UTIL))
-                .collect(),
         };
         let devices = match (&raw.devices, raw.device.is_empty()) {
             (Some(g), false) => {
@@ -413,7 +385,6 @@ struct Defaults {
     app: App,
     cards_per_node: u32,
     clock_mhz: f64,
-    budget: BTreeMap<String, f64>,
 }
 
 /// The deployment's name, platform and app: the name must be one the scripts and targets
@@ -462,7 +433,13 @@ fn generated_devices(
         Some(r) => parse_role(src, r)?,
         None => Role::None,
     };
-    let budget = parse_budget(src, gen.max_util.as_ref(), &defaults.budget)?;
+    let bounds = budget::parse(
+        src,
+        &format!("fpga0..fpga{}", count - 1),
+        gen.max_util.as_ref(),
+        gen.min_util.as_ref(),
+        g.span(),
+    )?;
     Ok((0..count)
         .map(|i| Device {
             name: format!("fpga{i}"),
@@ -475,8 +452,10 @@ fn generated_devices(
             } else {
                 role.clone()
             },
-            max_util: budget.clone(),
-            max_util_span: gen.max_util.as_ref().map(|m| m.span()).unwrap_or(g.span()),
+            max_util: bounds.max.clone(),
+            max_util_span: bounds.max_span.clone(),
+            min_util: bounds.min.clone(),
+            min_util_span: bounds.min_span.clone(),
             slr: BTreeMap::new(),
             memory: BTreeMap::new(),
             span: g.span(),
@@ -526,18 +505,23 @@ fn explicit_devices(
                 .map(|(k, v)| (k.clone(), (v.get_ref().clone(), v.span())))
                 .collect()
         };
+        let bounds = budget::parse(
+            src,
+            r.name.get_ref(),
+            r.max_util.as_ref(),
+            r.min_util.as_ref(),
+            r.name.span(),
+        )?;
         out.push(Device {
             name: r.name.get_ref().clone(),
             node: *r.node.get_ref(),
             card,
             clock_mhz: clk.unwrap_or(defaults.clock_mhz),
             role,
-            max_util: parse_budget(src, r.max_util.as_ref(), &defaults.budget)?,
-            max_util_span: r
-                .max_util
-                .as_ref()
-                .map(|m| m.span())
-                .unwrap_or(r.name.span()),
+            max_util: bounds.max,
+            max_util_span: bounds.max_span,
+            min_util: bounds.min,
+            min_util_span: bounds.min_span,
             slr: spanned(&r.slr),
             memory: spanned(&r.memory),
             span: r.name.span(),
