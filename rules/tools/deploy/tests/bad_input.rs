@@ -495,3 +495,57 @@ fn description_not_utf8() {
     let stderr = check_refused(&c, "fpga0,fpga1");
     assert!(stderr.starts_with(&format!("error: {want}")), "{stderr}");
 }
+
+/// A plan that leaves a card without layers (min-cut keeps a network that fits on one card
+/// whole) is refused at that device's line by every reader of the whole plan, and by the
+/// link step of that device's slice; the other device's slice still links.
+#[test]
+fn a_plan_that_leaves_a_card_idle() {
+    let mut plan = common::plan_json();
+    let all: Vec<serde_json::Value> = plan["layers"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|l| l["name"].clone())
+        .collect();
+    plan["devices"][0]["layers"] = all.into();
+    plan["devices"][1]["layers"] = serde_json::json!([]);
+    for l in plan["layers"].as_array_mut().unwrap() {
+        l["device"] = "fpga0".into();
+    }
+    plan["cuts"] = serde_json::json!([]);
+    let dir = tempfile::tempdir().unwrap();
+    let whole = common::write(dir.path(), "plan.json", &plan.to_string());
+    let c = case(two_finn("", "[topology]\nkind = \"chain\"\n"));
+    let devices = ["fpga0", "fpga1"].map(String::from);
+    let target = commands::Target {
+        name: None,
+        devices: &devices,
+    };
+    let words = ["device fpga1", "places no layer on it", "min_util"];
+    let err = commands::check(&c.path, &common::platform(), &target, Some(&whole), None);
+    assert_at(err.unwrap_err(), &c, "name = \"fpga1\"", &words);
+    let err = link(&c, "fpga0", &common::all_kernels(), Some(&whole), None).unwrap_err();
+    assert_at(err, &c, "name = \"fpga1\"", &words);
+    let slice = |device: &str| {
+        let out = dir.path().join(format!("{device}.json"));
+        commands::plan_slice(&whole, device, &out).unwrap();
+        out
+    };
+    let err = link(
+        &c,
+        "fpga1",
+        &common::all_kernels(),
+        Some(&slice("fpga1")),
+        None,
+    );
+    assert_at(err.unwrap_err(), &c, "name = \"fpga1\"", &words);
+    link(
+        &c,
+        "fpga0",
+        &common::all_kernels(),
+        Some(&slice("fpga0")),
+        None,
+    )
+    .expect("fpga0's slice has its layers");
+}
