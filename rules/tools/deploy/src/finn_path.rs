@@ -101,8 +101,10 @@ fn message(dep: &Deployment, best: &[usize], ports: &[u32]) -> String {
                 .any(|l| [&l.a, &l.b].iter().any(|e| e.device == dev && e.port == p))
         })
     };
+    // A [[link]] can be proposed only where the cables are [[link]] tables ([topology] and
+    // [[link]] are exclusive).
     let fix = match (free(last), free(name(first_off))) {
-        (Some(a), Some(b)) => format!(
+        (Some(a), Some(b)) if dep.topology_kind.is_none() => format!(
             "add a cable ([[link]] a = \"{last}:{a}\", b = \"{}:{b}\")",
             name(first_off)
         ),
