@@ -423,6 +423,11 @@ fn finn_card_without_a_cable_to_the_pipeline() {
         line_of(&c.text, "[[link]]")
     );
     assert!(stderr.starts_with(&at), "{stderr}");
+    // the same through [topology]: both cards looped, the error at the kind's line
+    let c = case(two_finn("", "[topology]\nkind = \"loopback\"\n"));
+    let idle = format!("fpga1 (line {})", line_of(&c.text, "name = \"fpga1\""));
+    let words = [idle.as_str(), "no layers", "kind = \"chain\""];
+    assert_at(load(&c).unwrap_err(), &c, "kind = \"loopback\"", &words);
     // the same cards with a cable between them are accepted
     let fixed = case(two_finn("", "[[link]]\na = \"fpga0:1\"\nb = \"fpga1:0\"\n"));
     load(&fixed).expect("a cable between the cards");
