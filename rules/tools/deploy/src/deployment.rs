@@ -10,9 +10,13 @@ use anyhow::{bail, Result};
 use serde::Deserialize;
 use toml::Spanned;
 
+use crate::budget;
+use crate::cabling::{self, cable_length, generate, parse_end};
 use crate::diag::Source;
 use crate::fields;
 use crate::platform::Platform;
+use crate::slurm::{default_modules, parse_slurm, RawSlurm};
+pub use crate::slurm::{Slurm, DEFAULT_TIME};
 
 /// An integer or a float in TOML (`clock_mhz = 250` and `= 322.265625` both read).
 #[derive(Clone, Copy, Debug, Deserialize)]
@@ -56,7 +60,8 @@ struct RawDevice {
     card: Spanned<u32>,
     clock_mhz: Option<Spanned<Number>>,
     role: Option<Spanned<String>>,
-    max_util: Option<Spanned<BTreeMap<String, Number>>>,
+    max_util: Option<budget::Table>,
+    min_util: Option<budget::Table>,
     /// CU name -> SLR (e.g. `slr = { finn_fpga0 = "SLR0" }`).
     #[serde(default)]
     slr: BTreeMap<String, Spanned<String>>,
@@ -70,7 +75,8 @@ struct RawDevice {
 struct RawGenerated {
     count: Spanned<u32>,
     role: Option<Spanned<String>>,
-    max_util: Option<Spanned<BTreeMap<String, Number>>>,
+    max_util: Option<budget::Table>,
+    min_util: Option<budget::Table>,
 }
 
 #[derive(Debug, Deserialize)]
@@ -86,15 +92,6 @@ struct RawLink {
     a: Spanned<String>,
     b: Spanned<String>,
     cable_m: Option<Spanned<Number>>,
-}
-
-#[derive(Debug, Deserialize)]
-#[serde(deny_unknown_fields)]
-struct RawSlurm {
-    time: Option<Spanned<String>>,
-    account: Option<Spanned<String>>,
-    constraint: Option<Spanned<String>>,
-    modules: Option<Vec<Spanned<String>>>,
 }
 
 /// Noctua 2's U280 nodes carry three cards.
@@ -130,6 +127,9 @@ pub struct Device {
     /// Resource -> fraction of the device; every resource in [`RESOURCES`] present.
     pub max_util: BTreeMap<String, f64>,
     pub max_util_span: Range<usize>,
+    /// Resource -> the least fraction the plan must use (0 unless `min_util` says).
+    pub min_util: BTreeMap<String, f64>,
+    pub min_util_span: Range<usize>,
     pub slr: BTreeMap<String, (String, Range<usize>)>,
     pub memory: BTreeMap<String, (String, Range<usize>)>,
     pub span: Range<usize>,
@@ -168,14 +168,6 @@ impl Link {
     }
 }
 
-#[derive(Clone, Debug, Default)]
-pub struct Slurm {
-    pub time: String,
-    pub account: Option<String>,
-    pub constraint: Option<String>,
-    pub modules: Vec<String>,
-}
-
 /// A parsed, resolved and validated deployment.
 #[derive(Clone, Debug)]
 pub struct Deployment {
@@ -206,56 +198,6 @@ fn parse_role(src: &Source, r: &Spanned<String>) -> Result<Role> {
             format!("role '{other}' is not one of: bench, forward"),
         )),
     }
-}
-
-fn parse_budget(
-    src: &Source,
-    m: Option<&Spanned<BTreeMap<String, Number>>>,
-    fallback: &BTreeMap<String, f64>,
-) -> Result<BTreeMap<String, f64>> {
-    let mut out = fallback.clone();
-    if let Some(m) = m {
-        for (k, v) in m.get_ref() {
-            if !RESOURCES.contains(&k.as_str()) {
-                return Err(src.at(
-                    &m.span(),
-                    format!(
-                        "max_util names '{k}'; the resources are {}",
-                        RESOURCES.join(", ")
-                    ),
-                ));
-            }
-            let f = v.get();
-            if !(0.0..=1.0).contains(&f) {
-                return Err(src.at(
-                    &m.span(),
-                    format!("max_util {k} = {f} is not a fraction in 0..1"),
-                ));
-            }
-            out.insert(k.clone(), f);
-        }
-    }
-    Ok(out)
-}
-
-fn parse_end(src: &Source, s: &Spanned<String>) -> Result<End> {
-    let text = s.get_ref();
-    let (dev, port) = text.rsplit_once(':').ok_or_else(|| {
-        src.at(
-            &s.span(),
-            format!("link end '{text}' is not DEVICE:PORT (e.g. fpga0:1)"),
-        )
-    })?;
-    let port = port.parse::<u32>().map_err(|_| {
-        src.at(
-            &s.span(),
-            format!("link end '{text}': port '{port}' is not a number"),
-        )
-    })?;
-    Ok(End {
-        device: dev.to_string(),
-        port,
-    })
 }
 
 impl Deployment {
@@ -291,10 +233,6 @@ impl Deployment {
             app,
             cards_per_node,
             clock_mhz,
-            budget: RESOURCES
-                .iter()
-                .map(|r| (r.to_string(), DEFAULT_MAX_UTIL))
-                .collect(),
         };
         let devices = match (&raw.devices, raw.device.is_empty()) {
             (Some(g), false) => {
@@ -342,7 +280,8 @@ impl Deployment {
             src,
         };
         dep.check_nodes()?;
-        dep.check_links(platform)?;
+        cabling::check_links(&dep, platform)?;
+        crate::finn_path::check(&dep, &platform.ports())?;
         Ok(dep)
     }
 
@@ -369,69 +308,6 @@ impl Deployment {
                     used.len() - 1
                 ),
             ));
-        }
-        Ok(())
-    }
-
-    fn check_links(&self, platform: &Platform) -> Result<()> {
-        let names: HashMap<&str, &Device> =
-            self.devices.iter().map(|d| (d.name.as_str(), d)).collect();
-        let mut used: HashMap<End, &Link> = HashMap::new();
-        for l in &self.links {
-            for end in [&l.a, &l.b] {
-                if !names.contains_key(end.device.as_str()) {
-                    return Err(self.src.at(
-                        &l.span,
-                        format!(
-                            "link {} - {} names device {}, which is not in the deployment \
-                             (devices: {})",
-                            l.a,
-                            l.b,
-                            end.device,
-                            self.device_names().join(", ")
-                        ),
-                    ));
-                }
-                if platform.qsfp(end.port).is_none() {
-                    return Err(self.src.at(
-                        &l.span,
-                        format!(
-                            "link end {end}: platform {} has QSFP ports {:?}, not {}",
-                            platform.name,
-                            platform.ports(),
-                            end.port
-                        ),
-                    ));
-                }
-            }
-            // Each channel endpoint appears at most once in a job's links (PC2 wiki
-            // "FPGA-to-FPGA Networking"): a cable from a port to itself does not exist.
-            if l.a == l.b {
-                return Err(self.src.at(
-                    &l.span,
-                    format!(
-                        "link {} - {} runs from a port to itself; a cable joins two different \
-                         QSFP ports (a loopback on one card is {}:0 - {}:1)",
-                        l.a, l.b, l.a.device, l.a.device
-                    ),
-                ));
-            }
-            for end in [&l.a, &l.b] {
-                if let Some(prev) = used.insert(end.clone(), l) {
-                    return Err(self.src.at(
-                        &l.span,
-                        format!(
-                            "port {end} is used twice: by link {} - {} (line {}) and by link \
-                             {} - {}; each QSFP port carries one cable",
-                            prev.a,
-                            prev.b,
-                            self.src.line(&prev.span),
-                            l.a,
-                            l.b
-                        ),
-                    ));
-                }
-            }
         }
         Ok(())
     }
@@ -504,15 +380,11 @@ impl Deployment {
     }
 }
 
-/// The job's time limit when the description gives none.
-pub const DEFAULT_TIME: &str = "00:30:00";
-
 /// What every device takes unless it says otherwise.
 struct Defaults {
     app: App,
     cards_per_node: u32,
     clock_mhz: f64,
-    budget: BTreeMap<String, f64>,
 }
 
 /// The deployment's name, platform and app: the name must be one the scripts and targets
@@ -561,7 +433,13 @@ fn generated_devices(
         Some(r) => parse_role(src, r)?,
         None => Role::None,
     };
-    let budget = parse_budget(src, gen.max_util.as_ref(), &defaults.budget)?;
+    let bounds = budget::parse(
+        src,
+        &format!("fpga0..fpga{}", count - 1),
+        gen.max_util.as_ref(),
+        gen.min_util.as_ref(),
+        g.span(),
+    )?;
     Ok((0..count)
         .map(|i| Device {
             name: format!("fpga{i}"),
@@ -574,8 +452,10 @@ fn generated_devices(
             } else {
                 role.clone()
             },
-            max_util: budget.clone(),
-            max_util_span: gen.max_util.as_ref().map(|m| m.span()).unwrap_or(g.span()),
+            max_util: bounds.max.clone(),
+            max_util_span: bounds.max_span.clone(),
+            min_util: bounds.min.clone(),
+            min_util_span: bounds.min_span.clone(),
             slr: BTreeMap::new(),
             memory: BTreeMap::new(),
             span: g.span(),
@@ -625,18 +505,23 @@ fn explicit_devices(
                 .map(|(k, v)| (k.clone(), (v.get_ref().clone(), v.span())))
                 .collect()
         };
+        let bounds = budget::parse(
+            src,
+            r.name.get_ref(),
+            r.max_util.as_ref(),
+            r.min_util.as_ref(),
+            r.name.span(),
+        )?;
         out.push(Device {
             name: r.name.get_ref().clone(),
             node: *r.node.get_ref(),
             card,
             clock_mhz: clk.unwrap_or(defaults.clock_mhz),
             role,
-            max_util: parse_budget(src, r.max_util.as_ref(), &defaults.budget)?,
-            max_util_span: r
-                .max_util
-                .as_ref()
-                .map(|m| m.span())
-                .unwrap_or(r.name.span()),
+            max_util: bounds.max,
+            max_util_span: bounds.max_span,
+            min_util: bounds.min,
+            min_util_span: bounds.min_span,
             slr: spanned(&r.slr),
             memory: spanned(&r.memory),
             span: r.name.span(),
@@ -724,18 +609,6 @@ fn parse_cabling(
     }
 }
 
-/// A cable's length in metres (DEFAULT_CABLE_M when not given).
-fn cable_length(src: &Source, c: &Option<Spanned<Number>>) -> Result<f64> {
-    match c {
-        Some(c) if !(c.get_ref().get() >= 0.0 && c.get_ref().get().is_finite()) => Err(src.at(
-            &c.span(),
-            "cable_m must be a finite length in metres, 0 or more",
-        )),
-        Some(c) => Ok(c.get_ref().get()),
-        None => Ok(DEFAULT_CABLE_M),
-    }
-}
-
 /// A kernel clock the platform can run: positive, finite, at most the platform's maximum.
 fn check_clock(src: &Source, c: &Spanned<Number>, platform: &Platform) -> Result<()> {
     let mhz = c.get_ref().get();
@@ -756,106 +629,4 @@ fn check_clock(src: &Source, c: &Spanned<Number>, platform: &Platform) -> Result
         ));
     }
     Ok(())
-}
-
-/// The [slurm] table, every field held to what sbatch and `ml` accept (`fields`).
-fn parse_slurm(src: &Source, s: RawSlurm) -> Result<Slurm> {
-    let checked = |f: &Spanned<String>, what: &str, why: Option<String>| match why {
-        Some(why) => Err(src.at(&f.span(), format!("slurm {what} {:?} {why}", f.get_ref()))),
-        None => Ok(f.get_ref().clone()),
-    };
-    let time = match &s.time {
-        Some(t) => checked(t, "time", fields::slurm_time(t.get_ref()))?,
-        None => DEFAULT_TIME.into(),
-    };
-    let account = s
-        .account
-        .as_ref()
-        .map(|a| checked(a, "account", fields::slurm_account(a.get_ref())))
-        .transpose()?;
-    let constraint = s
-        .constraint
-        .as_ref()
-        .map(|c| checked(c, "constraint", fields::slurm_constraint(c.get_ref())))
-        .transpose()?;
-    let modules = match &s.modules {
-        Some(ms) => ms
-            .iter()
-            .map(|m| checked(m, "module", fields::module_name(m.get_ref())))
-            .collect::<Result<Vec<_>>>()?,
-        None => default_modules(),
-    };
-    Ok(Slurm {
-        time,
-        account,
-        constraint,
-        modules,
-    })
-}
-
-/// Noctua 2's FPGA environment (pc2/AuroraFlow env.sh: `ml fpga; ml xilinx/xrt/2.16;
-/// ml changeFPGAlinks; ml gompi/2025b`).
-fn default_modules() -> Vec<String> {
-    ["fpga", "xilinx/xrt/2.16", "changeFPGAlinks", "gompi/2025b"]
-        .iter()
-        .map(|s| s.to_string())
-        .collect()
-}
-
-fn generate(
-    src: &Source,
-    kind: &Spanned<String>,
-    devs: &[Device],
-    cable_m: f64,
-) -> Result<Vec<Link>> {
-    let n = devs.len();
-    let end = |i: usize, port: u32| End {
-        device: devs[i].name.clone(),
-        port,
-    };
-    let span = kind.span();
-    let link = |a, b| Link {
-        a,
-        b,
-        cable_m,
-        span: span.clone(),
-    };
-    let mut out = Vec::new();
-    match kind.get_ref().as_str() {
-        // port 1 of device i -> port 0 of device i+1
-        "chain" => {
-            for i in 0..n.saturating_sub(1) {
-                out.push(link(end(i, 1), end(i + 1, 0)));
-            }
-        }
-        "ring" => {
-            if n < 2 {
-                return Err(src.at(&span, "a ring needs at least 2 devices"));
-            }
-            for i in 0..n {
-                out.push(link(end(i, 1), end((i + 1) % n, 0)));
-            }
-        }
-        "pair" => {
-            if !n.is_multiple_of(2) {
-                return Err(src.at(&span, "pair needs an even number of devices"));
-            }
-            for i in (0..n).step_by(2) {
-                out.push(link(end(i, 0), end(i + 1, 0)));
-                out.push(link(end(i, 1), end(i + 1, 1)));
-            }
-        }
-        "loopback" => {
-            for i in 0..n {
-                out.push(link(end(i, 0), end(i, 1)));
-            }
-        }
-        other => {
-            return Err(src.at(
-                &span,
-                format!("topology kind '{other}' is not one of: chain, ring, pair, loopback"),
-            ))
-        }
-    }
-    Ok(out)
 }

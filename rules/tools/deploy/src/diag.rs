@@ -22,12 +22,11 @@ impl Source {
                 path
             );
         }
-        let text = std::fs::read_to_string(path)
-            .with_context(|| format!("{}: cannot read", path.display()))?;
-        Ok(Source {
-            path: path.display().to_string(),
-            text,
-        })
+        let bytes =
+            std::fs::read(path).with_context(|| format!("{}: cannot read", path.display()))?;
+        let shown = path.display().to_string();
+        let text = String::from_utf8(bytes).map_err(|e| not_utf8(&shown, &e))?;
+        Ok(Source { path: shown, text })
     }
 
     pub fn line(&self, span: &Range<usize>) -> usize {
@@ -48,6 +47,29 @@ impl Source {
             None => anyhow::anyhow!("{}: {}", self.path, msg),
         }
     }
+}
+
+/// `path:LINE:COL: not UTF-8 (byte 0x.. at offset N)`: TOML is UTF-8, and the bare "stream
+/// did not contain valid UTF-8" leaves the user searching the whole file for the byte.
+fn not_utf8(path: &str, e: &std::string::FromUtf8Error) -> anyhow::Error {
+    let bytes = e.as_bytes();
+    let offset = e.utf8_error().valid_up_to();
+    // Everything before `offset` is valid UTF-8, so lines and columns count characters there.
+    let before = std::str::from_utf8(&bytes[..offset]).unwrap_or_default();
+    let line = before.matches('\n').count() + 1;
+    let col = before
+        .rsplit('\n')
+        .next()
+        .unwrap_or_default()
+        .chars()
+        .count()
+        + 1;
+    anyhow::anyhow!(
+        "{path}:{line}:{col}: not UTF-8 (byte {:#04x} at offset {offset}); a description is \
+         UTF-8 text: re-save the file as UTF-8 (e.g. `iconv -f latin1 -t utf-8`) or remove \
+         the character",
+        bytes[offset]
+    )
 }
 
 /// Write `text` to `path` through a temporary file in the same directory and a rename, so a

@@ -3,11 +3,14 @@
 //! the Slurm job and run scripts, the topology, an HTML report and the bundle that takes them
 //! to the cluster, each checked first.
 
+pub mod budget;
 pub mod bundle;
+pub mod cabling;
 pub mod commands;
 pub mod deployment;
 pub mod diag;
 pub mod fields;
+pub mod finn_path;
 pub mod flow_control;
 pub mod instances;
 pub mod iodma;
@@ -18,5 +21,6 @@ pub mod plan;
 pub mod platform;
 pub mod report;
 pub mod scripts;
+pub mod slurm;
 pub mod validate;
 pub mod vpp_link;

@@ -181,7 +181,8 @@ fn default_platform(deployment: &std::path::Path) -> anyhow::Result<PathBuf> {
     struct Head {
         platform: String,
     }
-    let text = std::fs::read_to_string(deployment)?;
+    // Source::read names the file (and the line of a byte that is not UTF-8).
+    let text = deploy_tool::diag::Source::read(deployment)?.text;
     let head: Head = toml::from_str::<toml::Value>(&text)
         .ok()
         .and_then(|v| v.try_into().ok())

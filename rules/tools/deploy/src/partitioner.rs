@@ -20,13 +20,19 @@ pub fn devices_json(dep: &Deployment, platform: &Platform) -> Value {
         .devices
         .iter()
         .map(|d| {
-            json!({
+            let mut dev = json!({
                 "name": d.name,
                 "total": total,
                 "clk_mhz": d.clock_mhz,
                 "ports": platform.qsfp.len(),
                 "max_util": d.max_util,
-            })
+            });
+            // Only when given, so devices.json (and the partitioner's action) of a
+            // description without floors stays as it was.
+            if d.min_util.values().any(|&f| f > 0.0) {
+                dev["min_util"] = json!(d.min_util);
+            }
+            dev
         })
         .collect();
     json!({ "devices": devices })

@@ -20,6 +20,9 @@ pub struct Plan {
     #[serde(default)]
     pub cuts: Vec<Cut>,
     pub layers: Vec<LayerPlan>,
+    /// The device a slice (`plan-slice`) is for; None in a whole plan.
+    #[serde(default)]
+    pub device: Option<String>,
     #[serde(skip)]
     pub path: String,
 }
@@ -100,7 +103,33 @@ impl Plan {
                 dep.src.path
             );
         }
-        Ok(())
+        self.check_no_idle_device(dep)
+    }
+
+    /// Every device the deployment builds needs a FINN partition; a plan that places no layer
+    /// on one (min-cut keeps a network that fits on one card whole) would fail the build far
+    /// from its cause. A slice answers for its own device only (the others' layers are not in
+    /// it).
+    fn check_no_idle_device(&self, dep: &Deployment) -> Result<()> {
+        let idle = self
+            .devices
+            .iter()
+            .filter(|d| self.device.as_ref().is_none_or(|own| *own == d.name))
+            .find(|d| d.layers.is_empty());
+        let Some(idle) = idle else {
+            return Ok(());
+        };
+        let dev = dep.device(&idle.name).expect("the device lists match");
+        Err(dep.src.at(
+            &dev.span,
+            format!(
+                "device {}: the plan ({}) places no layer on it, so it has no FINN partition to \
+                 build; give it a floor the partitioner must meet (min_util = {{ LUT = 0.05 }}), \
+                 partition with objective throughput or balanced, or remove the card from the \
+                 description and the BUCK target's devices",
+                idle.name, self.path
+            ),
+        ))
     }
 }
 

@@ -293,6 +293,24 @@ fn check_budget(d: &DeviceDesign, dep: &Deployment, plan: &Plan) -> Result<()> {
             (u > cap + 1e-9).then_some((r, (u, cap)))
         })
         .collect();
+    // A floor (min_util) the plan does not reach: a plan made before the floor was set.
+    let under = dev.min_util.iter().find_map(|(r, &floor)| {
+        let u = dp.utilization.get(r).copied().unwrap_or(0.0);
+        (u < floor - 1e-9).then_some((r, u, floor))
+    });
+    if let Some((r, u, floor)) = under {
+        return Err(dep.src.at(
+            &dev.min_util_span,
+            format!(
+                "device {}: the plan ({}) uses {:.1} % of its {r}, under its floor (min_util) \
+                 of {:.1} %; re-partition with this floor or lower min_util",
+                d.device,
+                plan.path,
+                u * 100.0,
+                floor * 100.0
+            ),
+        ));
+    }
     if let Some((r, (u, cap))) = over.into_iter().next() {
         return Err(dep.src.at(
             &dev.max_util_span,

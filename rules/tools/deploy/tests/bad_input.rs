@@ -196,27 +196,31 @@ fn devices_differ_from_the_target() {
 
 #[test]
 fn cut_without_a_cable() {
-    // the only cable loops fpga0's ports; the plan's cut runs fpga0 -> fpga1
-    let c = case(two_finn("", "[[link]]\na = \"fpga0:0\"\nb = \"fpga0:1\"\n"));
-    let err = link(
-        &c,
-        "fpga0",
-        &common::all_kernels(),
-        Some(&common::plan()),
-        None,
-    )
-    .unwrap_err();
+    // A plan made for other cables: it cuts fpga0 -> fpga1, but the description (three cards,
+    // fpga0 - fpga2 - fpga1) has no cable between those two.
+    let c = case(format!(
+        "{HEAD}app = \"finn\"\n\n[[device]]\nname = \"fpga0\"\nnode = 0\ncard = 0\n\n\
+         [[device]]\nname = \"fpga1\"\nnode = 0\ncard = 1\n\n[[device]]\nname = \"fpga2\"\n\
+         node = 0\ncard = 2\n\n[[link]]\na = \"fpga0:1\"\nb = \"fpga2:0\"\n\n[[link]]\n\
+         a = \"fpga2:1\"\nb = \"fpga1:0\"\n"
+    ));
+    let dir = tempfile::tempdir().unwrap();
+    let mut plan: serde_json::Value = common::plan_json();
+    plan["devices"]
+        .as_array_mut()
+        .unwrap()
+        .push(serde_json::json!({"name": "fpga2", "layers": ["x"]}));
+    let plan = common::write(dir.path(), "plan.json", &plan.to_string());
+    let cut = common::plan_cut();
+    let err = link(&c, "fpga0", &common::all_kernels(), Some(&plan), None).unwrap_err();
     assert_at(
         err,
         &c,
         "[[link]]",
-        &[
-            "cut Pool_hls_0 -> MVAU_rtl_14",
-            "no cable between fpga0 and fpga1",
-        ],
+        &[&format!("cut {cut}"), "no cable between fpga0 and fpga1"],
     );
     // `check --plan` finds it before any link config is made
-    let devices = ["fpga0".to_string(), "fpga1".to_string()];
+    let devices = ["fpga0", "fpga1", "fpga2"].map(String::from);
     let err = commands::check(
         &c.path,
         &common::platform(),
@@ -224,7 +228,7 @@ fn cut_without_a_cable() {
             name: None,
             devices: &devices,
         },
-        Some(&common::plan()),
+        Some(&plan),
         None,
     )
     .unwrap_err();
@@ -253,9 +257,15 @@ fn slr_the_platform_lacks() {
 
 #[test]
 fn over_budget() {
-    // the plan puts 37.8 % of fpga0's BRAM to use
+    // a BRAM budget of half what the plan puts to use on fpga0
+    let plan: serde_json::Value = common::plan_json();
+    let used = plan["devices"][0]["utilization"]["BRAM_18K"]
+        .as_f64()
+        .unwrap();
+    let budget = (used * 50.0).floor() / 100.0;
+    assert!(budget > 0.0, "the plan uses {used} of fpga0's BRAM");
     let c = case(two_finn(
-        "max_util = { BRAM_18K = 0.2 }\n",
+        &format!("max_util = {{ BRAM_18K = {budget} }}\n"),
         "[topology]\nkind = \"chain\"\n",
     ));
     let err = link(
@@ -266,12 +276,9 @@ fn over_budget() {
         None,
     )
     .unwrap_err();
-    assert_at(
-        err,
-        &c,
-        "max_util",
-        &["BRAM_18K", "37.8 %", "budget of 20.0 %"],
-    );
+    let over = format!("{:.1} %", used * 100.0);
+    let cap = format!("budget of {:.1} %", budget * 100.0);
+    assert_at(err, &c, "max_util", &["BRAM_18K", &over, &cap]);
 }
 
 #[test]
@@ -368,4 +375,182 @@ fn the_binary_exits_1_and_writes_nothing() {
         0,
         "something was written"
     );
+}
+
+/// `check` through the binary with a stamp: returns stderr and asserts exit 1, no stamp.
+fn check_refused(c: &Case, devices: &str) -> String {
+    let out = tempfile::tempdir().unwrap();
+    let stamp = out.path().join("checked.txt");
+    let plat = common::platform();
+    let r = common::tool(&[
+        "check",
+        "--deployment",
+        &c.path.display().to_string(),
+        "--platform",
+        &plat.display().to_string(),
+        "--devices",
+        devices,
+        "--stamp",
+        &stamp.display().to_string(),
+    ]);
+    assert_eq!(r.status.code(), Some(1));
+    assert_eq!(
+        std::fs::read_dir(out.path()).unwrap().count(),
+        0,
+        "something was written"
+    );
+    String::from_utf8_lossy(&r.stderr).into_owned()
+}
+
+/// A two-card FINN deployment whose only cable loops fpga0's ports: the partitioner could
+/// not cut, fpga1 would get no layers and its build would fail deep inside; the description
+/// is refused at its cabling, naming the idle card and its line.
+#[test]
+fn finn_card_without_a_cable_to_the_pipeline() {
+    let c = case(two_finn("", "[[link]]\na = \"fpga0:0\"\nb = \"fpga0:1\"\n"));
+    let idle = format!("fpga1 (line {})", line_of(&c.text, "name = \"fpga1\""));
+    let words = [
+        "through fpga0 only (a loopback on one card carries no cut)",
+        idle.as_str(),
+        "no layers",
+        "kind = \"chain\"",
+    ];
+    assert_at(load(&c).unwrap_err(), &c, "[[link]]", &words);
+    let stderr = check_refused(&c, "fpga0,fpga1");
+    let at = format!(
+        "error: {}:{}:",
+        c.path.display(),
+        line_of(&c.text, "[[link]]")
+    );
+    assert!(stderr.starts_with(&at), "{stderr}");
+    // the same through [topology]: both cards looped, the error at the kind's line
+    let c = case(two_finn("", "[topology]\nkind = \"loopback\"\n"));
+    let idle = format!("fpga1 (line {})", line_of(&c.text, "name = \"fpga1\""));
+    let words = [idle.as_str(), "no layers", "kind = \"chain\""];
+    assert_at(load(&c).unwrap_err(), &c, "kind = \"loopback\"", &words);
+    // the same cards with a cable between them are accepted
+    let fixed = case(two_finn("", "[[link]]\na = \"fpga0:1\"\nb = \"fpga1:0\"\n"));
+    load(&fixed).expect("a cable between the cards");
+}
+
+/// Three cards where the cables reach fpga1 only: the error proposes a cable between free
+/// ports, and the description with that cable added is accepted.
+#[test]
+fn finn_card_off_the_path_gets_a_cable_proposed() {
+    let text = format!(
+        "{HEAD}app = \"finn\"\n\n[[device]]\nname = \"fpga0\"\nnode = 0\ncard = 0\n\n\
+         [[device]]\nname = \"fpga1\"\nnode = 0\ncard = 1\n\n[[device]]\nname = \"fpga2\"\n\
+         node = 0\ncard = 2\n\n[[link]]\na = \"fpga0:1\"\nb = \"fpga1:0\"\n"
+    );
+    let c = case(text.clone());
+    let idle = format!("fpga2 (line {})", line_of(&c.text, "name = \"fpga2\""));
+    let proposal = "[[link]] a = \"fpga1:1\", b = \"fpga2:0\"";
+    assert_at(
+        load(&c).unwrap_err(),
+        &c,
+        "[[link]]",
+        &["through fpga0 -> fpga1 only", idle.as_str(), proposal],
+    );
+    let fixed = case(text + "\n[[link]]\na = \"fpga1:1\"\nb = \"fpga2:0\"\n");
+    load(&fixed).expect("the proposed cable joins the chain");
+    // the pipeline starts on the first device: a chain with fpga0 in its middle leaves one
+    // end unreachable whichever way the network runs
+    let middle = case(
+        c.text.replace(
+            "a = \"fpga0:1\"\nb = \"fpga1:0\"",
+            "a = \"fpga1:1\"\nb = \"fpga0:0\"",
+        ) + "\n[[link]]\na = \"fpga0:1\"\nb = \"fpga2:0\"\n",
+    );
+    assert_at(
+        load(&middle).unwrap_err(),
+        &middle,
+        "[[link]]",
+        &["no layers"],
+    );
+}
+
+/// A byte that is not UTF-8 (Latin-1 `é` in a comment) is named with its line, column,
+/// value and offset, and nothing is written.
+#[test]
+fn description_not_utf8() {
+    let marker = "# caf\u{e9} au lait";
+    let text = two_finn("", &format!("{marker}\n[topology]\nkind = \"chain\"\n"));
+    let line = line_of(&text, marker);
+    let col = text.lines().nth(line - 1).unwrap().find('\u{e9}').unwrap() + 1;
+    // Latin-1: é is the single byte 0xE9
+    let bytes: Vec<u8> = text
+        .chars()
+        .map(|ch| u8::try_from(u32::from(ch)).unwrap())
+        .collect();
+    let offset = bytes.iter().position(|&b| b == 0xe9).unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("bad.toml");
+    std::fs::write(&path, &bytes).unwrap();
+    let c = Case {
+        _dir: dir,
+        path,
+        text,
+    };
+    let msg = format!("{:#}", load(&c).unwrap_err());
+    let want = format!(
+        "{}:{line}:{col}: not UTF-8 (byte 0xe9 at offset {offset})",
+        c.path.display()
+    );
+    assert!(msg.starts_with(&want), "expected {want} in: {msg}");
+    let stderr = check_refused(&c, "fpga0,fpga1");
+    assert!(stderr.starts_with(&format!("error: {want}")), "{stderr}");
+}
+
+/// A plan that leaves a card without layers (min-cut keeps a network that fits on one card
+/// whole) is refused at that device's line by every reader of the whole plan, and by the
+/// link step of that device's slice; the other device's slice still links.
+#[test]
+fn a_plan_that_leaves_a_card_idle() {
+    let mut plan = common::plan_json();
+    let all: Vec<serde_json::Value> = plan["layers"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|l| l["name"].clone())
+        .collect();
+    plan["devices"][0]["layers"] = all.into();
+    plan["devices"][1]["layers"] = serde_json::json!([]);
+    for l in plan["layers"].as_array_mut().unwrap() {
+        l["device"] = "fpga0".into();
+    }
+    plan["cuts"] = serde_json::json!([]);
+    let dir = tempfile::tempdir().unwrap();
+    let whole = common::write(dir.path(), "plan.json", &plan.to_string());
+    let c = case(two_finn("", "[topology]\nkind = \"chain\"\n"));
+    let devices = ["fpga0", "fpga1"].map(String::from);
+    let target = commands::Target {
+        name: None,
+        devices: &devices,
+    };
+    let words = ["device fpga1", "places no layer on it", "min_util"];
+    let err = commands::check(&c.path, &common::platform(), &target, Some(&whole), None);
+    assert_at(err.unwrap_err(), &c, "name = \"fpga1\"", &words);
+    let err = link(&c, "fpga0", &common::all_kernels(), Some(&whole), None).unwrap_err();
+    assert_at(err, &c, "name = \"fpga1\"", &words);
+    let slice = |device: &str| {
+        let out = dir.path().join(format!("{device}.json"));
+        commands::plan_slice(&whole, device, &out).unwrap();
+        out
+    };
+    let err = link(
+        &c,
+        "fpga1",
+        &common::all_kernels(),
+        Some(&slice("fpga1")),
+        None,
+    );
+    assert_at(err.unwrap_err(), &c, "name = \"fpga1\"", &words);
+    link(
+        &c,
+        "fpga0",
+        &common::all_kernels(),
+        Some(&slice("fpga0")),
+        None,
+    )
+    .expect("fpga0's slice has its layers");
 }

@@ -77,8 +77,7 @@ fn first_card_streams_from_the_input_dma_into_the_cable() {
     assert!(!cfg.contains("dma_out"), "{cfg}");
     assert!(!cfg.contains("aurora_flow_0"), "{cfg}");
     // FINN's kernel: network input width (FMPadding_rtl_0, 24 bit) and the cut's width
-    let plan: serde_json::Value =
-        serde_json::from_str(&std::fs::read_to_string(common::plan()).unwrap()).unwrap();
+    let plan: serde_json::Value = common::plan_json();
     let cut_bits = plan["cuts"][0]["stream_bits"].as_u64().unwrap();
     let in_bits = plan["layers"][0]["in_stream_bits"].as_u64().unwrap();
     let finn = sim["kernels"]
@@ -158,8 +157,7 @@ fn last_card_receives_the_cut_and_writes_through_the_output_dma() {
 #[test]
 fn the_output_dma_has_insert_iodmas_width_and_no_converter() {
     let (cfg, sim, notes) = link("fpga1");
-    let plan: serde_json::Value =
-        serde_json::from_str(&std::fs::read_to_string(common::plan()).unwrap()).unwrap();
+    let plan: serde_json::Value = common::plan_json();
     let last = &plan["layers"].as_array().unwrap().last().unwrap();
     let (bits, frame) = (
         last["out_stream_bits"].as_u64().unwrap(),
@@ -214,9 +212,9 @@ fn without_a_dma_of_that_width_the_error_names_the_target_to_add() {
 /// stream and both widths.
 #[test]
 fn a_cut_that_would_leave_a_partial_link_word_is_refused() {
-    let mut plan: serde_json::Value =
-        serde_json::from_str(&std::fs::read_to_string(common::plan()).unwrap()).unwrap();
-    // 257 words of 32 bits: 1028 B per frame, 4 B past 16 link words
+    let mut plan: serde_json::Value = common::plan_json();
+    // a cut of 257 words of 32 bits: 1028 B per frame, 4 B past 16 link words of 64 B
+    plan["cuts"][0]["stream_bits"] = serde_json::json!(32);
     plan["cuts"][0]["bits_per_frame"] = serde_json::json!(257 * 32);
     let dir = tempfile::tempdir().unwrap();
     let path = common::write(dir.path(), "plan.json", &plan.to_string());
@@ -314,7 +312,8 @@ fn every_subcommand_through_the_binary() {
     let o = |name: &str| out.path().join(name).display().to_string();
     let dep = common::deployment("mobilenet_2fpga").display().to_string();
     let plat = common::platform().display().to_string();
-    let plan = common::plan().display().to_string();
+    let plan_file = common::plan();
+    let plan = plan_file.display().to_string();
     let ktoml = common::kernel_toml().display().to_string();
     let ok = |args: Vec<String>| {
         let r = common::tool(&args.iter().map(String::as_str).collect::<Vec<_>>());

@@ -51,8 +51,77 @@ pub fn kernel_toml() -> PathBuf {
     root().join("hw/aurora_flow/kernel.toml")
 }
 
-pub fn plan() -> PathBuf {
-    PathBuf::from("tests/data/mobilenet_2fpga_plan.json")
+/// MobileNet-V1 over deploy/mobilenet_2fpga.toml's two cards, as the partitioner plans it
+/// today: its inputs are what `partitioner-inputs` makes of the description and the
+/// MobileNet-V1 estimates the partitioner's own tests use, its options those of
+/// `//deploy:mobilenet_2fpga` (throughput) and `finn-partition`'s defaults. Solved once per
+/// test binary, so a change to the partitioner reaches these tests instead of a stale copy.
+pub fn plan_text() -> &'static str {
+    static PLAN: std::sync::OnceLock<String> = std::sync::OnceLock::new();
+    PLAN.get_or_init(make_plan)
+}
+
+pub fn plan_json() -> serde_json::Value {
+    serde_json::from_str(plan_text()).unwrap()
+}
+
+/// The plan in a file of its own, removed with the value (tests leave nothing behind).
+pub struct PlanFile {
+    _dir: tempfile::TempDir,
+    path: PathBuf,
+}
+
+impl std::ops::Deref for PlanFile {
+    type Target = std::path::Path;
+    fn deref(&self) -> &std::path::Path {
+        &self.path
+    }
+}
+
+impl AsRef<std::path::Path> for PlanFile {
+    fn as_ref(&self) -> &std::path::Path {
+        &self.path
+    }
+}
+
+pub fn plan() -> PlanFile {
+    let dir = tempfile::tempdir().unwrap();
+    let path = write(dir.path(), "mobilenet_2fpga_plan.json", plan_text());
+    PlanFile { _dir: dir, path }
+}
+
+fn make_plan() -> String {
+    use finn_partitioner::{devices, estimates, topology, Objective, Options};
+    let (dep, plat) =
+        deploy_tool::commands::load(&deployment("mobilenet_2fpga"), &platform()).unwrap();
+    let devs: Vec<devices::DeviceSpec> = serde_json::from_value(
+        deploy_tool::partitioner::devices_json(&dep, &plat)["devices"].clone(),
+    )
+    .expect("the partitioner reads devices.json");
+    let devs = devices::resolve_all(&devs).unwrap();
+    let topo: topology::Topology =
+        serde_json::from_value(deploy_tool::partitioner::topology_json(&dep)).unwrap();
+    let est = estimates::Estimates::load(
+        &root().join("finn/partitioner/tests/data/mobilenet_v1_estimates.json"),
+    )
+    .unwrap();
+    let opts = Options {
+        objective: Objective::Throughput,
+        ..Options::default()
+    };
+    let plan = finn_partitioner::partition(&est, &devs, &topo, &opts).expect("partitions");
+    serde_json::to_string_pretty(&plan).unwrap()
+}
+
+/// The plan's (first) cut as error messages name it: `FROM_LAYER -> TO_LAYER`.
+pub fn plan_cut() -> String {
+    let plan = plan_json();
+    let cut = &plan["cuts"][0];
+    format!(
+        "{} -> {}",
+        cut["from_layer"].as_str().unwrap(),
+        cut["to_layer"].as_str().unwrap()
+    )
 }
 
 /// A deployment file written into `dir` (for the cases no example deployment covers).
