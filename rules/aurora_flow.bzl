@@ -14,6 +14,7 @@ or `vivado_package_xo` (`<name>.xo`, vitis), and `kernel.json` (params include `
 [docs/auroraflow.md](auroraflow.md).
 """
 
+load("//rules/toolchains:aurora_flow.bzl", "AuroraFlowToolchainInfo")
 load("//rules/toolchains:fpga.bzl", "FpgaToolchainInfo")
 load(":aurora_flow_desc.bzl", "AXILITE", "FLOW_CONTROL", "LINK", "PARAMETERS", "headroom_beats", "need_beats")
 load(":kernel.bzl", "KernelInfo", "kernel_description")
@@ -140,7 +141,7 @@ def _aurora_flow_kernel_impl(ctx: AnalysisContext) -> list[Provider]:
     params = _check(ctx)
     name = params["kernel_name"]
     fpga = ctx.attrs._fpga[FpgaToolchainInfo]
-    desc_tool = ctx.attrs._desc_tool[RunInfo]
+    desc_tool = ctx.attrs._aurora_flow[AuroraFlowToolchainInfo].desc_tool
     json_params = dict(params)
     json_params["rtl_files"] = ctx.attrs.rtl + ctx.attrs.rtl_headers
     params_file = ctx.actions.declare_output("params.json")
@@ -269,13 +270,13 @@ aurora_flow_kernel = rule(
         "tx_fifo_size": attrs.int(default = PARAMETERS["tx_fifo_size"]["default"], doc = "bytes, a power of two"),
         "use_framing": attrs.bool(default = PARAMETERS["use_framing"]["default"]),
         "xon_on_empty": attrs.bool(default = PARAMETERS["xon_on_empty"]["default"], doc = "XON at every fall to prog_empty (the public kernel); False: only after an XOFF"),
+        "_aurora_flow": attrs.default_only(attrs.toolchain_dep(
+            default = "toolchains//:aurora_flow",
+            providers = [AuroraFlowToolchainInfo],
+        )),
         "_fpga": attrs.default_only(attrs.toolchain_dep(
             default = "toolchains//:fpga",
             providers = [FpgaToolchainInfo],
-        )),
-        "_desc_tool": attrs.default_only(attrs.exec_dep(
-            providers = [RunInfo],
-            default = "root//hw/aurora_flow/desc:aurora-flow-desc",
         )),
         "_verilator": HDL_TOOLCHAIN_ATTRS["_verilator"],
     },

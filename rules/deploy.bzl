@@ -21,7 +21,7 @@ with SHA256SUMS; `sbatch mobilenet_2fpga/job.sh` wherever it is copied), with su
 `deploy_scripts` → `job.sh`, `run.sh`, `topology.json`; `deploy_report` → `report.html`). A
 FINN deployment's scripts pass the executor export to the host as `--reference`.
 
-Every action runs `deploy-tool` (`//rules/tools/deploy`, an `exec_dep`): it reads
+Every action runs `deploy-tool` (deploy/tool, through `toolchains//:deploy`): it reads
 `deploy/<name>.toml` (devices with node/card/clock, cables as `device:port` pairs or a
 generated `chain`/`ring`/`pair`/`loopback` topology, `app = "finn" | "aurora_bench"`) against
 the platform TOML of `toolchains//:fpga`; subcommands `check`, `partitioner-inputs`,
@@ -30,18 +30,19 @@ the platform TOML of `toolchains//:fpga`; subcommands `check`, `partitioner-inpu
 deploy/x.toml:12: ...`), exit 1 and write nothing. A FINN cable carries its cut in one
 direction; the link kernel's other direction gets a tie-off (`//hw/hls:tie_off_source`,
 `//hw/hls:tie_off_sink`), as FINN+ 1.6.1 parks its `tx_dummy_kernel` / `rx_dummy_kernel`
-there. Format, checks and outputs: [`rules/tools/deploy/README.md`](../rules/tools/deploy/README.md).
+there. Format, checks and outputs: [`deploy/tool/README.md`](../deploy/tool/README.md).
 """
 
 load("//rules:finn.bzl", "FinnEstimatesInfo", "PartitionPlanInfo", "finn_partition", "finn_script")
 load("//rules:vitis_link.bzl", "BitstreamInfo", "DeploymentDescInfo", "vitis_link")
+load("//rules/toolchains:deploy.bzl", "DeployToolchainInfo")
 load("//rules/toolchains:finn.bzl", "FinnToolchainInfo")
 load("//rules/toolchains:fpga.bzl", "FpgaToolchainInfo")
 load("//rules/toolchains:system.bzl", "SystemToolInfo", "tool_test_env")
 
-_DEPLOY_TOOL = attrs.default_only(attrs.exec_dep(
-    providers = [RunInfo],
-    default = "root//rules/tools/deploy:deploy-tool",
+_DEPLOY_TOOLCHAIN = attrs.default_only(attrs.toolchain_dep(
+    default = "toolchains//:deploy",
+    providers = [DeployToolchainInfo],
 ))
 
 _FPGA_TOOLCHAIN = attrs.default_only(attrs.toolchain_dep(
@@ -91,7 +92,7 @@ DeploymentInfo = provider(
 
 def _deployment_description_impl(ctx: AnalysisContext) -> list[Provider]:
     fpga = ctx.attrs._fpga[FpgaToolchainInfo]
-    tool = ctx.attrs._deploy_tool[RunInfo]
+    tool = ctx.attrs._deploy[DeployToolchainInfo].compiler
     base = [
         "--deployment",
         ctx.attrs.description,
@@ -152,7 +153,7 @@ deployment_description = rule(
         "deployment_name": attrs.string(),
         "description": attrs.source(doc = "deploy/<name>.toml"),
         "devices": attrs.list(attrs.string(), doc = "device names as in the TOML, in order (checked against it)"),
-        "_deploy_tool": _DEPLOY_TOOL,
+        "_deploy": _DEPLOY_TOOLCHAIN,
         "_fpga": _FPGA_TOOLCHAIN,
     },
     doc = "A deployment description, validated against the FPGA platform (`deploy-tool " +
@@ -182,7 +183,7 @@ def _deploy_tool_per_profile(tool, verb: str, desc, fpga, profile: str, host, li
 def _fpga_deployment_impl(ctx: AnalysisContext) -> list[Provider]:
     fpga = ctx.attrs._fpga[FpgaToolchainInfo]
     desc = ctx.attrs.deployment[DeploymentDescInfo]
-    tool = ctx.attrs._deploy_tool[RunInfo]
+    tool = ctx.attrs._deploy[DeployToolchainInfo].compiler
     links = {}
     for link in ctx.attrs.links:
         info = link[BitstreamInfo]
@@ -310,7 +311,7 @@ fpga_deployment_rule = rule(
         "links": attrs.list(attrs.dep(providers = [BitstreamInfo])),
         "partition": attrs.option(attrs.dep(providers = [PartitionPlanInfo]), default = None),
         "profile": attrs.enum(["noctua2", "local"], default = "noctua2"),
-        "_deploy_tool": _DEPLOY_TOOL,
+        "_deploy": _DEPLOY_TOOLCHAIN,
         "_fpga": _FPGA_TOOLCHAIN,
     },
 )
@@ -324,7 +325,7 @@ def fpga_deployment(
         estimates = None,
         objective = "throughput",
         clock_mhz = 250,
-        flow_control = "//hw/aurora_flow:kernel_description",
+        flow_control = None,
         profile = None,
         visibility = None):
     """A deployment: `description` (TOML), `devices` (its device names, in order; checked

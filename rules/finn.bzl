@@ -2,8 +2,8 @@
 the per-layer estimates, and the multi-FPGA partition with its per-device models.
 
 The FINN step lists are stated once, in `finn/flow/steps.bzl`: `FRONT_END_STEPS` (the
-estimate-only front end) and `AMD_ONLY_STEPS` (steps that need vitis_hls / Vivado / v++;
-refused under `sim` at analysis, and `finn/flow/run_step.py` names the missing tool). Actions:
+estimate-only front end) and `AMD_ONLY_STEPS` (steps that need vitis_hls / Vivado / v++,
+handed to the rules by the FINN toolchain as `amd_only_steps`; refused under `sim` at analysis, and `finn/flow/run_step.py` names the missing tool). Actions:
 `finn_model` (`<name>.onnx`); `finn_steps`: one `finn_step` per step (`<step>.onnx`, a
 sub-target per step) and `reports/`; `finn_estimates` (`estimates.json`); `finn_partition`:
 `finn_partition` (`plan.json`, `folding/`), `finn_split` (`partitions/`) and
@@ -13,17 +13,11 @@ Python execution on seeded random frames), then `finn-exec check` against it; `f
 (`report.txt`, `report.png`). FINN and the partitioner: [docs/finn.md](finn.md).
 """
 
-load("//finn/flow:steps.bzl", "AMD_ONLY_STEPS")
 load("//rules/toolchains:finn.bzl", "FinnToolchainInfo")
 
 _FINN_TOOLCHAIN = attrs.default_only(attrs.toolchain_dep(
     default = "toolchains//:finn",
     providers = [FinnToolchainInfo],
-))
-
-_PARTITIONER = attrs.default_only(attrs.exec_dep(
-    providers = [RunInfo],
-    default = "root//finn/partitioner:finn-partition",
 ))
 
 FinnModelInfo = provider(
@@ -100,8 +94,8 @@ def _finn_steps_impl(ctx: AnalysisContext) -> list[Provider]:
     for entry in ctx.attrs.steps:
         # "name=step" exposes FINN step `step` as sub-target `name`.
         name, _, step = entry.partition("=") if "=" in entry else (entry, "", entry)
-        if step in AMD_ONLY_STEPS and tc.fpga != "vitis":
-            fail("{}: step {} needs {}; set `-c fpga.toolchain=vitis` or drop it".format(ctx.label, step, AMD_ONLY_STEPS[step]))
+        if step in tc.amd_only_steps and tc.fpga != "vitis":
+            fail("{}: step {} needs {}; set `-c fpga.toolchain=vitis` or drop it".format(ctx.label, step, tc.amd_only_steps[step]))
         out = ctx.actions.declare_output("{}.onnx".format(name))
         args = [
             "--step",
@@ -191,7 +185,7 @@ def _finn_partition_impl(ctx: AnalysisContext) -> list[Provider]:
     folding = ctx.actions.declare_output("folding", dir = True)
     ctx.actions.run(
         cmd_args(
-            ctx.attrs._partitioner[RunInfo],
+            ctx.attrs._finn[FinnToolchainInfo].partitioner,
             "--estimates",
             est.estimates,
             "--devices",
@@ -241,7 +235,6 @@ finn_partition = rule(
         "objective": attrs.enum(["balanced", "min-cut", "throughput"], default = "balanced"),
         "topology": attrs.source(),
         "_finn": _FINN_TOOLCHAIN,
-        "_partitioner": _PARTITIONER,
     },
     doc = "The MIP partitioner on `estimates` for the devices (JSON budgets) and topology " +
           "(chain, ring, switch or links): plan JSON, per-device folding configs " +
@@ -284,7 +277,7 @@ def _finn_python_test_impl(ctx: AnalysisContext) -> list[Provider]:
         hidden = tc.scripts + [tc.version] + ctx.attrs.data,
     )
     env = dict(ctx.attrs.env)
-    env["FINN_PARTITION_BIN"] = cmd_args(ctx.attrs._partitioner[RunInfo], delimiter = " ")
+    env["FINN_PARTITION_BIN"] = cmd_args(ctx.attrs._finn[FinnToolchainInfo].partitioner, delimiter = " ")
     return [
         DefaultInfo(),
         ExternalRunnerTestInfo(
@@ -303,7 +296,6 @@ finn_python_test = rule(
         "labels": attrs.list(attrs.string(), default = []),
         "srcs": attrs.list(attrs.source()),
         "_finn": _FINN_TOOLCHAIN,
-        "_partitioner": _PARTITIONER,
     },
     doc = "pytest over `srcs` in the FINN environment, with FINN_PARTITION_BIN set to the " +
           "partitioner binary.",
@@ -334,7 +326,7 @@ def _finn_exec_test_impl(ctx: AnalysisContext) -> list[Provider]:
         category = "finn_exec_reference",
     )
     command = cmd_args(
-        ctx.attrs._finn_exec[RunInfo],
+        ctx.attrs._finn[FinnToolchainInfo].executor,
         "check",
         "--exec",
         plan.exec,
@@ -359,10 +351,6 @@ finn_exec_test = rule(
         "partition": attrs.dep(providers = [PartitionPlanInfo]),
         "seed": attrs.int(default = 0),
         "_finn": _FINN_TOOLCHAIN,
-        "_finn_exec": attrs.default_only(attrs.exec_dep(
-            providers = [RunInfo],
-            default = "root//host/finn_exec:finn-exec",
-        )),
     },
     doc = "Bit-exactness of the functional executor (host/finn_exec) against FINN's own " +
           "Python execution: `frames` seeded random frames per case — `partitions`: each " +

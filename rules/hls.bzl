@@ -183,7 +183,7 @@ def _include_flags(ctx: AnalysisContext, with_project_headers: bool) -> cmd_args
     dirs = cmd_args([cmd_args(h, parent = 1, format = "-I{}") for h in ctx.attrs.hdrs])
     if with_project_headers:
         # every header of the set lives in one directory: one -I for all
-        headers = ctx.attrs._headers[DefaultInfo].default_outputs
+        headers = ctx.attrs._fpga[FpgaToolchainInfo].hls_headers
         return cmd_args(flags, dirs, cmd_args(headers[0], parent = 1, format = "-I{}"))
     return cmd_args(flags, dirs)
 
@@ -192,7 +192,7 @@ def _hls_kernel_impl(ctx: AnalysisContext) -> list[Provider]:
     args = _check_args(ctx)
     ports, described = _interface(ctx, args)
     name = ctx.label.name
-    project_headers = ctx.attrs._headers[DefaultInfo].default_outputs
+    project_headers = ctx.attrs._fpga[FpgaToolchainInfo].hls_headers
     params = {
         "args": described,
         "defines": ctx.attrs.defines,
@@ -315,7 +315,6 @@ hls_kernel = rule(
             default = "toolchains//:fpga",
             providers = [FpgaToolchainInfo],
         )),
-        "_headers": attrs.default_only(attrs.dep(default = "root//hw/hls:headers")),
     },
     doc = "An HLS C++ kernel: `.xo` with the vitis FPGA toolchain, a C-simulation shared " +
           "library exporting af_sim_abi.h with sim. Returns KernelInfo (kind \"hls\").",
@@ -339,7 +338,7 @@ def _hls_cxx_test_impl(ctx: AnalysisContext) -> list[Provider]:
     if "cxx" not in tc.tools:
         fail("{}: HLS C-simulation tests need the sim FPGA toolchain (-c fpga.toolchain=sim)".format(ctx.label))
     binary = ctx.actions.declare_output(ctx.label.name)
-    headers = ctx.attrs._headers[DefaultInfo].default_outputs
+    headers = ctx.attrs._fpga[FpgaToolchainInfo].hls_headers
     ctx.actions.run(
         cmd_args(
             tc.tools["cxx"],
@@ -388,7 +387,6 @@ hls_cxx_test = rule(
             default = "toolchains//:fpga",
             providers = [FpgaToolchainInfo],
         )),
-        "_headers": attrs.default_only(attrs.dep(default = "root//hw/hls:headers")),
         "_python": attrs.default_only(attrs.toolchain_dep(
             default = "toolchains//:python",
             providers = [PythonToolchainInfo],

@@ -22,6 +22,8 @@ the config uses; local-only, cache-uploadable) and, for a FINN partition, `finn_
 
 load("//rules:finn.bzl", "PartitionPlanInfo")
 load("//rules:kernel.bzl", "KernelInfo")
+load("//rules/toolchains:aurora_flow.bzl", "AuroraFlowToolchainInfo")
+load("//rules/toolchains:deploy.bzl", "DeployToolchainInfo")
 load("//rules/toolchains:finn.bzl", "FinnToolchainInfo")
 load("//rules/toolchains:fpga.bzl", "FpgaToolchainInfo")
 
@@ -129,7 +131,7 @@ def _vitis_link_impl(ctx: AnalysisContext) -> list[Provider]:
         plan = ctx.actions.declare_output(device + ".plan.json")
         ctx.actions.run(
             cmd_args(
-                ctx.attrs._deploy_tool[RunInfo],
+                ctx.attrs._deploy[DeployToolchainInfo].compiler,
                 "plan-slice",
                 "--plan",
                 plan_info.plan,
@@ -148,7 +150,7 @@ def _vitis_link_impl(ctx: AnalysisContext) -> list[Provider]:
     cfg = ctx.actions.declare_output(device + ".cfg")
     sim = ctx.actions.declare_output(device + ".sim.json")
     args = cmd_args(
-        ctx.attrs._deploy_tool[RunInfo],
+        ctx.attrs._deploy[DeployToolchainInfo].compiler,
         "link-config",
         "--deployment",
         desc.description,
@@ -157,7 +159,7 @@ def _vitis_link_impl(ctx: AnalysisContext) -> list[Provider]:
         "--device",
         device,
         "--flow-control",
-        ctx.attrs.flow_control,
+        ctx.attrs.flow_control or ctx.attrs._aurora_flow[AuroraFlowToolchainInfo].kernel_description,
         hidden = [desc.checked],
     )
     for d in descriptions:
@@ -171,7 +173,7 @@ def _vitis_link_impl(ctx: AnalysisContext) -> list[Provider]:
     xclbin = ctx.actions.declare_output(device + ".xclbin")
     if fpga.kind == "vitis":
         link = cmd_args(
-            ctx.attrs._deploy_tool[RunInfo],
+            ctx.attrs._deploy[DeployToolchainInfo].compiler,
             "vpp-link",
             "--vpp",
             fpga.tools["vpp"],
@@ -204,7 +206,7 @@ def _vitis_link_impl(ctx: AnalysisContext) -> list[Provider]:
             models.append(finn_model)
         ctx.actions.run(
             cmd_args(
-                ctx.attrs._xclbin_pack[RunInfo],
+                ctx.attrs._deploy[DeployToolchainInfo].xclbin_pack,
                 "--description",
                 sim,
                 "--platform",
@@ -241,12 +243,16 @@ vitis_link = rule(
         "clock_mhz": attrs.int(default = 250, doc = "kernel clock the FINN partition is built for"),
         "deployment": attrs.dep(providers = [DeploymentDescInfo]),
         "device": attrs.string(doc = "the device of the deployment this bitstream is for"),
-        "flow_control": attrs.source(doc = "the AuroraFlow kernel description (its [flow_control] sizing rule)"),
+        "flow_control": attrs.option(attrs.source(), default = None, doc = "the AuroraFlow kernel description (its [flow_control] sizing rule); default: the AuroraFlow toolchain's"),
         "kernels": attrs.list(attrs.dep(providers = [KernelInfo]), default = []),
         "partition": attrs.option(attrs.dep(providers = [PartitionPlanInfo]), default = None),
-        "_deploy_tool": attrs.default_only(attrs.exec_dep(
-            providers = [RunInfo],
-            default = "root//rules/tools/deploy:deploy-tool",
+        "_aurora_flow": attrs.default_only(attrs.toolchain_dep(
+            default = "toolchains//:aurora_flow",
+            providers = [AuroraFlowToolchainInfo],
+        )),
+        "_deploy": attrs.default_only(attrs.toolchain_dep(
+            default = "toolchains//:deploy",
+            providers = [DeployToolchainInfo],
         )),
         "_finn": attrs.default_only(attrs.toolchain_dep(
             default = "toolchains//:finn",
@@ -255,10 +261,6 @@ vitis_link = rule(
         "_fpga": attrs.default_only(attrs.toolchain_dep(
             default = "toolchains//:fpga",
             providers = [FpgaToolchainInfo],
-        )),
-        "_xclbin_pack": attrs.default_only(attrs.exec_dep(
-            providers = [RunInfo],
-            default = "root//host/xclbin:xclbin-pack",
         )),
     },
     doc = "One FPGA of a deployment: generated + validated v++ config (`[link_config]`), " +

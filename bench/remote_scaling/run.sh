@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Remote execution's scaling over Slurm workers: the same 8 stand-in place & route actions
-# of T seconds (rules/pnr_standin.bzl) built with -c ci.remote_exec=true over 1, 2 and 4
+# of T seconds (remote/standin/defs.bzl) built with -c ci.remote_exec=true over 1, 2 and 4
 # workers submitted through //remote:workers to a one-node Slurm cluster (remote/tests/
 # pool.sh), each against the ideal ceil(8/N) x T, and the peer: the same actions built
 # locally with forge's default -j (this machine's cores). Each round's actions have inputs

@@ -64,7 +64,7 @@ tiny = rule(impl = _tiny_impl, attrs = {{"count": attrs.int()}})
 
 
 class BuildGrid:
-    """A cache-only BuildGrid on 127.0.0.1: `forge-re-grid serve --cache-only` (remote/grid),
+    """A cache-only BuildGrid on 127.0.0.1: `forge-re-grid serve --cache-only` (engine/grid),
     the project's one BuildGrid configuration."""
 
     def __init__(self, grid, bgd, workdir):

@@ -3,7 +3,7 @@
 # (bench/remote_scaling/run.sh): a BuildGrid (forge-re-grid serve) and a throwaway one-node
 # Slurm cluster (deploy/tests/slurm_cluster.sh), workers submitted through //remote:workers
 # as a user submits them, and scratch projects of stand-in place & route actions
-# (rules/pnr_standin.bzl) built by forge. `pool_down` (run on exit) cancels the job, waits
+# (remote/standin/defs.bzl) built by forge. `pool_down` (run on exit) cancels the job, waits
 # for its workers and stops everything.
 #
 #   source remote/tests/pool.sh
@@ -144,11 +144,11 @@ pool_down() {
 # stand-in rule, and the stand-in binary as a prebuilt tool at the label the rule names.
 standin_project() {
     local dir=$1 remote_exec=$2 count=$3 seconds=$4
-    mkdir -p "$dir"/{platforms,rules/tools/pnr_standin,pkg}
+    mkdir -p "$dir"/{platforms,rules,remote/standin,pkg}
     cp "$POOL_ROOT"/platforms/{BUCK,defs.bzl} "$dir/platforms/"
-    cp "$POOL_ROOT/rules/pnr_standin.bzl" "$dir/rules/"
+    cp "$POOL_ROOT/remote/standin/defs.bzl" "$dir/remote/standin/"
     cp "$POOL_ROOT/remote/standin/netlist.txt" "$dir/pkg/"
-    cp "$STANDIN" "$dir/rules/tools/pnr_standin/pnr_standin"
+    cp "$STANDIN" "$dir/remote/standin/pnr_standin"
     cat >"$dir/rules/prebuilt.bzl" <<'BZL'
 def _prebuilt_impl(ctx):
     return [DefaultInfo(default_output = ctx.attrs.bin), RunInfo(args = cmd_args(ctx.attrs.bin))]
@@ -156,8 +156,8 @@ def _prebuilt_impl(ctx):
 prebuilt = rule(impl = _prebuilt_impl, attrs = {"bin": attrs.source()})
 BZL
     printf 'load("//rules:prebuilt.bzl", "prebuilt")\n\nprebuilt(name = "pnr_standin", bin = "pnr_standin", visibility = ["PUBLIC"])\n' \
-        >"$dir/rules/tools/pnr_standin/BUCK"
-    printf 'load("//rules:pnr_standin.bzl", "pnr_standin")\n\npnr_standin(name = "pnr", count = %s, seconds = "%s", src = "netlist.txt")\n' \
+        >"$dir/remote/standin/BUCK"
+    printf 'load("//remote/standin:defs.bzl", "pnr_standin")\n\npnr_standin(name = "pnr", count = %s, seconds = "%s", src = "netlist.txt")\n' \
         "$count" "$seconds" >"$dir/pkg/BUCK"
     : >"$dir/.buckroot"
     printf '[cells]\n  root = .\n\n[buildfile]\n  name = BUCK\n\n[build]\n  execution_platforms = root//platforms:platforms\n\n[ci]\n  remote_exec = %s\n\n[buck2_re_client]\n  address = %s\n  tls = false\n' \

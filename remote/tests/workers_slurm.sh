@@ -40,7 +40,7 @@ for ((i = 0; i < ACTIONS; i++)); do
     if [ -z "$r" ] || [ -z "$l" ]; then pool_fail "fpga$i.bit missing (remote: '$r', local: '$l')"; fi
     cmp -s "$r" "$l" || pool_fail "fpga$i.bit differs between the remote and the local build"
 done
-# the stand-in's recipe (rules/tools/pnr_standin/src/bitstream.rs), recomputed independently
+# the stand-in's recipe (remote/standin/src/bitstream.rs), recomputed independently
 seed=$(sha256sum <"$remote/pkg/netlist.txt" | cut -c1-64)
 for i in 0 $((ACTIONS - 1)); do
     want=$(printf '%s' "$seed:$i:1" | sha256sum | cut -c1-64)

@@ -9,8 +9,18 @@ FinnToolchainInfo = provider(
           "sandbox_passthrough` makes .venv visible to actions); `version`: Artifact, " +
           "`python --version` + `pip freeze` of the venv, an input of every FINN action so " +
           "an environment change re-runs them; `scripts`: list[Artifact], finn/flow/*.py; " +
-          "`fpga`: str, \"sim\" (front-end steps only) or \"vitis\".",
-    fields = ["python", "version", "scripts", "fpga"],
+          "`fpga`: str, \"sim\" (front-end steps only) or \"vitis\"; `amd_only_steps`: " +
+          "dict step -> the AMD tools it needs (refused under sim); `partitioner`: RunInfo " +
+          "of finn-partition; `executor`: RunInfo of finn-exec, the functional executor.",
+    fields = {
+        "amd_only_steps": provider_field(dict),
+        "executor": provider_field(RunInfo),
+        "fpga": provider_field(str),
+        "partitioner": provider_field(RunInfo),
+        "python": provider_field(str),
+        "scripts": provider_field(list),
+        "version": provider_field(Artifact),
+    },
 )
 
 def _finn_toolchain_impl(ctx: AnalysisContext) -> list[Provider]:
@@ -22,18 +32,24 @@ def _finn_toolchain_impl(ctx: AnalysisContext) -> list[Provider]:
     return [
         DefaultInfo(default_output = version),
         FinnToolchainInfo(
-            python = python,
-            version = version,
-            scripts = ctx.attrs.scripts[DefaultInfo].default_outputs,
+            amd_only_steps = ctx.attrs.amd_only_steps,
+            executor = ctx.attrs.executor[RunInfo],
             fpga = ctx.attrs.fpga,
+            partitioner = ctx.attrs.partitioner[RunInfo],
+            python = python,
+            scripts = ctx.attrs.scripts[DefaultInfo].default_outputs,
+            version = version,
         ),
     ]
 
 finn_toolchain = rule(
     impl = _finn_toolchain_impl,
     attrs = {
+        "amd_only_steps": attrs.dict(attrs.string(), attrs.string(), doc = "step -> the AMD tools it needs (finn/flow/steps.bzl)"),
+        "executor": attrs.exec_dep(providers = [RunInfo], doc = "finn-exec"),
         "fpga": attrs.enum(["sim", "vitis"], default = "sim"),
-        "scripts": attrs.dep(default = "root//finn/flow:scripts"),
+        "partitioner": attrs.exec_dep(providers = [RunInfo], doc = "finn-partition"),
+        "scripts": attrs.dep(doc = "the flow scripts (finn/flow:scripts)"),
         "venv": attrs.string(default = ".venv/finn"),
         "_probe": attrs.default_only(attrs.exec_dep(
             providers = [RunInfo],
@@ -41,5 +57,5 @@ finn_toolchain = rule(
         )),
     },
     is_toolchain_rule = True,
-    doc = "FINN (finn-plus 1.6.1 without torch) in the venv `venv`, with the flow scripts.",
+    doc = "FINN (finn-plus 1.6.1 without torch) in the venv `venv`, with the flow scripts, the step catalogue, the partitioner and the functional executor.",
 )

@@ -19,9 +19,11 @@ FpgaToolchainInfo = provider(
           "(memories, SLRs, QSFP interfaces, resources; toolchains/fpga_platforms/); " +
           "`part`: str; `tools`: dict name -> command (sim: cxx; vitis: vpp, vivado, " +
           "vitis_hls, xclbinutil); `version`: Artifact, every tool's probed version (an " +
-          "input of every FPGA action).",
+          "input of every FPGA action); `hls_headers`: list[Artifact], the C-simulation " +
+          "headers whose directory sim puts on every HLS compile's include path.",
     fields = {
         "kind": provider_field(str),
+        "hls_headers": provider_field(list),
         "part": provider_field(str),
         "platform": provider_field(str),
         "platform_desc": provider_field(Artifact),
@@ -70,6 +72,7 @@ def _fpga_toolchain_impl(ctx: AnalysisContext) -> list[Provider]:
     return [
         DefaultInfo(default_output = version),
         FpgaToolchainInfo(
+            hls_headers = ctx.attrs.hls_headers[DefaultInfo].default_outputs,
             kind = ctx.attrs.kind,
             part = ctx.attrs.part,
             platform = ctx.attrs.platform,
@@ -83,6 +86,7 @@ fpga_toolchain = rule(
     impl = _fpga_toolchain_impl,
     attrs = {
         "cxx": attrs.string(default = "g++", doc = "sim: the C++ compiler of HLS C simulation"),
+        "hls_headers": attrs.dep(doc = "sim: the C-simulation header set (its default outputs)"),
         "kind": attrs.enum(["sim", "vitis"], default = "sim"),
         "part": attrs.string(default = "xcu280-fsvh2892-2L-e"),
         "platform": attrs.string(default = "xilinx_u280_gen3x16_xdma_1_202211_1"),

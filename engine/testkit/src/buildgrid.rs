@@ -152,7 +152,7 @@ impl BuildGrid {
         let config = dir.path().join("buildgrid.yml");
         let cas = dir.path().join("storage");
         std::fs::create_dir_all(&cas).unwrap();
-        // The project's one BuildGrid configuration (remote/grid), without execution.
+        // The project's one BuildGrid configuration (engine/grid), without execution.
         let mut cfg = forge_re_grid::Config::cache_only(port, cas);
         cfg.instance = instance.to_string();
         cfg.max_cached_refs = 10_000;

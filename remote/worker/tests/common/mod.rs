@@ -1,4 +1,4 @@
-//! One BuildGrid with execution (remote/grid's forge_re_grid: the project's configuration,
+//! One BuildGrid with execution (engine/grid's forge_re_grid: the project's configuration,
 //! its own PostgreSQL) per test binary, and
 //! forge-re-worker processes per test. Each test's workers advertise `test=<name>` and its
 //! actions ask for it, so tests sharing the server never take each other's work.
@@ -35,7 +35,7 @@ pub fn server() -> &'static Server {
     })
 }
 
-/// The project's BuildGrid (remote/grid) with short keepalive, so a killed bot's lease is
+/// The project's BuildGrid (engine/grid) with short keepalive, so a killed bot's lease is
 /// requeued within seconds, and the `test` key matched.
 pub fn start_server() -> Server {
     let dir = tempfile::Builder::new()

@@ -1,16 +1,16 @@
 #![allow(dead_code)]
 //! Paths of the project's files the tests read (tests run from the crate directory, which is
-//! rules/tools/deploy under both `cargo test` and `forge test`).
+//! deploy/tool under both `cargo test` and `forge test`).
 
 use std::path::PathBuf;
 use std::process::{Command, Output};
 
 pub fn root() -> PathBuf {
     let here = std::env::current_dir().unwrap();
-    let root = here.join("../../..");
+    let root = here.join("../..");
     assert!(
         root.join("deploy").is_dir(),
-        "run from rules/tools/deploy (cwd {})",
+        "run from deploy/tool (cwd {})",
         here.display()
     );
     root

@@ -2,7 +2,7 @@
 
 `slurm_workers` is a runnable: `./forge run //remote:workers -- submit --count N --address
 grpc://HOST:PORT [--profile noctua2|local] [--partition P] [--qos Q] [--time T] [--account A]`
-runs `//rules/tools/re_workers` (an `exec_dep`), which writes a job directory (default
+runs `//remote/workers_job:re-workers` (an `exec_dep`), which writes a job directory (default
 `buck-out/remote-workers/workers-<time>-<pid>/`: `job.sh`, a copy of the worker, the logs),
 submits `job.sh` with the slurm toolchain's `sbatch` and prints the script's path and the
 job id; `script` instead of `submit` only writes it. The job starts `--count` `worker`s
@@ -57,7 +57,7 @@ slurm_workers = rule(
         )),
         "_tool": attrs.default_only(attrs.exec_dep(
             providers = [RunInfo],
-            default = "root//rules/tools/re_workers:re-workers",
+            default = "root//remote/workers_job:re-workers",
         )),
     },
     doc = "Runnable: `submit` (or `script`) the Slurm job that starts remote execution " +
@@ -88,7 +88,7 @@ _POOL_ATTRS = {
     "forge": attrs.exec_dep(providers = [RunInfo], default = "root//engine/forge:forge"),
     "grid": attrs.exec_dep(providers = [RunInfo], default = "root//remote:grid"),
     "script": attrs.source(),
-    "standin": attrs.exec_dep(providers = [RunInfo], default = "root//rules/tools/pnr_standin:pnr_standin"),
+    "standin": attrs.exec_dep(providers = [RunInfo], default = "root//remote/standin:pnr_standin"),
     "workers": attrs.dep(providers = [RunInfo], default = "root//remote:workers", doc = "a `slurm_workers` target"),
     "_slurm": attrs.default_only(attrs.toolchain_dep(
         providers = [SystemToolInfo],

@@ -2,7 +2,7 @@
 tools are absent.
 
 `pnr_standin` declares `count` actions, category `place_route_standin`, identifier `<i>`,
-each running `//rules/tools/pnr_standin` (an `exec_dep`, so the binary is an input of the
+each running `//remote/standin:pnr_standin` (an `exec_dep`, so the binary is an input of the
 action and a remote worker gets it from the CAS) on `src`: it sleeps `seconds`, then writes
 `fpga<i>.bit`, a few hundred KiB that depend only on `src` and `i`. None is `local_only`:
 under `-c ci.remote_exec=true` they go to the workers, while the cargo build of the tool
@@ -44,7 +44,7 @@ pnr_standin = rule(
         "src": attrs.source(doc = "the file every output is derived from (a netlist's stand-in)"),
         "_tool": attrs.default_only(attrs.exec_dep(
             providers = [RunInfo],
-            default = "root//rules/tools/pnr_standin:pnr_standin",
+            default = "root//remote/standin:pnr_standin",
         )),
     },
     doc = "`count` stand-in place & route actions of `seconds` each, outputs `fpga<i>.bit`.",
