@@ -297,6 +297,7 @@ module aurora_flow #(
   logic rxw_valid, rxw_last;
   logic [DW-1:0] rxw_data;
   logic [5:0] rxw_nb;
+  logic rx_holding;  // the 32 B -> 64 B assembly holds an unpaired half (RX_PENDING_HALF)
   logic [RX_FW-1:0] rxf_in, rxf_out;
   logic rxf_in_ready, rx_drop, rxf_out_valid, rxf_out_ready;
   logic [RX_AW:0] rxf_wr_level, rxf_rd_level;
@@ -313,9 +314,11 @@ module aurora_flow #(
         .m_valid    (rxw_valid),
         .m_data     (rxw_data),
         .m_last     (rxw_last),
-        .m_nbytes_m1(rxw_nb)
+        .m_nbytes_m1(rxw_nb),
+        .holding    (rx_holding)
     );
   end else begin : g_rx_direct
+    assign rx_holding = 1'b0;
     assign rxw_valid = ip_rx_tvalid;
     assign rxw_data = ip_rx_tdata;
     assign rxw_last = ip_rx_tlast;
@@ -475,12 +478,12 @@ module aurora_flow #(
     end
   end
 
-  localparam int BW = 13 + 32 * 21;
+  localparam int BW = 14 + 32 * 21;
   logic [BW-1:0] link_bundle_u, link_bundle;
   assign link_bundle_u = {
     status, status_not_ok, rx_overflow, xoff_count, xon_count, max_inflight,
     gt_not_ready, line_down, pll_not_locked, mmcm_not_locked, hard_err, soft_err,
-    channel_down, frames_received, frames_with_errors, rx_realign
+    channel_down, frames_received, frames_with_errors, rx_realign, rx_holding
   };
   af_cdc_bundle #(.WIDTH(BW)) u_to_ap (
       .src_clk  (user_clk),
@@ -545,8 +548,9 @@ module aurora_flow #(
   logic [31:0] a_not_ok, a_rx_ovf, a_xoff, a_xon, a_infl, a_pll, a_mmcm, a_hard, a_soft, a_chan;
   logic [31:0] a_frames, a_frame_err, a_realign;
   logic [127:0] a_gt, a_line;
+  logic a_holding;
   assign {a_status, a_not_ok, a_rx_ovf, a_xoff, a_xon, a_infl, a_gt, a_line, a_pll, a_mmcm,
-          a_hard, a_soft, a_chan, a_frames, a_frame_err, a_realign} = link_bundle;
+          a_hard, a_soft, a_chan, a_frames, a_frame_err, a_realign, a_holding} = link_bundle;
 
   // The read decode: every register at its kernel.toml offset (af_kernel_pkg); other
   // addresses read as 0. The frame counters read 0 on a plain stream.
@@ -584,6 +588,8 @@ module aurora_flow #(
       af_kernel_pkg::REG_FRAMES_RECEIVED: rd_data = WIRE_FRAMES ? a_frames : 32'd0;
       af_kernel_pkg::REG_FRAMES_WITH_ERRORS: rd_data = WIRE_FRAMES ? a_frame_err : 32'd0;
       af_kernel_pkg::REG_RX_REALIGN_COUNT: rd_data = WIRE_FRAMES ? a_realign : 32'd0;
+      // a plain 64 B stream only: a frame's end flushes a lone half (af_axis_upsize)
+      af_kernel_pkg::REG_RX_PENDING_HALF: rd_data = {31'd0, !WIRE_FRAMES && a_holding};
       default: rd_data = 32'd0;
     endcase
   end

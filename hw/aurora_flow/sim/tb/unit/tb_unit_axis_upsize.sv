@@ -28,6 +28,7 @@ module af_axis_upsize_check #(
   logic m_valid, m_last;
   logic [511:0] m_data;
   logic [5:0] m_nbytes_m1;
+  logic holding;  // checked through the kernel (tb_pending_half: RX_PENDING_HALF)
 
   af_axis_upsize #(.FRAMING(FRAMING)) dut (
       .clk        (clk),
@@ -40,7 +41,8 @@ module af_axis_upsize_check #(
       .m_valid    (m_valid),
       .m_data     (m_data),
       .m_last     (m_last),
-      .m_nbytes_m1(m_nbytes_m1)
+      .m_nbytes_m1(m_nbytes_m1),
+      .holding    (holding)
   );
 
   typedef struct packed {
