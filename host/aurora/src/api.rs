@@ -54,6 +54,9 @@ pub struct Counters {
     /// not in the public kernel: frame ends at which the receive assembly restarted after a
     /// soft error (kernel.toml RX_REALIGN_COUNT)
     pub rx_realign: u32,
+    /// not in the public kernel: 1 while a plain 64 B stream's receive assembly holds an
+    /// unpaired 32 B half (after an odd number of lost blocks; kernel.toml RX_PENDING_HALF)
+    pub rx_pending_half: u32,
 }
 
 impl Counters {
@@ -84,6 +87,7 @@ impl Counters {
             ("FRAMES_RECEIVED", self.frames_received),
             ("FRAMES_WITH_ERRORS", self.frames_with_errors),
             ("RX_REALIGN_COUNT", self.rx_realign),
+            ("RX_PENDING_HALF", self.rx_pending_half),
         ]
     }
 }
@@ -181,6 +185,7 @@ impl<R: Registers> AuroraFlow<R> {
             frames_received: r(regs::FRAMES_RECEIVED)?,
             frames_with_errors: r(regs::FRAMES_WITH_ERRORS)?,
             rx_realign: r(regs::RX_REALIGN_COUNT)?,
+            rx_pending_half: r(regs::RX_PENDING_HALF)?,
         })
     }
 

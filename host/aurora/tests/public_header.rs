@@ -42,7 +42,7 @@ const PUBLIC_OFFSETS: &[(&str, u32)] = &[
 ];
 
 /// Registers this kernel adds after the public map (kernel.toml), none of them in its range.
-const ADDED: &[(&str, u32)] = &[("RX_REALIGN_COUNT", 0x84)];
+const ADDED: &[(&str, u32)] = &[("RX_REALIGN_COUNT", 0x84), ("RX_PENDING_HALF", 0x88)];
 
 #[test]
 fn offsets_match_the_public_kernel() {

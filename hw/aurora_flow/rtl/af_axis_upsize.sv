@@ -5,7 +5,9 @@
 // once (upper half invalid), so every frame starts on a word boundary: after
 // a 32 B block lost to a control-field error the pairing is right again from
 // the next frame on (aurora_flow.sv counts it). `flush` drops a half-assembled beat when the
-// channel goes down, so stale data never pairs with data of a new session.
+// channel goes down, so stale data never pairs with data of a new session. `holding` is 1
+// while an unpaired half waits (on a plain stream after an odd number of lost blocks, the
+// stream's last 32 B: aurora_flow shows it in RX_PENDING_HALF).
 module af_axis_upsize #(
     parameter bit FRAMING = 1'b0
 ) (
@@ -19,10 +21,12 @@ module af_axis_upsize #(
     output logic         m_valid,
     output logic [511:0] m_data,
     output logic         m_last,
-    output logic [5:0]   m_nbytes_m1
+    output logic [5:0]   m_nbytes_m1,
+    output logic         holding
 );
   logic         have_half;
   logic [255:0] half;
+  assign holding = have_half;
 
   always_ff @(posedge clk or negedge rst_n) begin
     if (!rst_n) begin

@@ -60,6 +60,7 @@ package af_kernel_pkg;
   localparam logic [11:0] REG_FRAMES_RECEIVED = 12'h07c;
   localparam logic [11:0] REG_FRAMES_WITH_ERRORS = 12'h080;
   localparam logic [11:0] REG_RX_REALIGN_COUNT = 12'h084;
+  localparam logic [11:0] REG_RX_PENDING_HALF = 12'h088;
   localparam logic [31:0] CORE_STATUS_OK = 32'h11ff;
 endpackage
 /* verilator lint_on UNUSEDPARAM */

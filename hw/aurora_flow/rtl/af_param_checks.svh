@@ -1,6 +1,7 @@
 // Generated from hw/aurora_flow/kernel.toml by `aurora-flow-desc regenerate`; do not edit.
 // //hw/aurora_flow:desc_check fails when this file and the description disagree.
-// Included in aurora_flow's body; each block refuses one illegal value (af_refuse.svh).
+// Included in aurora_flow's body; each block refuses one illegal value (af_refuse.svh):
+// at elaboration, and with an `initial $fatal` at time 0 where a tool lets that through.
 if (USE_FRAMING != 0 && USE_FRAMING != 1) begin : g_err_use_framing
   `AF_REFUSE(("aurora_flow: USE_FRAMING=%0d: must be 0 or 1", USE_FRAMING))
 end

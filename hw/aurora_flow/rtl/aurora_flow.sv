@@ -58,8 +58,15 @@ module aurora_flow #(
   localparam int TX_DEPTH = TX_FIFO_SIZE / FIFO_WIDTH;
   localparam int RX_AW = $clog2(RX_DEPTH);
   localparam int TX_AW = $clog2(TX_DEPTH);
-  localparam int SBW = WIRE_FRAMES ? 7 : 0;  // sideband in the FIFOs: {last, valid bytes - 1}
+  localparam int SBW = WIRE_FRAMES ? 7 : 0;  // sideband in the TX FIFO: {last, valid bytes - 1}
   localparam int FW = DW + SBW;
+  // STREAM_FRAME_WORDS: the words a received frame is short of (it lost 32 B blocks), carried
+  // with its last word through the RX FIFO and delivered there as zero words
+  localparam bit STREAM_FRAMES = !FRAMING && STREAM_FRAME_WORDS != 0;
+  localparam int PADW = STREAM_FRAME_WORDS > 1 ? $clog2(STREAM_FRAME_WORDS) : 1;
+  // sideband in the RX FIFO: the user's {last, valid bytes - 1}, or the missing words
+  localparam int RX_SBW = FRAMING ? 7 : (STREAM_FRAMES ? PADW : 0);
+  localparam int RX_FW = DW + RX_SBW;
   localparam bit UPSIZE = (FIFO_WIDTH == 64);
   localparam int HEADROOM_BEATS = (RX_DEPTH - RX_FIFO_PROG_FULL) * FIFO_WIDTH /
       af_kernel_pkg::LINK_BEAT_BYTES;
@@ -290,8 +297,9 @@ module aurora_flow #(
   logic rxw_valid, rxw_last;
   logic [DW-1:0] rxw_data;
   logic [5:0] rxw_nb;
-  logic [FW-1:0] rxf_in, rxf_out;
-  logic rxf_in_ready, rx_drop;
+  logic rx_holding;  // the 32 B -> 64 B assembly holds an unpaired half (RX_PENDING_HALF)
+  logic [RX_FW-1:0] rxf_in, rxf_out;
+  logic rxf_in_ready, rx_drop, rxf_out_valid, rxf_out_ready;
   logic [RX_AW:0] rxf_wr_level, rxf_rd_level;
 
   if (UPSIZE) begin : g_rx_up
@@ -306,9 +314,11 @@ module aurora_flow #(
         .m_valid    (rxw_valid),
         .m_data     (rxw_data),
         .m_last     (rxw_last),
-        .m_nbytes_m1(rxw_nb)
+        .m_nbytes_m1(rxw_nb),
+        .holding    (rx_holding)
     );
   end else begin : g_rx_direct
+    assign rx_holding = 1'b0;
     assign rxw_valid = ip_rx_tvalid;
     assign rxw_data = ip_rx_tdata;
     assign rxw_last = ip_rx_tlast;
@@ -322,13 +332,37 @@ module aurora_flow #(
     for (genvar b = 1; b < FIFO_WIDTH; b++) begin : g_keep
       assign rx_axis_tkeep[b] = !rxf_out[DW+6] || (6'(b) <= rxf_out[DW+:6]);
     end
-  end else if (WIRE_FRAMES) begin : g_rx_stream_frames
-    // the wire's frames are the kernel's own: the user's stream has no TLAST/TKEEP
-    assign rxf_in = {rxw_last, rxw_nb, rxw_data};
+  end else if (STREAM_FRAMES) begin : g_rx_stream_frames
+    // The wire's frames are the kernel's own (the user's stream has no TLAST/TKEEP), each
+    // STREAM_FRAME_WORDS words when sent. A received frame that lost 32 B blocks is shorter
+    // (the assembly pads a lone last half to a word, af_axis_upsize): its last word carries
+    // the words it is short of, and the read side delivers that many zero words after it,
+    // so the user's stream keeps the sent word count. Frames joined by a lost LAST count
+    // modulo STREAM_FRAME_WORDS.
+    logic [PADW-1:0] rx_pos, rx_pos_next, rx_missing;
+    assign rx_pos_next = (rx_pos == PADW'(STREAM_FRAME_WORDS - 1)) ? '0 : rx_pos + 1'b1;
+    assign rx_missing = (rx_pos_next == '0) ? '0 : PADW'(STREAM_FRAME_WORDS) - rx_pos_next;
+    always_ff @(posedge user_clk or negedge user_core_rst_n) begin
+      if (!user_core_rst_n) rx_pos <= '0;
+      else if (!channel_up) rx_pos <= '0;
+      else if (rxw_valid) rx_pos <= rxw_last ? '0 : rx_pos_next;
+    end
+    assign rxf_in = {rxw_last ? rx_missing : PADW'(0), rxw_data};
     /* verilator lint_off UNUSEDSIGNAL */
-    logic unused_rx_sb;
+    logic unused_rx_nb;
     /* verilator lint_on UNUSEDSIGNAL */
-    assign unused_rx_sb = ^rxf_out[FW-1:DW];
+    assign unused_rx_nb = ^rxw_nb;
+
+    logic [PADW-1:0] pad_left;  // zero words still to deliver before the next FIFO word
+    always_ff @(posedge ap_clk or negedge ap_core_rst_n) begin
+      if (!ap_core_rst_n) pad_left <= '0;
+      else if (pad_left != '0) begin
+        if (rx_axis_tready) pad_left <= pad_left - 1'b1;
+      end else if (rxf_out_valid && rx_axis_tready) pad_left <= rxf_out[DW+:PADW];
+    end
+    assign rx_axis_tvalid = rxf_out_valid || pad_left != '0;
+    assign rxf_out_ready = rx_axis_tready && pad_left == '0;
+    assign rx_axis_tdata = (pad_left != '0) ? '0 : rxf_out[DW-1:0];
     assign rx_axis_tlast = 1'b0;
     assign rx_axis_tkeep = '1;
   end else begin : g_rx_nosb
@@ -340,12 +374,17 @@ module aurora_flow #(
     assign rx_axis_tlast = 1'b0;
     assign rx_axis_tkeep = '1;
   end
+  if (!STREAM_FRAMES) begin : g_rx_out
+    assign rx_axis_tvalid = rxf_out_valid;
+    assign rxf_out_ready = rx_axis_tready;
+    assign rx_axis_tdata = rxf_out[DW-1:0];
+  end
 
   // the core cannot be stalled: a word that finds the FIFO full is lost
   assign rx_drop = rxw_valid && !rxf_in_ready;
 
   af_async_fifo #(
-      .WIDTH(FW),
+      .WIDTH(RX_FW),
       .DEPTH(RX_DEPTH)
   ) u_rx_fifo (
       .wr_clk  (user_clk),
@@ -357,11 +396,10 @@ module aurora_flow #(
       .rd_clk  (ap_clk),
       .rd_rst_n(ap_core_rst_n),
       .m_data  (rxf_out),
-      .m_valid (rx_axis_tvalid),
-      .m_ready (rx_axis_tready),
+      .m_valid (rxf_out_valid),
+      .m_ready (rxf_out_ready),
       .rd_level(rxf_rd_level)
   );
-  assign rx_axis_tdata = rxf_out[DW-1:0];
 
   // ---------------- flow control ----------------
   logic [31:0] xoff_count, xon_count, max_inflight;
@@ -440,12 +478,12 @@ module aurora_flow #(
     end
   end
 
-  localparam int BW = 13 + 32 * 21;
+  localparam int BW = 14 + 32 * 21;
   logic [BW-1:0] link_bundle_u, link_bundle;
   assign link_bundle_u = {
     status, status_not_ok, rx_overflow, xoff_count, xon_count, max_inflight,
     gt_not_ready, line_down, pll_not_locked, mmcm_not_locked, hard_err, soft_err,
-    channel_down, frames_received, frames_with_errors, rx_realign
+    channel_down, frames_received, frames_with_errors, rx_realign, rx_holding
   };
   af_cdc_bundle #(.WIDTH(BW)) u_to_ap (
       .src_clk  (user_clk),
@@ -510,8 +548,9 @@ module aurora_flow #(
   logic [31:0] a_not_ok, a_rx_ovf, a_xoff, a_xon, a_infl, a_pll, a_mmcm, a_hard, a_soft, a_chan;
   logic [31:0] a_frames, a_frame_err, a_realign;
   logic [127:0] a_gt, a_line;
+  logic a_holding;
   assign {a_status, a_not_ok, a_rx_ovf, a_xoff, a_xon, a_infl, a_gt, a_line, a_pll, a_mmcm,
-          a_hard, a_soft, a_chan, a_frames, a_frame_err, a_realign} = link_bundle;
+          a_hard, a_soft, a_chan, a_frames, a_frame_err, a_realign, a_holding} = link_bundle;
 
   // The read decode: every register at its kernel.toml offset (af_kernel_pkg); other
   // addresses read as 0. The frame counters read 0 on a plain stream.
@@ -549,6 +588,8 @@ module aurora_flow #(
       af_kernel_pkg::REG_FRAMES_RECEIVED: rd_data = WIRE_FRAMES ? a_frames : 32'd0;
       af_kernel_pkg::REG_FRAMES_WITH_ERRORS: rd_data = WIRE_FRAMES ? a_frame_err : 32'd0;
       af_kernel_pkg::REG_RX_REALIGN_COUNT: rd_data = WIRE_FRAMES ? a_realign : 32'd0;
+      // a plain 64 B stream only: a frame's end flushes a lone half (af_axis_upsize)
+      af_kernel_pkg::REG_RX_PENDING_HALF: rd_data = {31'd0, !WIRE_FRAMES && a_holding};
       default: rd_data = 32'd0;
     endcase
   end

@@ -26,6 +26,26 @@ for bad in "-GFIFO_WIDTH=48:FIFO_WIDTH" "-GRX_FIFO_SIZE=60000:RX_FIFO_SIZE" \
     echo "verilator: $arg rejected without naming $name:" >&2; echo "$msg" >&2; status=1
   fi
 done
+work="$(mktemp -d)"; trap 'rm -rf "$work"' EXIT
+# A flow that downgrades the elaboration $fatal (Verilator's -Wno-fatal without the rules'
+# -Werror-USERFATAL) still builds a model of the lossy configuration; the refusing block's
+# `initial $fatal` must stop it at time 0 with the same message, before any data moves.
+lossy="-GFIFO_WIDTH=64 -GRX_FIFO_SIZE=8192"
+lossy_msg="aurora_flow: RX_FIFO_PROG_FULL=64 leaves a headroom of 128 link beats ((depth 128 - prog_full 64) words x 64 B / 32 B), but CABLE_M=30 needs 248 (128 + 4 x 30 m): raise RX_FIFO_SIZE or lower RX_FIFO_PROG_FULL"
+# shellcheck disable=SC2086
+if ! msg=$("$VERILATOR" --binary --timing -Wno-fatal -DAURORA_SIM -I"$here/../rtl" $lossy \
+             -Mdir "$work/lossy" "${rtl[@]}" "$here"/model/*.sv --top-module aurora_flow 2>&1); then
+  echo "verilator -Wno-fatal: the lossy model must build (the elaboration check only warns):" >&2
+  echo "$msg" >&2; status=1
+elif ! grep -qF "%Warning-USERFATAL" <<<"$msg"; then
+  echo "verilator -Wno-fatal: no USERFATAL warning for $lossy:" >&2; echo "$msg" >&2; status=1
+elif msg=$(cd "$work" && timeout 120 "$work/lossy/Vaurora_flow" 2>&1); then
+  echo "verilator -Wno-fatal: the lossy model ran to its end; it must stop at time 0:" >&2
+  echo "$msg" >&2; status=1
+elif ! grep -qF "[0] %Error: aurora_flow.sv:" <<<"$msg" || ! grep -qF "$lossy_msg" <<<"$msg"; then
+  echo "verilator -Wno-fatal: the lossy model did not stop at time 0 with the message:" >&2
+  echo "$msg" >&2; status=1
+fi
 # Yosys (synthesis front end) must reject them the same way, with the numbers
 for bad in "-chparam FIFO_WIDTH 48:FIFO_WIDTH=48" "-chparam RX_FIFO_PROG_EMPTY 600:RX_FIFO_PROG_EMPTY=600" \
            "-chparam FIFO_WIDTH 64 -chparam RX_FIFO_SIZE 8192:RX_FIFO_PROG_FULL=64 leaves a headroom of 128 link beats ((depth 128 - prog_full 64) words x 64 B / 32 B), but CABLE_M=30 needs 248 (128 + 4 x 30 m)"; do
@@ -39,7 +59,6 @@ for bad in "-chparam FIFO_WIDTH 48:FIFO_WIDTH=48" "-chparam RX_FIFO_PROG_EMPTY 6
 done
 # Icarus Verilog 11 has no elaboration tasks: its elaboration error names the refusing
 # generate block, and the in-flight budget's scope path carries the numbers
-work="$(mktemp -d)"; trap 'rm -rf "$work"' EXIT
 icarus() {  # -P overrides...
   "$IVERILOG" -g2012 -DAURORA_SIM -I"$here/../rtl" -o "$work/k.vvp" -s aurora_flow "$@" \
     "${rtl[@]}" "$here"/model/*.sv 2>&1

@@ -53,7 +53,8 @@ impl KernelParams {
     }
 }
 
-/// The parameters by RTL name, each within its limits and the thresholds in order.
+/// The parameters by RTL name, each within its limits, the thresholds in order and the RX
+/// headroom within the in-flight budget.
 pub fn resolve(d: &KernelDesc, k: &KernelParams) -> Result<BTreeMap<String, i64>> {
     let mut by_rtl = BTreeMap::new();
     for p in &d.parameters {
@@ -72,6 +73,25 @@ pub fn resolve(d: &KernelDesc, k: &KernelParams) -> Result<BTreeMap<String, i64>
     let (full, empty) = (by_rtl["RX_FIFO_PROG_FULL"], by_rtl["RX_FIFO_PROG_EMPTY"]);
     if !(1 <= empty && empty < full && full < depth) {
         bail!("need 1 <= rx_fifo_prog_empty < rx_fifo_prog_full < RX FIFO depth ({empty}, {full}, {depth})");
+    }
+    // the in-flight budget (kernel.toml [flow_control]), as rules/aurora_flow.bzl and the RTL
+    // apply it: what still arrives after an XOFF must fit above prog_full, or a stalled
+    // receiver loses data. Refused here, before any Vivado run.
+    let fc = &d.flow_control;
+    let cable_m = by_rtl["CABLE_M"];
+    let headroom_words = depth - full;
+    let headroom = fc.headroom_beats(headroom_words, width);
+    let need = fc.need_beats(cable_m as f64);
+    if headroom < need {
+        bail!(
+            "rx_fifo_prog_full: headroom {headroom_words} words = {headroom} link beats \
+             (depth {depth} - prog_full {full}, {width} B words) is below the {need} beats in \
+             flight with cable_m = {cable_m} ({} + {} x {cable_m} m), so a stalled receiver \
+             would lose data; raise rx_fifo_size or lower rx_fifo_prog_full (or cable_m, if the \
+             link is shorter)",
+            fc.fixed_inflight_beats,
+            fc.beats_per_metre
+        );
     }
     if by_rtl["USE_FRAMING"] == 1 && by_rtl["STREAM_FRAME_WORDS"] != 0 {
         bail!("stream_frame_words is for streaming; with use_framing the user's frames are the wire's");

@@ -246,7 +246,8 @@ pub fn sv_param_checks(d: &KernelDesc) -> String {
     let mut s = format!(
         "// {HEADER} regenerate`; do not edit.\n\
          // //hw/aurora_flow:desc_check fails when this file and the description disagree.\n\
-         // Included in aurora_flow's body; each block refuses one illegal value (af_refuse.svh).\n"
+         // Included in aurora_flow's body; each block refuses one illegal value (af_refuse.svh):\n\
+         // at elaboration, and with an `initial $fatal` at time 0 where a tool lets that through.\n"
     );
     let block = |s: &mut String, name: &str, cond: String, msg: String, args: String| {
         s.push_str(&format!(

@@ -143,14 +143,30 @@ fn control_port_comes_from_the_header() {
 /// Packages port 0 with the default parameters but `fifo_width` into a scratch directory:
 /// the top's text, or the packaging's error.
 fn package_port0(d: &KernelDesc, fifo_width: u32) -> (tempfile::TempDir, anyhow::Result<String>) {
+    package_port0_rx(d, fifo_width, 65536, 512, 128, 30)
+}
+
+/// Packages port 0 with the default parameters but the width, the RX FIFO (size in bytes,
+/// thresholds in words) and the cable.
+fn package_port0_rx(
+    d: &KernelDesc,
+    fifo_width: u32,
+    rx_fifo_size: u32,
+    prog_full: u32,
+    prog_empty: u32,
+    cable_m: u32,
+) -> (tempfile::TempDir, anyhow::Result<String>) {
     let dir = tempfile::tempdir().unwrap();
     let params = dir.path().join("params.json");
-    let json = r#"{"kernel_name": "aurora_flow_0", "instance": 0, "use_framing": 0,
- "fifo_width": WIDTH, "rx_fifo_size": 65536, "rx_fifo_prog_full": 512, "rx_fifo_prog_empty": 128,
- "tx_fifo_size": 8192, "ins_loss_nyq": 8, "rx_eq_mode": "LPM", "drain_axi_on_reset": 0,
- "part": "xcu280-fsvh2892-2L-e", "aurora_version": "12.0", "cable_m": 30,
- "xon_on_empty": 1, "stream_frame_words": 0, "sim_ip_reset_cycles": 300, "rtl_files": []}"#;
-    std::fs::write(&params, json.replace("WIDTH", &fifo_width.to_string())).unwrap();
+    let json = format!(
+        r#"{{"kernel_name": "aurora_flow_0", "instance": 0, "use_framing": 0,
+ "fifo_width": {fifo_width}, "rx_fifo_size": {rx_fifo_size}, "rx_fifo_prog_full": {prog_full},
+ "rx_fifo_prog_empty": {prog_empty}, "tx_fifo_size": 8192, "ins_loss_nyq": 8, "rx_eq_mode": "LPM",
+ "drain_axi_on_reset": 0, "part": "xcu280-fsvh2892-2L-e", "aurora_version": "12.0",
+ "cable_m": {cable_m}, "xon_on_empty": 1, "stream_frame_words": 0, "sim_ip_reset_cycles": 300,
+ "rtl_files": []}}"#
+    );
+    std::fs::write(&params, json).unwrap();
     let out = dir.path().join("out");
     let top = aurora_flow_desc::package::write_package(d, &params, &out, false)
         .map(|()| std::fs::read_to_string(out.join("aurora_flow_0.sv")).unwrap());
@@ -172,4 +188,37 @@ fn package_refuses_a_parameter_outside_its_limits() {
         "{text}"
     );
     assert!(!dir.path().join("out").exists(), "nothing written");
+}
+
+/// The packaging (the Vivado path) refuses a lossy RX FIFO before any Vivado run: 8 KiB at
+/// 64 B with the default thresholds holds 128 link beats above prog_full, the 30 m link needs
+/// 128 + 4 x 30 = 248. The error names the parameter, both numbers and what to change, and
+/// nothing is written.
+#[test]
+fn package_refuses_a_lossy_rx_fifo() {
+    let d = desc();
+    let (dir, top) = package_port0_rx(&d, 64, 8192, 64, 16, 30);
+    let text = format!("{:#}", top.unwrap_err());
+    assert!(
+        text.contains(
+            "rx_fifo_prog_full: headroom 64 words = 128 link beats (depth 128 - prog_full 64, \
+             64 B words) is below the 248 beats in flight with cable_m = 30 (128 + 4 x 30 m)"
+        ),
+        "{text}"
+    );
+    assert!(
+        text.contains("raise rx_fifo_size or lower rx_fifo_prog_full"),
+        "{text}"
+    );
+    assert!(!dir.path().join("out").exists(), "nothing written");
+    // one word of headroom short of the budget at 32 B (16 KiB, 30 m: 248 needed) is refused,
+    // the limit itself packages
+    let (_, short) = package_port0_rx(&d, 32, 16384, 265, 64, 30);
+    let text = format!("{:#}", short.unwrap_err());
+    assert!(
+        text.contains("headroom 247 words = 247 link beats"),
+        "{text}"
+    );
+    let (_, limit) = package_port0_rx(&d, 32, 16384, 264, 64, 30);
+    limit.unwrap();
 }

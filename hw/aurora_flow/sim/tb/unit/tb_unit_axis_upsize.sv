@@ -11,7 +11,9 @@
 //    every frame starts on a word boundary;
 //  - flush drops an unpaired half (the next beat starts a word); reset drops it too;
 //  - the output is registered: a word appears in the cycle after the beat that completes
-//    it, for exactly one cycle, and no other cycle has m_valid.
+//    it, for exactly one cycle, and no other cycle has m_valid;
+//  - `holding` is 1 exactly while an unpaired half waits (from the cycle after its beat until
+//    the cycle after the beat that pairs it, a flush or a reset).
 // Plusargs: +seed=N +beats=N (per configuration)
 
 module af_axis_upsize_check #(
@@ -28,6 +30,7 @@ module af_axis_upsize_check #(
   logic m_valid, m_last;
   logic [511:0] m_data;
   logic [5:0] m_nbytes_m1;
+  logic holding;
 
   af_axis_upsize #(.FRAMING(FRAMING)) dut (
       .clk        (clk),
@@ -40,7 +43,8 @@ module af_axis_upsize_check #(
       .m_valid    (m_valid),
       .m_data     (m_data),
       .m_last     (m_last),
-      .m_nbytes_m1(m_nbytes_m1)
+      .m_nbytes_m1(m_nbytes_m1),
+      .holding    (holding)
   );
 
   typedef struct packed {
@@ -89,6 +93,7 @@ module af_axis_upsize_check #(
   // the sender and the reference pairing: frames of 1..9 beats, the density of beats and
   // the length of flushes chosen per stretch
   logic have = 1'b0;  // an unpaired half (since the last flush) is waiting
+  logic have_shown = 1'b0;  // `have` one edge ago: what `holding` shows at this edge
   logic [255:0] half;
   int frame_left = 0, density = 100, flush_left = 0;
   function automatic logic [255:0] random_beat();
@@ -114,6 +119,9 @@ module af_axis_upsize_check #(
     logic last;
     logic [4:0] nb;
     gcyc++;
+    if (rst_n && beats_sent < beats && holding !== have_shown)
+      fail($sformatf("holding=%0d at cycle %0d, expected %0d", holding, gcyc, have_shown));
+    have_shown = (!rst_n || beats_sent >= beats) ? 1'b0 : have;
     gen_rng = xorshift(gen_rng);
     s_valid <= 1'b0;
     flush <= 1'b0;
