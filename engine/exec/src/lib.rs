@@ -25,6 +25,7 @@ mod placement;
 mod procs;
 mod progress;
 mod remote;
+mod remote_cancel;
 mod sandbox;
 mod skip_check;
 mod test_runner;
