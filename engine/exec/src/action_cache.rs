@@ -56,14 +56,20 @@ impl ActionCache {
 
     /// The cached result for `key`; an unreadable entry counts as a miss and is dropped.
     pub fn get(&self, key: &str) -> Option<CachedResult> {
-        let bytes = fs::read(self.path_of(key)).ok()?;
-        match serde_json::from_slice(&bytes) {
+        match self.read(key)? {
             Ok(r) => Some(r),
             Err(_) => {
                 self.remove(key);
                 None
             }
         }
+    }
+
+    /// The cached result for `key`, writing nothing (for a process without the workspace
+    /// lock): `None` when there is none, `Some(Err)` when the entry is unreadable.
+    pub fn read(&self, key: &str) -> Option<serde_json::Result<CachedResult>> {
+        let bytes = fs::read(self.path_of(key)).ok()?;
+        Some(serde_json::from_slice(&bytes))
     }
 
     pub fn put(&self, key: &str, result: &CachedResult) -> std::io::Result<()> {

@@ -2,7 +2,7 @@
 //! Blobs enter by hardlink (or copy) under a temporary name and a rename; a blob whose
 //! content no longer matches its name is detected before use.
 //!
-//! Blobs are read-only (mode 0444, or 0555 when executable). An output that shares its inode
+//! Blobs are read-only, with exactly [`output_mode`]. An output that shares its inode
 //! with a blob (it was stored, or restored, by hard link) is therefore read-only too: a later
 //! action that writes to it by an absolute path gets EACCES instead of silently changing the
 //! cache entry. (Its owner can still `chmod` it back: forge notices through `verify` before a
@@ -97,16 +97,34 @@ impl Cas {
             return Ok(());
         }
         fs::copy(&src, dst)?;
-        let mode = if executable { 0o555 } else { 0o444 };
-        fs::set_permissions(dst, fs::Permissions::from_mode(mode))
+        fs::set_permissions(dst, fs::Permissions::from_mode(output_mode(executable)))
     }
 }
 
-/// Clears every write bit of `path` (a no-op when there is none).
+/// The one mode of every output file of a command (a run action), whether it ran here, a
+/// local cache entry restored it or it came from a remote cache or a remote worker: 0444, or
+/// 0555 when executable (any execute bit, as in the digest: `DigestCache::file_digest`).
+/// It is buck2's 0644 / 0755 (the modes buck2 gives the files it writes, by the executable
+/// flag alone) without the write bits, which forge clears because an output shares its inode
+/// with its CAS blob. buck2 itself leaves a local run's outputs writable with the action's own
+/// execute bits (a 0700 file ends up 0744 there), so its modes depend on where an action ran;
+/// forge's do not. In-process actions (`write`, `copy_file`) are never restored from a cache
+/// and keep buck2's exact 0644 / 0755 (`in_process.rs`, checked by conformance/write).
+pub const fn output_mode(executable: bool) -> u32 {
+    if executable {
+        0o555
+    } else {
+        0o444
+    }
+}
+
+/// Gives `path` its [`output_mode`] (a no-op when it has it): an action's own umask (a 0600
+/// file) or a download's temporary file must not decide the mode an output ends up with.
 pub fn make_read_only(path: &Path) -> io::Result<()> {
-    let mode = fs::metadata(path)?.permissions().mode();
-    if mode & 0o222 == 0 {
+    let mode = fs::metadata(path)?.permissions().mode() & 0o7777;
+    let wanted = output_mode(mode & 0o111 != 0);
+    if mode == wanted {
         return Ok(());
     }
-    fs::set_permissions(path, fs::Permissions::from_mode(mode & 0o7555))
+    fs::set_permissions(path, fs::Permissions::from_mode(wanted))
 }

@@ -6,6 +6,9 @@ mod local_run;
 mod pipeline;
 mod remote_run;
 mod scheduler;
+mod up_to_date;
+
+pub(crate) use up_to_date::all_up_to_date;
 
 use std::sync::atomic::{AtomicBool, AtomicUsize};
 use std::sync::Mutex;

@@ -25,6 +25,7 @@ mod placement;
 mod procs;
 mod progress;
 mod remote;
+mod remote_cancel;
 mod sandbox;
 mod skip_check;
 mod test_runner;
@@ -247,7 +248,22 @@ impl Executor {
         wanted: &[ArtifactRef],
         show_progress: bool,
     ) -> Result<BuildReport> {
-        let _lock = lock::WorkspaceLock::acquire(&self.layout.lock_file())?;
+        let lock_file = self.layout.lock_file();
+        let _lock = match lock::WorkspaceLock::try_acquire(&lock_file)? {
+            Some(lock) => lock,
+            None => {
+                // Another forge is writing: when nothing needs writing, there is no need to
+                // wait for it (see `executor::up_to_date`).
+                if let Some(n) = executor::all_up_to_date(&self.layout, graph, wanted) {
+                    return Ok(BuildReport {
+                        up_to_date: n,
+                        sandbox: self.sandbox.name().to_string(),
+                        ..BuildReport::default()
+                    });
+                }
+                lock::WorkspaceLock::wait_for(&lock_file)?
+            }
+        };
         let console = if show_progress {
             self.opts.console
         } else {

@@ -1,6 +1,10 @@
 //! The workspace lock (`buck-out/forge/lock`): two forge processes on one workspace take
 //! turns instead of interleaving writes to `buck-out/forge`. The kernel drops an `flock`
 //! when its process dies, so a killed forge never leaves the workspace locked.
+//!
+//! Only writers need it: a build that finds the lock held first checks, reading only, whether
+//! everything it needs is already up to date (`Executor::build_quietly`), and then proceeds
+//! without it, so `forge run` of a built tool is not stuck behind a long build.
 
 use std::fs::{self, File, OpenOptions};
 use std::io::{Read, Seek, Write};
@@ -23,16 +27,18 @@ fn flock(file: &File, flags: libc::c_int) -> std::io::Result<()> {
 }
 
 impl WorkspaceLock {
-    /// Takes the lock, waiting (with a message on stderr) while another process holds it.
-    pub fn acquire(path: &Path) -> Result<WorkspaceLock> {
-        fs::create_dir_all(path.parent().expect("lock has a parent"))?;
-        let mut file = OpenOptions::new()
-            .create(true)
-            .truncate(false)
-            .read(true)
-            .write(true)
-            .open(path)
-            .with_context(|| format!("opening `{}`", path.display()))?;
+    /// Takes the lock if no other process holds it; `None` when one does.
+    pub fn try_acquire(path: &Path) -> Result<Option<WorkspaceLock>> {
+        let file = open(path)?;
+        if flock(&file, libc::LOCK_EX | libc::LOCK_NB).is_err() {
+            return Ok(None);
+        }
+        WorkspaceLock::holding(file).map(Some)
+    }
+
+    /// Waits until the lock is free and takes it, saying on stderr who holds it meanwhile.
+    pub fn wait_for(path: &Path) -> Result<WorkspaceLock> {
+        let mut file = open(path)?;
         if flock(&file, libc::LOCK_EX | libc::LOCK_NB).is_err() {
             let mut holder = String::new();
             let _ = file.read_to_string(&mut holder);
@@ -48,11 +54,27 @@ impl WorkspaceLock {
             );
             flock(&file, libc::LOCK_EX).with_context(|| format!("locking `{}`", path.display()))?;
         }
+        WorkspaceLock::holding(file)
+    }
+
+    /// The lock just taken on `file`: it names this process for the next one that waits.
+    fn holding(mut file: File) -> Result<WorkspaceLock> {
         file.set_len(0)?;
         file.rewind()?;
         write!(file, "{}", std::process::id())?;
         Ok(WorkspaceLock { file })
     }
+}
+
+fn open(path: &Path) -> Result<File> {
+    fs::create_dir_all(path.parent().expect("lock has a parent"))?;
+    OpenOptions::new()
+        .create(true)
+        .truncate(false)
+        .read(true)
+        .write(true)
+        .open(path)
+        .with_context(|| format!("opening `{}`", path.display()))
 }
 
 impl Drop for WorkspaceLock {

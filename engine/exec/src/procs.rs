@@ -118,8 +118,16 @@ extern "C" fn on_signal(sig: libc::c_int) {
         unsafe { libc::nanosleep(&pause, std::ptr::null_mut()) };
     }
     kill_live();
-    // SAFETY: restoring the default action and re-raising are async-signal-safe; forge then
-    // ends the way the signal asked, with the usual exit status.
+    // Remote operations in flight are cancelled by a thread before forge ends.
+    if crate::remote_cancel::hand_over(sig) {
+        return;
+    }
+    die_of(sig);
+}
+
+/// Ends forge the way the signal asked, with the usual exit status.
+pub(crate) fn die_of(sig: libc::c_int) {
+    // SAFETY: restoring the default action and re-raising are async-signal-safe.
     unsafe {
         libc::signal(sig, libc::SIG_DFL);
         libc::raise(sig);
@@ -196,6 +204,7 @@ pub fn spawn_tracked(
 /// SIGINT, SIGTERM and SIGHUP kill every process group forge started before forge exits.
 /// (A terminal's Ctrl-C reaches only forge: actions run in their own groups.)
 pub fn install_signal_handlers() {
+    crate::remote_cancel::start();
     for sig in TERMINATION {
         // SAFETY: installs a handler that only makes async-signal-safe calls.
         unsafe {

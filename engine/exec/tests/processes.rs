@@ -197,21 +197,11 @@ fn child_entry() {
             let summary = run_tests(&exec, &g.graph, tests).unwrap();
             std::process::exit(if summary.failed_total() > 0 { 32 } else { 0 });
         }
-        "build" | "slow-build" => {
+        "build" | "slow-build" | "tool" | "other" => {
             let (g, paths) = if mode == "build" {
                 reliability_graph()
             } else {
-                let mut g = GraphBuilder::default();
-                let o = out("", "slow", "o.txt");
-                g.run(
-                    RunSpec::new(
-                        label("", "slow"),
-                        "s",
-                        &["/bin/sh", "-c", "sleep 1; echo done > $1", "--", &o],
-                    )
-                    .output(&o),
-                );
-                (g, vec![o])
+                one_step_graph(&mode)
             };
             let exec = Executor::new(opts).unwrap();
             let wanted: Vec<ArtifactRef> = paths.into_iter().map(ArtifactRef::Build).collect();
@@ -446,7 +436,100 @@ fn two_processes_on_one_workspace_take_turns() {
         second.contains("REPORT local=0 cached=0 up_to_date=1"),
         "{second}"
     );
-    assert_eq!(read(ws.path(), &out("", "slow", "o.txt")), "done\n");
+    assert_eq!(read(ws.path(), &out("", "slow-build", "o.txt")), "done\n");
+}
+
+/// The graphs of the lock tests: `slow-build` sleeps `FORGE_EXEC_SLEEP` seconds (default 1)
+/// while holding the lock; `tool` (a written script and a run action over it) and `other`
+/// are quick.
+fn one_step_graph(mode: &str) -> (GraphBuilder, Vec<String>) {
+    let mut g = GraphBuilder::default();
+    let o = out("", mode, "o.txt");
+    let script = match mode {
+        "slow-build" => {
+            let secs = std::env::var("FORGE_EXEC_SLEEP").unwrap_or_else(|_| "1".into());
+            format!("sleep {secs}; echo done > $1")
+        }
+        "tool" => {
+            let src = out("", "tool", "tool.sh");
+            g.write(label("", "tool"), &src, "echo tool\n", true);
+            g.run(
+                RunSpec::new(
+                    label("", "tool"),
+                    "t",
+                    &["/bin/sh", "-c", "sh $1 > $2", "--", &src, &o],
+                )
+                .input(&src)
+                .output(&o),
+            );
+            return (g, vec![o]);
+        }
+        _ => "echo other > $1".to_string(),
+    };
+    g.run(RunSpec::new(label("", mode), "s", &["/bin/sh", "-c", &script, "--", &o]).output(&o));
+    (g, vec![o])
+}
+
+/// Polls until a forge process has taken the workspace lock (it writes its pid into it).
+fn wait_for_lock_holder(ws: &Path, pid: u32) {
+    let lock = ws.join("buck-out/forge/lock");
+    let start = Instant::now();
+    while fs::read_to_string(&lock).unwrap_or_default() != pid.to_string() {
+        assert!(
+            start.elapsed() < Duration::from_secs(30),
+            "pid {pid} never took {lock:?}"
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
+#[test]
+fn an_up_to_date_build_does_not_wait_for_the_lock_and_one_with_work_does() {
+    let ws = tempfile::tempdir().unwrap();
+    let first = run_child("tool", ws.path(), &[]);
+    let first_err = String::from_utf8_lossy(&first.stderr);
+    assert!(
+        first.status.success() && first_err.contains("REPORT local=1"),
+        "{first_err}"
+    );
+    let mut holder = child("slow-build", ws.path())
+        .env("FORGE_EXEC_SLEEP", "8")
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    wait_for_lock_holder(ws.path(), holder.id());
+
+    // Everything `tool` needs is built: it proceeds while the holder still builds.
+    let quick = run_child("tool", ws.path(), &[]);
+    let quick_err = String::from_utf8_lossy(&quick.stderr);
+    assert!(quick.status.success(), "{quick_err}");
+    assert!(
+        quick_err.contains("REPORT local=0 cached=0 up_to_date=2"),
+        "{quick_err}"
+    );
+    assert!(!quick_err.contains("waiting"), "{quick_err}");
+    assert!(
+        holder.try_wait().unwrap().is_none(),
+        "the holder ended before `tool` did"
+    );
+
+    // `other` has an action to run: it waits for the holder, then runs it.
+    let busy = run_child("other", ws.path(), &[]);
+    let busy_err = String::from_utf8_lossy(&busy.stderr);
+    let holder_done = holder.try_wait().unwrap();
+    assert!(busy.status.success(), "{busy_err}");
+    let waiting = format!(
+        "forge: waiting for another forge process (pid {})",
+        holder.id()
+    );
+    assert!(busy_err.contains(&waiting), "{busy_err}");
+    assert!(busy_err.contains("REPORT local=1"), "{busy_err}");
+    assert!(
+        holder_done.is_some_and(|s| s.success()),
+        "`other` ran before the holder ended"
+    );
+    assert_eq!(read(ws.path(), &out("", "tool", "o.txt")), "tool\n");
+    assert_eq!(read(ws.path(), &out("", "other", "o.txt")), "other\n");
 }
 
 #[test]

@@ -9,13 +9,14 @@ use std::time::{Duration, Instant};
 
 use anyhow::{anyhow, bail, Context, Result};
 use bazel_remote_apis::build::bazel::remote::execution::v2 as re;
-use bazel_remote_apis::google::longrunning::{operation, CancelOperationRequest, Operation};
+use bazel_remote_apis::google::longrunning::{operation, Operation};
 use prost::Message;
 use tonic::Code;
 
 use crate::action::encode_action_with;
 use crate::cas::BlobSource;
 use crate::config::SECTION;
+use crate::in_flight::{self, Registered};
 use crate::session::Inner;
 use crate::transport::{is_transient, status_detail, Engine};
 use crate::{ActionDescription, Digest, RemoteHit};
@@ -75,6 +76,19 @@ struct Watch {
     taken: bool,
     /// When the queue limit ends, and the limit itself.
     queue_deadline: Option<(Instant, Duration)>,
+    /// The named operation in this process's list of operations to cancel if it stops.
+    registered: Option<(String, Registered)>,
+}
+
+impl Watch {
+    /// The engine named the operation `name`: follow it under that name from now on.
+    fn named(&mut self, engine: &Engine, name: &str) {
+        if self.registered.as_ref().is_some_and(|(n, _)| n == name) {
+            return;
+        }
+        self.name = Some(name.to_owned());
+        self.registered = Some((name.to_owned(), Registered::register(engine, name)));
+    }
 }
 
 /// How one Execute or WaitExecution stream ended.
@@ -172,33 +186,45 @@ impl Inner {
             wait_executions: 0,
             taken: false,
             queue_deadline: queue_timeout.map(|t| (Instant::now() + t, t)),
+            registered: None,
         };
         let mut backoff = self.opts.initial_backoff;
         let mut resumes = 0;
         loop {
+            // The process ends by a signal once its operations are cancelled: nothing more
+            // is submitted, and no result may let the build finish first.
+            if in_flight::stopping() {
+                return std::future::pending().await;
+            }
             let attempt = Instant::now();
-            let failure = match self.follow(&engine, &request, &mut watch).await {
+            let followed = self.follow(&engine, &request, &mut watch).await;
+            if in_flight::stopping() {
+                return std::future::pending().await;
+            }
+            let failure = match followed {
                 Followed::Done(op) => return Ok((op, watch.wait_executions)),
                 Followed::Dropped(s) => s,
                 Followed::QueueTimedOut(waited) => {
                     let operation = watch.name.clone().unwrap_or_default();
-                    self.cancel(&engine, &operation).await;
+                    in_flight::cancel(&engine, &operation, self.opts.call_timeout).await;
                     return Err(QueueTimeout { waited, operation }.into());
                 }
             };
             // WaitExecution on an operation a restarted server forgot: start over.
             if failure.code() == Code::NotFound && watch.name.is_some() {
                 watch.name = None;
+                watch.registered = None;
             } else if !is_transient(failure.code()) {
-                bail!(
+                let why = format!(
                     "remote execution: {:?}: {}",
                     failure.code(),
                     status_detail(&failure)
                 );
+                return Err(self.give_up(&engine, &watch, why).await);
             }
             resumes += 1;
             if watch.heard_from.elapsed() > ENGINE_AWAY_LIMIT {
-                bail!(
+                let why = format!(
                     "remote execution: lost the operation at `{}`: no answer for {} s over {} \
                      attempts (last: {:?}: {})",
                     self.cfg.cas.written,
@@ -207,6 +233,7 @@ impl Inner {
                     failure.code(),
                     status_detail(&failure)
                 );
+                return Err(self.give_up(&engine, &watch, why).await);
             }
             if watch.heard_from > attempt {
                 // The stream worked before it dropped: the backoff starts over.
@@ -251,7 +278,7 @@ impl Inner {
                 Ok(Some(op)) => {
                     watch.heard_from = Instant::now();
                     if !op.name.is_empty() {
-                        watch.name = Some(op.name.clone());
+                        watch.named(engine, &op.name);
                     }
                     watch.taken |= op.done || taken_by_a_worker(&op);
                     if op.done {
@@ -266,17 +293,21 @@ impl Inner {
         }
     }
 
-    /// Best effort: a server that cannot cancel leaves the operation queued, and the
-    /// build fails either way.
-    async fn cancel(&self, engine: &Engine, operation: &str) {
-        if operation.is_empty() {
-            return;
-        }
-        let mut ops = engine.operations.clone();
-        let request = CancelOperationRequest {
-            name: operation.to_owned(),
+    /// The build gives up on the operation: it is cancelled, so that no worker runs (or
+    /// goes on running) an action nobody waits for, and the error says whether that worked.
+    /// Best effort: an engine that does not answer keeps the operation.
+    async fn give_up(&self, engine: &Engine, watch: &Watch, why: String) -> anyhow::Error {
+        let Some(name) = &watch.name else {
+            return anyhow!(why);
         };
-        let _ = tokio::time::timeout(self.opts.call_timeout, ops.cancel_operation(request)).await;
+        if in_flight::cancel(engine, name, self.opts.call_timeout).await {
+            anyhow!("{why}; its operation `{name}` was cancelled")
+        } else {
+            anyhow!(
+                "{why}; cancelling its operation `{name}` failed too (the engine did not \
+                 answer), so a worker may still run it"
+            )
+        }
     }
 
     async fn outcome_of(&self, op: Operation, action: &Digest) -> Result<RemoteOutcome> {

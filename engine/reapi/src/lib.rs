@@ -18,6 +18,7 @@ pub mod config;
 mod digest;
 mod error;
 mod execute;
+mod in_flight;
 mod session;
 mod transport;
 
@@ -31,6 +32,7 @@ pub use client::GrpcRemoteCache;
 pub use config::{CacheMode, ClientOptions, ReConfig};
 pub use error::{is_corrupt, is_unavailable, RemoteError};
 pub use execute::{remote_action_digest, QueueTimeout, RemoteCommand, RemoteOutcome};
+pub use in_flight::{cancel_in_flight, in_flight_count};
 
 /// Opens the remote cache described by the `[buck2_re_client]` section, or `Ok(None)` when
 /// the section configures no address.

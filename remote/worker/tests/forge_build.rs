@@ -212,6 +212,55 @@ fn an_action_no_worker_offers_fails_after_the_queue_limit() {
     );
 }
 
+/// forge interrupted (SIGINT) while its remote action waits for a worker cancels the
+/// operation before it exits, and says so: a matching worker that connects afterwards runs
+/// nothing. (No worker offers `fpga-tools=interrupt` until then, so the action stays queued.)
+#[test]
+fn an_interrupted_build_cancels_its_remote_operation() {
+    let server = server();
+    let ws = workspace(true, &server.address());
+    let log = tempfile::NamedTempFile::new().unwrap();
+    let mut forge = Command::new(forge_bin())
+        .args(["build", "//pkg:g", "-c", "fpga.toolchain=interrupt"])
+        .current_dir(ws.path())
+        .stdin(Stdio::null())
+        .stderr(log.reopen().unwrap())
+        .spawn()
+        .unwrap();
+    // The local action `gen_a` done, the remote one is uploaded and queued within moments.
+    let started = std::time::Instant::now();
+    while !walk(&ws.path().join("buck-out"))
+        .iter()
+        .any(|p| p.ends_with("a.txt"))
+    {
+        assert!(
+            started.elapsed() < std::time::Duration::from_secs(120),
+            "gen_a never ran:\n{}",
+            std::fs::read_to_string(log.path()).unwrap_or_default()
+        );
+        std::thread::sleep(std::time::Duration::from_millis(100));
+    }
+    std::thread::sleep(std::time::Duration::from_secs(3));
+    // SAFETY: signals the child we started.
+    unsafe { libc::kill(forge.id() as i32, libc::SIGINT) };
+    let status = forge.wait().unwrap();
+    let text = std::fs::read_to_string(log.path()).unwrap();
+    use std::os::unix::process::ExitStatusExt;
+    assert_eq!(status.signal(), Some(libc::SIGINT), "{status:?}:\n{text}");
+    assert!(
+        text.contains("forge: interrupted; cancelled the remote operations "),
+        "no cancellation reported:\n{text}"
+    );
+    let late = Worker::start_with(server, "interrupt", 0, &["fpga-tools=interrupt"]);
+    std::thread::sleep(std::time::Duration::from_secs(5));
+    assert_eq!(
+        late.leases_run(),
+        0,
+        "the interrupted build's action ran:\n{}",
+        late.log_text()
+    );
+}
+
 /// buck2's rule: on a platform with `local_enabled = False` a `local_only` action has
 /// nowhere to run, and the build says so instead of running it locally.
 #[test]

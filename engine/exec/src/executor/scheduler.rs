@@ -39,7 +39,7 @@ impl Sched {
 }
 
 /// The action producing `path`, which may lie inside a declared output directory.
-fn producer_for(graph: &ActionGraph, path: &str) -> Option<ActionId> {
+pub(super) fn producer_for(graph: &ActionGraph, path: &str) -> Option<ActionId> {
     let mut p = path;
     loop {
         if let Some(id) = graph.producers.get(p) {
@@ -50,7 +50,7 @@ fn producer_for(graph: &ActionGraph, path: &str) -> Option<ActionId> {
 }
 
 /// The actions needed for `wanted`, with each one's producers of inputs.
-fn needed_actions(
+pub(super) fn needed_actions(
     graph: &ActionGraph,
     root: &Path,
     wanted: &[ArtifactRef],

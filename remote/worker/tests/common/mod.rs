@@ -124,10 +124,23 @@ impl Worker {
         args: &[&str],
         env: &[(&str, &Path)],
     ) -> Worker {
-        let log = server.dir.join(format!("worker-{test}-{n}.log"));
+        Self::start_at(&server.address(), &server.dir, test, n, props, args, env)
+    }
+
+    /// A worker of the engine at `address`, logging into `dir`.
+    pub fn start_at(
+        address: &str,
+        dir: &Path,
+        test: &str,
+        n: usize,
+        props: &[&str],
+        args: &[&str],
+        env: &[(&str, &Path)],
+    ) -> Worker {
+        let log = dir.join(format!("worker-{test}-{n}.log"));
         let f = std::fs::File::create(&log).unwrap();
         let mut cmd = Command::new(env!("CARGO_BIN_EXE_forge-re-worker"));
-        cmd.args(["--address", &server.address()])
+        cmd.args(["--address", address])
             .args(["--property", "OSFamily=linux"])
             .args(["--property", &format!("test={test}")])
             .args(["--name", &format!("{test}-{n}")])
