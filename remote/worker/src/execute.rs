@@ -16,8 +16,8 @@ use bazel_remote_apis::google::protobuf::Any;
 use forge_reapi::{Digest, GrpcRemoteCache, LocalOutput};
 use prost::Message;
 
-use crate::materialize;
 use crate::log::log;
+use crate::materialize;
 
 const ACTION_TYPE: &str = "build.bazel.remote.execution.v2.Action";
 const DIGEST_TYPE: &str = "build.bazel.remote.execution.v2.Digest";

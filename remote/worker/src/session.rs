@@ -18,12 +18,12 @@ use prost::Message;
 
 use crate::args::Args;
 use crate::execute;
+use crate::log::log;
 use crate::proto::v1test2::{
     bots_client::BotsClient, device, BotSession, BotStatus, CreateBotSessionRequest, Device, Lease,
     LeaseState, UpdateBotSessionRequest, Worker,
 };
 use crate::stop;
-use crate::log::log;
 
 /// How long one UpdateBotSession may wait for work (BuildGrid long-polls up to the
 /// deadline) before the bot asks again.
@@ -53,10 +53,7 @@ pub fn run(args: Args) -> Result<()> {
             Ok(()) => return Ok(()),
             Err(_) if stop::requested() => return Ok(()),
             Err(e) if forge_reapi::is_unavailable(&e) => {
-                log!(
-                    "{} does not answer; reconnecting",
-                    args.address
-                );
+                log!("{} does not answer; reconnecting", args.address);
                 std::thread::sleep(RECONNECT_PAUSE);
             }
             Err(e) => {
@@ -260,10 +257,7 @@ async fn goodbye(
         // The action's processes die now, not when the blocking thread notices.
         r.cancelled.store(true, Ordering::Relaxed);
         r.task.abort();
-        log!(
-            "lease {}: handed back (the worker is stopping)",
-            r.id
-        );
+        log!("lease {}: handed back (the worker is stopping)", r.id);
         back.push(Lease {
             id: r.id,
             state: LeaseState::Completed as i32,

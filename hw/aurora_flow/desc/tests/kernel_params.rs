@@ -59,7 +59,9 @@ fn copy_tree(from: &Path, to: &Path) {
     }
 }
 
-/// A copy of the workspace skeleton, the rules, the toolchains and `hw/aurora_flow/`.
+/// A copy of the workspace skeleton, the rules, the toolchains and `hw/aurora_flow/`, with
+/// what toolchains/BUCK (the composition root) loads or hands the FPGA rules: the FINN step
+/// catalogue (`finn/flow`) and the HLS C-simulation headers (`hw/hls`).
 fn scratch_project() -> tempfile::TempDir {
     let root = project_root();
     let tmp = tempfile::tempdir().unwrap();
@@ -72,6 +74,8 @@ fn scratch_project() -> tempfile::TempDir {
         "toolchains",
         "rules",
         "hw/aurora_flow",
+        "hw/hls",
+        "finn/flow",
     ] {
         copy_tree(&root.join(dir), &tmp.path().join(dir));
     }
