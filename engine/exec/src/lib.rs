@@ -28,6 +28,7 @@ mod remote;
 mod sandbox;
 mod skip_check;
 mod test_runner;
+mod test_tmpdir;
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
