@@ -11,6 +11,9 @@ chromium=${TOOL_CHROMIUM:?TOOL_CHROMIUM: the chromium toolchain must be given}
 # outputs kept in TEST_OUTPUT_DIR when given, else in a scratch directory removed on exit
 scratch=$(mktemp -d)
 trap 'rm -rf "$scratch"' EXIT
+# what Chromium puts in TMPDIR goes with the scratch directory, also when `timeout` kills it
+export TMPDIR=$scratch/tmp
+mkdir -p "$TMPDIR"
 out=${TEST_OUTPUT_DIR:-$scratch/out}
 mkdir -p "$out"
 fail=0

@@ -15,6 +15,9 @@ case $report in /*) url=file://$report ;; *) url=file://$PWD/$report ;; esac
 # outputs kept in TEST_OUTPUT_DIR when given, else in a scratch directory removed on exit
 scratch=$(mktemp -d)
 trap 'rm -rf "$scratch"' EXIT
+# what Chromium puts in TMPDIR goes with the scratch directory, also when `timeout` kills it
+export TMPDIR=$scratch/tmp
+mkdir -p "$TMPDIR"
 out=${TEST_OUTPUT_DIR:-$scratch/out}
 mkdir -p "$out"
 profile=$scratch/profile
