@@ -16,7 +16,10 @@
 #
 #   backends_agree.sh --deployment NAME TOPOLOGY REPORT JOB RUN BUNDLE [...]
 set -euo pipefail
-out=${TEST_OUTPUT_DIR:-$(mktemp -d)}
+# outputs kept in TEST_OUTPUT_DIR when given, else in a scratch directory removed on exit
+scratch=$(mktemp -d)
+trap 'rm -rf "$scratch"' EXIT
+out=${TEST_OUTPUT_DIR:-$scratch/out}
 mkdir -p "$out"
 out=$(cd "$out" && pwd)
 images=5

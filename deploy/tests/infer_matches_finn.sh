@@ -10,7 +10,10 @@
 #   infer_matches_finn.sh NAME RUN_SCRIPT REFERENCE_DIR PYTHON CHECKER bad-input|no-bad-input COUNTS
 set -euo pipefail
 name=$1 run=$2 ref=$3 python=$4 checker=$5 bad=$6 counts=${7:-all}
-out=${TEST_OUTPUT_DIR:-$(mktemp -d)}
+# outputs kept in TEST_OUTPUT_DIR when given, else in a scratch directory removed on exit
+scratch=$(mktemp -d)
+trap 'rm -rf "$scratch"' EXIT
+out=${TEST_OUTPUT_DIR:-$scratch/out}
 mkdir -p "$out"
 
 read -r images outputs < <("$python" "$checker" files "$ref")

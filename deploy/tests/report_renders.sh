@@ -8,7 +8,13 @@
 set -euo pipefail
 
 chromium=${TOOL_CHROMIUM:?TOOL_CHROMIUM: the chromium toolchain must be given}
-out=${TEST_OUTPUT_DIR:-$(mktemp -d)}
+# outputs kept in TEST_OUTPUT_DIR when given, else in a scratch directory removed on exit
+scratch=$(mktemp -d)
+trap 'rm -rf "$scratch"' EXIT
+# what Chromium puts in TMPDIR goes with the scratch directory, also when `timeout` kills it
+export TMPDIR=$scratch/tmp
+mkdir -p "$TMPDIR"
+out=${TEST_OUTPUT_DIR:-$scratch/out}
 mkdir -p "$out"
 fail=0
 
@@ -16,14 +22,15 @@ while [ $# -gt 0 ]; do
     [ "$1" = --deployment ] || { echo "usage: $0 --deployment NAME TOPOLOGY REPORT JOB RUN BUNDLE ..." >&2; exit 2; }
     name=$2 topology=$3 report=$4
     shift 7
-    profile=$(mktemp -d)
+    profile=$scratch/profile-$name
+    rm -rf "$profile" && mkdir -p "$profile"
     # Flags: no sandbox as root, nothing that reaches the network (there is none).
     flags=(--headless --no-sandbox --disable-gpu --disable-quic --no-first-run
         --disable-background-networking --disable-component-update --disable-sync
         --user-data-dir="$profile")
     dom="$out/$name.dom.html"
     timeout 120 "$chromium" "${flags[@]}" --dump-dom "file://$PWD/$report" >"$dom" 2>"$out/$name.chromium.log" ||
-        { echo "FAIL $name: chromium could not load $report (log: $out/$name.chromium.log)"; fail=1; continue; }
+        { echo "FAIL $name: chromium could not load $report (log: $out/$name.chromium.log):"; tail -n 20 "$out/$name.chromium.log"; fail=1; continue; }
     timeout 120 "$chromium" "${flags[@]}" --window-size=1600,1000 --screenshot="$out/$name.png" \
         "file://$PWD/$report" >>"$out/$name.chromium.log" 2>&1 ||
         { echo "FAIL $name: no screenshot"; fail=1; }

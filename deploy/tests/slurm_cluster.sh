@@ -1,7 +1,8 @@
 # shellcheck shell=bash
 # A throwaway single-node Slurm cluster for tests: a munge key and munged, a slurm.conf
 # with this host as the one node, slurmctld and slurmd as the test's own processes, all in
-# one temporary directory; `slurm_down` (also run on exit) stops them and removes it.
+# one temporary directory; `slurm_down` (also run on exit, unless the test has an EXIT trap
+# already, which must then call it) stops them and removes it.
 # Uses Debian's slurm-wlm 22.05 and munge (tools/bootstrap/apt.txt).
 # slurm_nodes.sh builds the multi-node cluster on the same pieces.
 #
@@ -40,7 +41,8 @@ _slurm_wait() {
 # The temporary directory, munged in it and the parts of slurm.conf both modes share.
 _slurm_prepare() {
     SLURM_DIR=$(mktemp -d /tmp/forge-slurm.XXXXXX)
-    trap slurm_down EXIT
+    # a test with an EXIT trap of its own (its scratch directory) calls slurm_down from it
+    [ -n "$(trap -p EXIT)" ] || trap slurm_down EXIT
     mkdir -p "$SLURM_DIR"/{key,munge,state,spool,log}
     # munged insists: the key private to its owner, the socket's directory searchable by all
     chmod 755 "$SLURM_DIR" "$SLURM_DIR/munge"

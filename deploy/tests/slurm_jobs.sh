@@ -20,7 +20,19 @@ here=$(dirname "${BASH_SOURCE[0]}")
 # shellcheck source=deploy/tests/slurm_cluster.sh
 source "$here/slurm_cluster.sh"
 : "${TOOL_SLURMCTLD:?TOOL_SLURMCTLD: the slurm toolchain must be given}"
-out=${TEST_OUTPUT_DIR:-$(mktemp -d)}
+# The job outputs: kept in TEST_OUTPUT_DIR when given, else removed on exit with the cluster
+# (slurm_cluster.sh leaves its teardown to a test's own EXIT trap); a teardown that leaves
+# something behind fails the test.
+scratch=$(mktemp -d)
+# shellcheck disable=SC2317 # run by the EXIT trap (shellcheck 0.9 misses that after an `exit`)
+cleanup() {
+    local rc=$?
+    slurm_down || rc=1
+    rm -rf "$scratch"
+    exit "$rc"
+}
+trap cleanup EXIT
+out=${TEST_OUTPUT_DIR:-$scratch/out}
 mkdir -p "$out"
 
 slurm_up 8

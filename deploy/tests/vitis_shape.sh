@@ -18,6 +18,7 @@ for dep in mobilenet_2fpga aurora_loopback aurora_pair aurora_ring_48; do
     fi
 done
 err=$(mktemp)
+trap 'rm -f "$err"' EXIT
 if forge audit providers --quiet -c fpga.toolchain=vitis //deploy:aurora_loopback >/dev/null 2>"$err"; then
     echo "FAIL: analysis with fpga.toolchain=vitis succeeded on a machine without AMD's tools"
     fail=1
@@ -28,5 +29,4 @@ else
     done
     [ $fail -ne 0 ] || echo "ok   vitis without AMD tools stops in analysis: $(grep -o 'fpga.toolchain=vitis needs[^.]*' "$err" | head -1)"
 fi
-rm -f "$err"
 exit $fail

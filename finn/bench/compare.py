@@ -13,8 +13,10 @@ Prints a Markdown report; exits non-zero only if a run could not be made.
 """
 
 import argparse
+import atexit
 import json
 import os
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -118,6 +120,7 @@ def main():
     a = ap.parse_args()
     est = json.load(open(a.estimates))
     work = tempfile.mkdtemp(prefix="finn_bench_")
+    atexit.register(shutil.rmtree, work, ignore_errors=True)  # on every exit path
     results = {"balanced": [], "throughput": [], "synthetic": None}
     lines = ["## Balanced partitioning: FINN+ 1.6.1 vs ours (same estimates, FINN+'s U280 totals, 80 % cap)", "",
              fmt_row(["devices", "topology", "tool", "solve s", "max util", "min util", "cuts", "max ports",

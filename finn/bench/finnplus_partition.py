@@ -9,8 +9,10 @@ The result holds node -> device, or the error FINN+ raised (e.g. for `circle`).
 """
 
 import argparse
+import atexit
 import json
 import os
+import shutil
 import sys
 import tempfile
 import time
@@ -30,6 +32,7 @@ def main(argv=None):
     ap.add_argument("--out", required=True)
     a = ap.parse_args(argv)
     work = tempfile.mkdtemp(prefix="finnplus_part_")
+    atexit.register(shutil.rmtree, work, ignore_errors=True)  # on every exit path
     finn_env.setup(os.path.join(work, "build"))
     from qonnx.core.modelwrapper import ModelWrapper
 

@@ -9,7 +9,8 @@ torch or Vivado exist:
    use it. The stub defines ``Tensor`` because scipy checks ``torch.Tensor`` once
    torch is in ``sys.modules``; any other attribute raises AttributeError.
 2. settings: ``finn.util.settings.get_settings()`` raises unless FINN_BUILD_DIR is
-   set (the ``finn`` CLI would set it).
+   set (the ``finn`` CLI would set it). Unless the caller names one, it is a directory
+   of this process's own in TMPDIR, removed at exit.
 3. XSI: ``finn.builder.build_dataflow_steps`` does ``from finn.xsi import SimEngine``,
    which resolves lazily through a compiled Vivado binding. Binding placeholders on
    the module first keeps the import from looking for Vivado; simulation steps
@@ -26,6 +27,7 @@ torch or Vivado exist:
    finn/transformation/fpgadataflow/multifpga/partitioner.py, ``Partitioner.__init__``).
 """
 
+import atexit
 import importlib.util
 import locale
 import os
@@ -68,12 +70,23 @@ def _bind_xsi_placeholders():
         setattr(xsi, name, _no_xsi)
 
 
+def _own_build_dir():
+    """A FINN_BUILD_DIR for this process alone, removed when it exits.
+
+    It lies in TMPDIR, which is the action's scratch directory in a build and the test's
+    private directory under ``forge test``; FINN+ makes its own temporary directories in it.
+    """
+    path = tempfile.mkdtemp(prefix="finn_build_")
+    atexit.register(shutil.rmtree, path, ignore_errors=True)
+    return path
+
+
 def setup(build_dir=None):
     """Apply all workarounds; returns FINN_BUILD_DIR."""
     _install_torch_stub()
     random.seed(0)
     if build_dir is None:
-        build_dir = os.environ.get("FINN_BUILD_DIR") or tempfile.mkdtemp(prefix="finn_build_")
+        build_dir = os.environ.get("FINN_BUILD_DIR") or _own_build_dir()
     os.makedirs(build_dir, exist_ok=True)
     os.environ["FINN_BUILD_DIR"] = os.path.abspath(build_dir)
     os.environ.setdefault("XILINX_VIVADO", "/opt/Xilinx/Vivado/2024.2")

@@ -167,6 +167,9 @@ def make_cfg(args, out_dir, folding_file, spec_file=None):
 
 def run(args):
     work = Path(tempfile.mkdtemp(prefix="finn_step_"))
+    # setup() points FINN_BUILD_DIR into `work`; restored below, or a later setup() in this
+    # process (the tests call main() several times) would make `work` again after its removal
+    prev_build_dir = os.environ.get("FINN_BUILD_DIR")
     try:
         finn_env.setup(str(work / "build"))
         step = resolve_step(args.step)
@@ -196,6 +199,10 @@ def run(args):
                 shutil.rmtree(rep)
             shutil.copytree(work / "out" / "report", rep)
     finally:
+        if prev_build_dir is None:
+            os.environ.pop("FINN_BUILD_DIR", None)
+        else:
+            os.environ["FINN_BUILD_DIR"] = prev_build_dir
         if not args.keep:
             shutil.rmtree(work, ignore_errors=True)
 

@@ -10,8 +10,10 @@ Environment: FINN_PARTITION_BIN = the finn-partition binary (default: cargo run)
 
 import json
 import os
+import pathlib
 import subprocess
 import sys
+import tempfile
 
 import numpy as np
 import pytest
@@ -49,9 +51,21 @@ def step(name, inp, out, *extra):
     return out
 
 
+# pytest's own tmp_path keeps the last runs' directories in TMPDIR (pytest-of-USER); these
+# two are removed when the test ends, passed or failed.
+@pytest.fixture
+def tmp_path():
+    with tempfile.TemporaryDirectory(prefix="finn_test_") as d:
+        yield pathlib.Path(d)
+
+
 @pytest.fixture(scope="module")
-def flow(tmp_path_factory):
-    d = tmp_path_factory.mktemp("tiny")
+def flow():
+    with tempfile.TemporaryDirectory(prefix="finn_flow_") as tmp:
+        yield build_flow(pathlib.Path(tmp))
+
+
+def build_flow(d):
     model = d / "model.onnx"
     gen_model.main(["--net", "tiny", "--out", str(model)])
     prev = model

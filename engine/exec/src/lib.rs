@@ -29,6 +29,7 @@ mod remote_cancel;
 mod sandbox;
 mod skip_check;
 mod test_runner;
+mod test_tmpdir;
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;

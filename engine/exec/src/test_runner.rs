@@ -2,7 +2,8 @@
 //! simple runner (cwd = project root, environment cleared to an allowlist plus the test's
 //! own env and `BUCK_BUILD_ID`), and prints buck2's per-test and summary lines, then the
 //! `N passed, N failed` line CI reads. A test that exits 0 but printed `SKIPPED` fails
-//! unless the `FORGE_ALLOW_MISSING` opt-out covers it (`skip_check`).
+//! unless the `FORGE_ALLOW_MISSING` opt-out covers it (`skip_check`). Each test gets a
+//! private `TMPDIR`, and passes only if it leaves it empty (`test_tmpdir`).
 
 use std::collections::VecDeque;
 use std::fs;
@@ -19,6 +20,7 @@ use forge_core::{ActionGraph, ArtifactRef, TestSpec};
 use crate::failure::{tail, write_full_log};
 use crate::procs::spawn_tracked;
 use crate::skip_check;
+use crate::test_tmpdir::TestTmpdir;
 use crate::{Executor, TestSummary};
 
 /// Variables a test inherits from forge's environment (buck2's allowlist).
@@ -89,6 +91,13 @@ fn run_one(
     if !opt_out.is_empty() {
         cmd.env(forge_allow_missing::VAR, opt_out.join(","));
     }
+    // and a private TMPDIR, removed after the test (test_tmpdir); a test's own env may
+    // still name another
+    let tmpdir = match TestTmpdir::create() {
+        Ok(t) => t,
+        Err(e) => return infra(format!("cannot create the test's private TMPDIR: {e}")),
+    };
+    cmd.env("TMPDIR", tmpdir.path());
     cmd.envs(spec.command.env.iter().map(|(k, v)| (k, v)));
     cmd.env("BUCK_BUILD_ID", build_id);
     cmd.env("PWD", root);
@@ -148,6 +157,14 @@ fn run_one(
         Some(line) if verdict == Verdict::Pass => {
             (Verdict::Fail, skip_check::failure_detail(&line))
         }
+        _ => (verdict, detail),
+    };
+    // Checked after the group is gone, so nothing writes there any more. A failed test keeps
+    // its verdict and gets the list too; one killed at its timeout could not clean up, so its
+    // leftovers are only removed.
+    let (verdict, detail) = match (tmpdir.finish(), verdict) {
+        (Some(left), Verdict::Pass) => (Verdict::Fail, left),
+        (Some(left), Verdict::Fail) => (verdict, format!("{detail}; {left}")),
         _ => (verdict, detail),
     };
     TestRun {

@@ -12,17 +12,23 @@ chromium=${TOOL_CHROMIUM:?TOOL_CHROMIUM: the chromium toolchain must be given}
 report=${1:?usage: report_renders.sh REPORT_HTML RUN_JSON}
 run=${2:?usage: report_renders.sh REPORT_HTML RUN_JSON}
 case $report in /*) url=file://$report ;; *) url=file://$PWD/$report ;; esac
-out=${TEST_OUTPUT_DIR:-$(mktemp -d)}
+# outputs kept in TEST_OUTPUT_DIR when given, else in a scratch directory removed on exit
+scratch=$(mktemp -d)
+trap 'rm -rf "$scratch"' EXIT
+# what Chromium puts in TMPDIR goes with the scratch directory, also when `timeout` kills it
+export TMPDIR=$scratch/tmp
+mkdir -p "$TMPDIR"
+out=${TEST_OUTPUT_DIR:-$scratch/out}
 mkdir -p "$out"
-profile=$(mktemp -d)
-trap 'rm -rf "$profile"' EXIT
+profile=$scratch/profile
+mkdir -p "$profile"
 # Flags: no sandbox as root, nothing that reaches the network (there is none).
 flags=(--headless --no-sandbox --disable-gpu --disable-quic --no-first-run
     --disable-background-networking --disable-component-update --disable-sync
     --user-data-dir="$profile")
 dom="$out/run_report.dom.html"
 timeout 120 "$chromium" "${flags[@]}" --dump-dom "$url" >"$dom" 2>"$out/chromium.log" ||
-    { echo "FAIL: chromium could not load $report (log: $out/chromium.log)"; exit 1; }
+    { echo "FAIL: chromium could not load $report (log: $out/chromium.log):"; tail -n 20 "$out/chromium.log"; exit 1; }
 timeout 120 "$chromium" "${flags[@]}" --window-size=1200,2400 --screenshot="$out/run_report.png" \
     "$url" >>"$out/chromium.log" 2>&1 || { echo "FAIL: no screenshot"; exit 1; }
 

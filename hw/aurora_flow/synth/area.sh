@@ -7,7 +7,13 @@ set -euo pipefail
 : "${YOSYS:?set by hdl_script_binary}"
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 rtl="$here/../rtl"
-out="${1:-$(mktemp -d)}"
+# the logs and stat files: kept in OUT_DIR when given, else removed on exit
+if [ -n "${1:-}" ]; then
+  out=$1
+else
+  out="$(mktemp -d)"
+  trap 'rm -rf "$out"' EXIT
+fi
 mkdir -p "$out"
 srcs=(af_kernel_pkg af_sync af_reset_sync af_async_fifo af_axis_upsize af_axis_downsize af_nfc
       af_cdc_bundle af_link_monitor af_axil_regs af_ip_reset aurora_ip_if aurora_flow)

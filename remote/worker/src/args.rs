@@ -14,7 +14,8 @@ pub struct Args {
     pub instance: String,
     pub properties: Vec<(String, String)>,
     pub bot_id: String,
-    /// Where execution roots are made (a fresh directory per lease, removed after).
+    /// Where execution roots are made (a fresh directory per lease, removed after; a dead
+    /// worker's by the next worker started here: `exec_root`).
     pub work_dir: Option<std::path::PathBuf>,
     /// An action running longer is killed (also when its own `Action.timeout` is longer).
     pub action_timeout: Option<std::time::Duration>,

@@ -76,9 +76,10 @@ enum Ended {
     Cancelled,
 }
 
-/// Runs the action in a fresh directory under `work_dir` (removed afterwards) and returns
-/// the ActionResult whose blobs are in the CAS. A failing command is a result with its
-/// exit code; an `Err` means the worker could not run it at all, or it was cancelled.
+/// Runs the action in a fresh directory under `work_dir` (removed afterwards, or by the next
+/// worker there if this one is killed: `exec_root`) and returns the ActionResult whose blobs
+/// are in the CAS. A failing command is a result with its exit code; an `Err` means the
+/// worker could not run it at all, or it was cancelled.
 pub fn run(
     cas: &GrpcRemoteCache,
     action: &re::Action,
@@ -93,10 +94,7 @@ pub fn run(
     if command.arguments.is_empty() {
         bail!("the Command has no arguments");
     }
-    let scratch = tempfile::Builder::new()
-        .prefix("forge-re-")
-        .tempdir_in(work_dir)
-        .with_context(|| format!("creating an execution root in {}", work_dir.display()))?;
+    let scratch = crate::exec_root::ExecRoot::create(work_dir)?;
     let root = scratch.path().join("root");
     let Some(input_root) = action.input_root_digest.as_ref() else {
         bail!("the Action has no input root");

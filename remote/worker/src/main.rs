@@ -3,6 +3,7 @@
 //! CAS, uploads the outputs and reports the ActionResult in the lease.
 
 mod args;
+mod exec_root;
 mod execute;
 mod log;
 mod materialize;

@@ -48,6 +48,15 @@ pub fn run(args: Args) -> Result<()> {
     };
     std::fs::create_dir_all(&work_dir)
         .with_context(|| format!("creating {}", work_dir.display()))?;
+    // what workers killed in this work dir left (exec_root)
+    let removed = crate::exec_root::remove_dead(&work_dir);
+    if !removed.is_empty() {
+        eprintln!(
+            "forge-re-worker: removed {} execution root(s) of dead workers in {}",
+            removed.len(),
+            work_dir.display()
+        );
+    }
     loop {
         match session(&args, &work_dir) {
             Ok(()) => return Ok(()),

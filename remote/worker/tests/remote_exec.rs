@@ -284,6 +284,8 @@ fn two_workers_run_four_actions_in_parallel() {
     );
 }
 
+/// A worker killed (SIGKILL) mid-action: its lease runs again on another worker, and that
+/// worker, started in the same work dir, removes the execution root the dead one left.
 #[test]
 fn a_killed_workers_lease_is_requeued_and_the_build_succeeds() {
     let server = server();
@@ -305,6 +307,15 @@ fn a_killed_workers_lease_is_requeued_and_the_build_succeeds() {
         std::thread::sleep(Duration::from_millis(50));
     }
     first.kill();
+    let roots = || -> Vec<String> {
+        std::fs::read_dir(server.work_dir("kill"))
+            .unwrap()
+            .flatten()
+            .map(|e| e.file_name().to_string_lossy().into_owned())
+            .filter(|n| n.contains("forge-re-"))
+            .collect()
+    };
+    assert_eq!(roots().len(), 1, "the killed worker's execution root");
     let second = Worker::start(server, "kill", 1);
     let got = run.join().unwrap();
     assert_eq!(got.exit_code, 0);
@@ -314,6 +325,20 @@ fn a_killed_workers_lease_is_requeued_and_the_build_succeeds() {
         "the requeued lease did not run on the second worker"
     );
     eprintln!("requeued and finished {:?} after the kill", start.elapsed());
+    // the second worker removed the dead one's root when it started, and its own after the
+    // action
+    assert!(
+        second
+            .log_text()
+            .contains("removed 1 execution root(s) of dead workers"),
+        "{}",
+        second.log_text()
+    );
+    assert_eq!(
+        roots(),
+        Vec::<String>::new(),
+        "execution roots left in the work dir"
+    );
 }
 
 /// What the worker's operator opens up, and nothing else: `--read-only DIR` shows a tool

@@ -231,6 +231,14 @@ mod tests {
     fn worker_flags_reach_every_bot() {
         let dir = std::env::temp_dir().join(format!("re-workers-test-{}", std::process::id()));
         std::fs::create_dir_all(&dir).unwrap();
+        // removed also when the test fails
+        struct Removed<'a>(&'a std::path::Path);
+        impl Drop for Removed<'_> {
+            fn drop(&mut self) {
+                let _ = std::fs::remove_dir_all(self.0);
+            }
+        }
+        let _removed = Removed(&dir);
         let srun = dir.join("srun");
         std::fs::write(&srun, "#!/bin/sh\nshift 2\nprintf '<%s>' \"$@\"\n").unwrap();
         std::fs::set_permissions(&srun, std::os::unix::fs::PermissionsExt::from_mode(0o755))
@@ -252,7 +260,6 @@ mod tests {
             .env("SLURM_JOB_NODELIST", "n1")
             .output()
             .unwrap();
-        std::fs::remove_dir_all(&dir).unwrap();
         let printed = String::from_utf8_lossy(&out.stdout);
         assert!(
             printed.contains("<--read-only></opt/xilinx tools><--share-network>"),

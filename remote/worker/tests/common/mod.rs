@@ -3,26 +3,32 @@
 //! forge-re-worker processes per test. Each test's workers advertise `test=<name>` and its
 //! actions ask for it, so tests sharing the server never take each other's work.
 //! Everything started here dies with the test process (PR_SET_PDEATHSIG from a thread
-//! that lives as long as the process).
+//! that lives as long as the process), and its files go with the server: the workers'
+//! work directory lies in the server's.
 #![allow(dead_code)]
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
-use std::sync::OnceLock;
+use std::sync::{Mutex, OnceLock};
 
 pub struct Server {
     pub port: u16,
+    /// Removed with the server (`Drop`, or at exit for the shared one): the grid's files and
+    /// the workers' work directory, where a killed worker leaves its execution root.
     pub dir: PathBuf,
     address: String,
-    /// postgres and bgd; they die with the thread that started them (which never ends).
-    _grid: forge_re_grid::Grid,
+    /// postgres and bgd; stopped when the server goes, and die with the thread that started
+    /// them in any case.
+    grid: Mutex<Option<forge_re_grid::Grid>>,
 }
 
+static SERVER: OnceLock<Server> = OnceLock::new();
+
 /// The shared server, started on first use by a thread that then parks for the process's
-/// lifetime (its children's death signal fires when the process exits).
+/// lifetime (its children's death signal fires when the process exits). A static is never
+/// dropped, so the server is stopped and its directory removed when the test binary exits.
 pub fn server() -> &'static Server {
-    static SERVER: OnceLock<Server> = OnceLock::new();
     SERVER.get_or_init(|| {
         let (tx, rx) = std::sync::mpsc::channel();
         std::thread::spawn(move || {
@@ -31,8 +37,17 @@ pub fn server() -> &'static Server {
                 std::thread::park();
             }
         });
-        rx.recv().expect("the server thread panicked")
+        let server = rx.recv().expect("the server thread panicked");
+        // SAFETY: registers a function without arguments that only touches the static.
+        unsafe { libc::atexit(stop_shared_server) };
+        server
     })
+}
+
+extern "C" fn stop_shared_server() {
+    if let Some(s) = SERVER.get() {
+        s.shut_down();
+    }
 }
 
 /// The project's BuildGrid (engine/grid) with short keepalive, so a killed bot's lease is
@@ -56,12 +71,21 @@ pub fn start_server() -> Server {
         cache_only: false,
         cancel: None,
     })
-    .unwrap_or_else(|e| panic!("{e:#}"));
+    .unwrap_or_else(|e| {
+        let _ = std::fs::remove_dir_all(&dir);
+        panic!("{e:#}")
+    });
     Server {
         port: grid.port,
         address: grid.address().to_string(),
         dir,
-        _grid: grid,
+        grid: Mutex::new(Some(grid)),
+    }
+}
+
+impl Drop for Server {
+    fn drop(&mut self) {
+        self.shut_down();
     }
 }
 
@@ -83,10 +107,33 @@ impl Server {
 
     /// bgd killed and started again; PostgreSQL, and with it the scheduler's state, stays.
     pub fn restart(&mut self) {
-        self._grid
+        let grid = self.grid.get_mut().unwrap_or_else(|e| e.into_inner());
+        grid.as_mut()
+            .expect("the server was shut down")
             .restart_server()
             .unwrap_or_else(|e| panic!("restarting BuildGrid: {e:#}"));
     }
+
+    /// The work directory of a test's workers: where a killed worker's execution root stays
+    /// until the next worker started there removes it.
+    pub fn work_dir(&self, test: &str) -> PathBuf {
+        work_dir(&self.dir, test)
+    }
+
+    /// Stops the grid, then removes the directory.
+    fn shut_down(&self) {
+        drop(self.grid.lock().unwrap_or_else(|e| e.into_inner()).take());
+        if self.dir.exists() {
+            if let Err(e) = std::fs::remove_dir_all(&self.dir) {
+                eprintln!("cannot remove {}: {e}", self.dir.display());
+            }
+        }
+    }
+}
+
+/// The work directory of `test`'s workers under the engine's directory `dir`.
+fn work_dir(dir: &Path, test: &str) -> PathBuf {
+    dir.join(format!("work-{test}"))
 }
 
 /// A forge-re-worker process; killed (SIGKILL) on drop.
@@ -144,6 +191,8 @@ impl Worker {
             .args(["--property", "OSFamily=linux"])
             .args(["--property", &format!("test={test}")])
             .args(["--name", &format!("{test}-{n}")])
+            .arg("--work-dir")
+            .arg(work_dir(dir, test))
             .args(props.iter().flat_map(|p| ["--property", p]))
             .args(args)
             .envs(env.iter().copied())

@@ -145,6 +145,14 @@ mod tests {
     fn an_uncommitted_tmp_file_is_removed() {
         let dir = std::env::temp_dir().join(format!("forge-action-tmp-{}", std::process::id()));
         fs::create_dir_all(&dir).unwrap();
+        // removed also when an assertion fails
+        struct Removed<'a>(&'a Path);
+        impl Drop for Removed<'_> {
+            fn drop(&mut self) {
+                let _ = fs::remove_dir_all(self.0);
+            }
+        }
+        let _removed = Removed(&dir);
         let out = dir.join("out");
         {
             let tmp = TmpFile::beside(&out);
@@ -155,6 +163,5 @@ mod tests {
         fs::write(tmp.path(), "y").unwrap();
         tmp.commit().unwrap();
         assert_eq!(fs::read_to_string(&out).unwrap(), "y");
-        fs::remove_dir_all(&dir).unwrap();
     }
 }
