@@ -13,8 +13,11 @@ use crate::folding::{Unit, UnitEdge};
 use crate::problem::{Objective, Placement};
 use crate::resources::{Res, NUM_RES, RES_NAMES};
 
-/// One hop over an AuroraFlow link (the paper's measured minimum, 64 B).
-pub const LINK_HOP_US: f64 = 0.51;
+/// One hop over an AuroraFlow link: the paper's measured minimum latency (64 B), read from
+/// paper/figures.toml [link], its one copy.
+pub fn link_hop_us() -> f64 {
+    paper::figures().link.latency_us
+}
 
 #[derive(Debug, Serialize)]
 pub struct Plan {
@@ -295,7 +298,7 @@ pub fn build(inp: &Inputs, pl: &Placement) -> Plan {
                 let j = idx[p.as_str()];
                 longest[j]
                     + if layer_dev[j] != layer_dev[i] {
-                        LINK_HOP_US
+                        link_hop_us()
                     } else {
                         0.0
                     }
