@@ -1,7 +1,7 @@
 //! The result: which layer runs where with which folding, what crosses each cut, and
 //! what every device uses and achieves; plus the per-device folding configs.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashMap};
 
 use serde::Serialize;
 use serde_json::{json, Value};
@@ -13,8 +13,11 @@ use crate::folding::{Unit, UnitEdge};
 use crate::problem::{Objective, Placement};
 use crate::resources::{Res, NUM_RES, RES_NAMES};
 
-/// One hop over an AuroraFlow link (the paper's measured minimum, 64 B).
-pub const LINK_HOP_US: f64 = 0.51;
+/// One hop over an AuroraFlow link: the paper's measured minimum latency (64 B), read from
+/// paper/figures.toml [link], its one copy.
+pub fn link_hop_us() -> f64 {
+    paper::figures().link.latency_us
+}
 
 #[derive(Debug, Serialize)]
 pub struct Plan {
@@ -182,36 +185,88 @@ pub struct Inputs<'a> {
     pub fpga_part: &'a str,
 }
 
+/// Each layer's placement: device, folding, and the figures that folding gives it.
+struct PlacedLayers {
+    dev: Vec<usize>,
+    fold: Vec<Fold>,
+    cycles: Vec<u64>,
+    res: Vec<Res>,
+    /// Width of the layer's output stream, bits.
+    width: Vec<u64>,
+    /// Where cycles and res come from (`LayerPlan::res_from`).
+    src: Vec<&'static str>,
+}
+
 pub fn build(inp: &Inputs, pl: &Placement) -> Plan {
     let nl = inp.est.layers.len();
-    let mut layer_dev = vec![0usize; nl];
-    let mut layer_fold = vec![
-        Fold {
-            pe: 1,
-            simd: 1,
-            parallel_window: false
-        };
-        nl
-    ];
-    let mut layer_cycles = vec![0u64; nl];
-    let mut layer_res = vec![Res::default(); nl];
-    let mut layer_width = vec![0u64; nl];
-    let mut layer_src = vec!["finn_report"; nl];
+    let placed = place_layers(inp, pl);
+    let devices = device_plans(inp, &placed);
+    let (fps, bottleneck) = bottleneck(inp, &placed);
+    let idx = inp.est.index();
+    let cuts = cuts(inp, &placed, &idx, fps);
+    let latency_us = no_overlap_latency_us(inp, &placed, &idx);
+    Plan {
+        model: inp.est.model.clone(),
+        objective: inp.objective,
+        topology: inp.topology.clone(),
+        solver: solver_report(inp, pl),
+        fps,
+        finn_no_overlap_latency_ms: latency_us / 1000.0,
+        bottleneck,
+        devices,
+        cuts,
+        layers: (0..nl)
+            .map(|i| LayerPlan {
+                name: inp.est.layers[i].name.clone(),
+                op_type: inp.est.layers[i].op_type.clone(),
+                device: inp.devices[placed.dev[i]].name.clone(),
+                folding: folding_attrs(&inp.est.layers[i].op_type, placed.fold[i]),
+                cycles: placed.cycles[i],
+                res: placed.res[i],
+                in_stream_bits: in_width(inp, &placed, &idx, i),
+                out_stream_bits: placed.width[i],
+                in_bits_per_frame: inp.est.layers[i].in_bits_per_frame,
+                out_bits_per_frame: inp.est.layers[i].out_bits_per_frame,
+                res_from: placed.src[i],
+            })
+            .collect(),
+    }
+}
+
+/// Every layer of the placement's chosen candidates: its device and folding, and its
+/// cycles and resources (FINN's own for the exported folding, ours otherwise).
+fn place_layers(inp: &Inputs, pl: &Placement) -> PlacedLayers {
+    let nl = inp.est.layers.len();
+    let mut p = PlacedLayers {
+        dev: vec![0usize; nl],
+        fold: vec![
+            Fold {
+                pe: 1,
+                simd: 1,
+                parallel_window: false
+            };
+            nl
+        ],
+        cycles: vec![0u64; nl],
+        res: vec![Res::default(); nl],
+        width: vec![0u64; nl],
+        src: vec!["finn_report"; nl],
+    };
     for (u, &(d, c)) in pl.assign.iter().enumerate() {
         let cand = &inp.units[u].candidates[c];
         for (k, &(i, f)) in cand.folds.iter().enumerate() {
-            layer_dev[i] = d;
-            layer_fold[i] = f;
-            layer_width[i] = cand.out_stream_bits[k];
+            p.dev[i] = d;
+            p.fold[i] = f;
+            p.width[i] = cand.out_stream_bits[k];
             let l = &inp.est.layers[i];
             // Per-layer figures: FINN's own for the exported folding, ours otherwise.
             if f == cost::current_fold(l) {
-                layer_cycles[i] = l.cycles;
-                layer_res[i] = l.res;
+                p.cycles[i] = l.cycles;
+                p.res[i] = l.res;
             } else if let Ok(cst) = cost::estimate(l, f, inp.fpga_part) {
-                layer_cycles[i] = cst.cycles;
-                layer_res[i] = cst.res;
-                layer_src[i] = if cst.modelled {
+                p.cycles[i] = cst.cycles;
+                p.res[i] = cst.res;
+                p.src[i] = if cst.modelled {
                     "formula"
                 } else {
                     "finn_report_fixed"
@@ -219,13 +274,20 @@ pub fn build(inp: &Inputs, pl: &Placement) -> Plan {
             }
         }
     }
+    p
+}
+
+/// What each device runs, uses (its link kernels' reserve included when it runs anything)
+/// and achieves.
+fn device_plans(inp: &Inputs, placed: &PlacedLayers) -> Vec<DevicePlan> {
+    let nl = inp.est.layers.len();
     let mut devices = Vec::new();
     for (d, dev) in inp.devices.iter().enumerate() {
-        let mine: Vec<usize> = (0..nl).filter(|&i| layer_dev[i] == d).collect();
+        let mine: Vec<usize> = (0..nl).filter(|&i| placed.dev[i] == d).collect();
         let res = mine
             .iter()
-            .fold(Res::default(), |a, &i| a.add(&layer_res[i]));
-        let max_cycles = mine.iter().map(|&i| layer_cycles[i]).max().unwrap_or(0);
+            .fold(Res::default(), |a, &i| a.add(&placed.res[i]));
+        let max_cycles = mine.iter().map(|&i| placed.cycles[i]).max().unwrap_or(0);
         let mut util = BTreeMap::new();
         for (r, name) in RES_NAMES.iter().enumerate() {
             let used = if mine.is_empty() {
@@ -257,45 +319,59 @@ pub fn build(inp: &Inputs, pl: &Placement) -> Plan {
             },
         });
     }
+    devices
+}
+
+/// The pipeline's frames per second and the layer that limits it (the first of the
+/// slowest).
+fn bottleneck(inp: &Inputs, placed: &PlacedLayers) -> (f64, String) {
     let (mut fps, mut bottleneck) = (f64::INFINITY, String::new());
-    for i in 0..nl {
-        let f = inp.devices[layer_dev[i]].clk_mhz * 1e6 / layer_cycles[i].max(1) as f64;
+    for i in 0..inp.est.layers.len() {
+        let f = inp.devices[placed.dev[i]].clk_mhz * 1e6 / placed.cycles[i].max(1) as f64;
         if f < fps {
             fps = f;
             bottleneck = inp.est.layers[i].name.clone();
         }
     }
-    let idx = inp.est.index();
+    (fps, bottleneck)
+}
+
+/// Every stream between layers on different devices, with its bandwidth at `fps`.
+fn cuts(inp: &Inputs, placed: &PlacedLayers, idx: &HashMap<&str, usize>, fps: f64) -> Vec<Cut> {
     let mut cuts = Vec::new();
     for (i, l) in inp.est.layers.iter().enumerate() {
         for p in &l.preds {
             let j = idx[p.as_str()];
-            if layer_dev[i] != layer_dev[j] {
+            if placed.dev[i] != placed.dev[j] {
                 cuts.push(Cut {
                     from_layer: p.clone(),
                     to_layer: l.name.clone(),
-                    from_device: inp.devices[layer_dev[j]].name.clone(),
-                    to_device: inp.devices[layer_dev[i]].name.clone(),
-                    stream_bits: layer_width[j],
+                    from_device: inp.devices[placed.dev[j]].name.clone(),
+                    to_device: inp.devices[placed.dev[i]].name.clone(),
+                    stream_bits: placed.width[j],
                     bits_per_frame: inp.est.layers[j].out_bits_per_frame,
                     gbps: inp.est.layers[j].out_bits_per_frame as f64 * fps / 1e9,
                 });
             }
         }
     }
-    // FINN's latency model: the sum of cycles along the longest path (no overlap),
-    // here at each layer's own clock, plus one link hop per device crossing.
-    let mut longest = vec![0.0f64; nl];
+    cuts
+}
+
+/// FINN's latency model: the sum of cycles along the longest path (no overlap), here at
+/// each layer's own clock, plus one link hop per device crossing; microseconds.
+fn no_overlap_latency_us(inp: &Inputs, placed: &PlacedLayers, idx: &HashMap<&str, usize>) -> f64 {
+    let mut longest = vec![0.0f64; inp.est.layers.len()];
     for (i, l) in inp.est.layers.iter().enumerate() {
-        let own = layer_cycles[i] as f64 / inp.devices[layer_dev[i]].clk_mhz;
+        let own = placed.cycles[i] as f64 / inp.devices[placed.dev[i]].clk_mhz;
         let before = l
             .preds
             .iter()
             .map(|p| {
                 let j = idx[p.as_str()];
                 longest[j]
-                    + if layer_dev[j] != layer_dev[i] {
-                        LINK_HOP_US
+                    + if placed.dev[j] != placed.dev[i] {
+                        link_hop_us()
                     } else {
                         0.0
                     }
@@ -303,62 +379,41 @@ pub fn build(inp: &Inputs, pl: &Placement) -> Plan {
             .fold(0.0, f64::max);
         longest[i] = before + own;
     }
-    let latency_us = longest.iter().cloned().fold(0.0, f64::max);
-    let in_width = |i: usize| {
-        let l = &inp.est.layers[i];
-        match l.preds.first() {
-            // a stream's width is its producer's
-            Some(p) => layer_width[idx[p.as_str()]],
-            // a graph input: FINN's width for the exported folding; with another folding the
-            // input side scales with the output side (the first layers FINN puts on a stream
-            // input, padding and sliding window, take SIMD channels in and out)
-            None if layer_fold[i] == cost::current_fold(l) || l.out_stream_bits == 0 => {
-                l.in_stream_bits
-            }
-            None => l.in_stream_bits * layer_width[i] / l.out_stream_bits,
+    longest.iter().cloned().fold(0.0, f64::max)
+}
+
+/// The width of layer `i`'s input stream, bits.
+fn in_width(inp: &Inputs, placed: &PlacedLayers, idx: &HashMap<&str, usize>, i: usize) -> u64 {
+    let l = &inp.est.layers[i];
+    match l.preds.first() {
+        // a stream's width is its producer's
+        Some(p) => placed.width[idx[p.as_str()]],
+        // a graph input: FINN's width for the exported folding; with another folding the
+        // input side scales with the output side (the first layers FINN puts on a stream
+        // input, padding and sliding window, take SIMD channels in and out)
+        None if placed.fold[i] == cost::current_fold(l) || l.out_stream_bits == 0 => {
+            l.in_stream_bits
         }
-    };
-    let n_cands = inp.units.iter().map(|u| u.candidates.len()).sum();
+        None => l.in_stream_bits * placed.width[i] / l.out_stream_bits,
+    }
+}
+
+fn solver_report(inp: &Inputs, pl: &Placement) -> SolverReport {
     let gap = if pl.objective.abs() > 1e-12 {
         ((pl.objective - pl.best_bound) / pl.objective.abs()).max(0.0)
     } else {
         0.0
     };
-    Plan {
-        model: inp.est.model.clone(),
-        objective: inp.objective,
-        topology: inp.topology.clone(),
-        solver: SolverReport {
-            solver: "CBC (good_lp coin_cbc)",
-            method: pl.method,
-            seconds: pl.solve_seconds,
-            optimal: pl.optimal,
-            objective: pl.objective,
-            best_bound: pl.best_bound,
-            gap,
-            units: inp.units.len(),
-            candidates: n_cands,
-        },
-        fps,
-        finn_no_overlap_latency_ms: latency_us / 1000.0,
-        bottleneck,
-        devices,
-        cuts,
-        layers: (0..nl)
-            .map(|i| LayerPlan {
-                name: inp.est.layers[i].name.clone(),
-                op_type: inp.est.layers[i].op_type.clone(),
-                device: inp.devices[layer_dev[i]].name.clone(),
-                folding: folding_attrs(&inp.est.layers[i].op_type, layer_fold[i]),
-                cycles: layer_cycles[i],
-                res: layer_res[i],
-                in_stream_bits: in_width(i),
-                out_stream_bits: layer_width[i],
-                in_bits_per_frame: inp.est.layers[i].in_bits_per_frame,
-                out_bits_per_frame: inp.est.layers[i].out_bits_per_frame,
-                res_from: layer_src[i],
-            })
-            .collect(),
+    SolverReport {
+        solver: "CBC (good_lp coin_cbc)",
+        method: pl.method,
+        seconds: pl.solve_seconds,
+        optimal: pl.optimal,
+        objective: pl.objective,
+        best_bound: pl.best_bound,
+        gap,
+        units: inp.units.len(),
+        candidates: inp.units.iter().map(|u| u.candidates.len()).sum(),
     }
 }
 

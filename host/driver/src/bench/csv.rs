@@ -1,0 +1,115 @@
+//! The benchmark's CSV: AuroraFlow's columns, then ours, and one row per receiving CU and
+//! message size, in that order.
+
+use super::lanes::Lane;
+use super::Bench;
+
+/// AuroraFlow's CSV columns (eval/eval.jl of pc2/Aurora-HLS), then ours.
+pub const CSV_COLUMNS: &[&str] = &[
+    "hostname",
+    "job_id",
+    "commit_id",
+    "xrt_version",
+    "bdf",
+    "rank",
+    "config",
+    "repetition",
+    "testmode",
+    "frame_size",
+    "message_size",
+    "iterations",
+    "test_nfc",
+    "transmission_time",
+    "rx_count",
+    "tx_count",
+    "failed_transmissions",
+    "fifo_rx_overflow_count",
+    "fifo_tx_overflow_count",
+    "nfc_on",
+    "nfc_off",
+    "nfc_latency",
+    "byte_errors",
+    "gt_not_ready_0",
+    "gt_not_ready_1",
+    "gt_not_ready_2",
+    "gt_not_ready_3",
+    "line_down_0",
+    "line_down_1",
+    "line_down_2",
+    "line_down_3",
+    "pll_not_locked",
+    "mmcm_not_locked",
+    "hard_err",
+    "soft_err",
+    "channel_down",
+    "frames_received",
+    "frames_with_errors",
+    // added: per-message latency and throughput (modelled link time on simulated links,
+    // the host's wall clock on cards), the host's wall time around the runs
+    "latency_s",
+    "throughput_gbit_s",
+    "wall_time_s",
+];
+/// What one row measured: a lane over one message size and repetition.
+pub(super) struct Measured<'a> {
+    pub lane: &'a Lane,
+    /// The receiving CU's counters after the size's messages.
+    pub counters: &'a aurora::Counters,
+    pub repetition: u32,
+    pub frame_size: u64,
+    pub size: u64,
+    pub iterations: u64,
+    pub seconds: f64,
+    pub latency: f64,
+    pub gbit: f64,
+    pub wall: f64,
+}
+
+/// The row of `m` in the order of `CSV_COLUMNS`.
+pub(super) fn row(b: &Bench, m: &Measured) -> String {
+    let (l, k) = (m.lane, m.counters);
+    let values: Vec<String> = vec![
+        b.host.to_string(),
+        b.job.clone(),
+        b.commit.clone(),
+        b.args.backend.clone(),
+        b.d.device.clone(),
+        b.rank.to_string(),
+        l.cu.clone(),
+        m.repetition.to_string(),
+        b.testmode.to_string(),
+        m.frame_size.to_string(),
+        m.size.to_string(),
+        m.iterations.to_string(),
+        ((b.args.throttle_us > 0) as u8).to_string(),
+        format!("{:.9}", m.seconds),
+        k.rx_count.to_string(),
+        k.tx_count.to_string(),
+        l.failed.to_string(),
+        k.fifo_rx_overflow.to_string(),
+        k.fifo_tx_overflow.to_string(),
+        k.nfc_full_trigger.to_string(),
+        k.nfc_empty_trigger.to_string(),
+        k.nfc_latency.to_string(),
+        l.byte_errors.to_string(),
+        k.gt_not_ready[0].to_string(),
+        k.gt_not_ready[1].to_string(),
+        k.gt_not_ready[2].to_string(),
+        k.gt_not_ready[3].to_string(),
+        k.line_down[0].to_string(),
+        k.line_down[1].to_string(),
+        k.line_down[2].to_string(),
+        k.line_down[3].to_string(),
+        k.pll_not_locked.to_string(),
+        k.mmcm_not_locked.to_string(),
+        k.hard_err.to_string(),
+        k.soft_err.to_string(),
+        k.channel_down.to_string(),
+        k.frames_received.to_string(),
+        k.frames_with_errors.to_string(),
+        format!("{:.9}", m.latency),
+        format!("{:.3}", m.gbit),
+        format!("{:.6}", m.wall),
+    ];
+    values.join(",")
+}
