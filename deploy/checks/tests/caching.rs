@@ -159,7 +159,8 @@ impl Scratch {
         let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
         assert!(
             out.status.success(),
-            "forge build {TARGET} failed in {}:\n{stderr}",
+            "forge build {TARGET} failed ({}) in {}:\n{stderr}",
+            out.status,
             self.root().display(),
         );
         (self.what_ran(), stderr)
@@ -620,6 +621,12 @@ fn clean_rebuild_takes_every_shared_action_from_buildgrid() {
             "{name}: its remote key or outputs changed between two builds of the same sources"
         );
     }
+    eprintln!(
+        "after `forge clean`: {} commands, {} from BuildGrid, {} run locally (not shared)",
+        second.len(),
+        second.values().filter(|c| c.executor == "remote").count(),
+        second.values().filter(|c| c.executor == "local").count()
+    );
     let again: Vec<String> = not_shared(&summary).into_iter().map(|(n, _)| n).collect();
     assert_eq!(again.iter().collect::<Vec<_>>(), named, "{summary}");
     assert_eq!(s.art("__tiny_2fpga__fpga1__/fpga1.xclbin"), xclbin);
