@@ -31,7 +31,10 @@ def probe_tool_version(ctx: AnalysisContext, probe: Dependency, commands: list) 
     ctx.actions.run(
         args,
         category = "probe_tool_version",
+        # It identifies the tool installed on this machine: never taken from a cache another
+        # machine filled (its key names the command, not the tool's files).
         local_only = True,
+        allow_cache_upload = False,
     )
     return out
 

@@ -6,7 +6,10 @@
 //! - an AuroraFlow parameter change rebuilds the two link kernels and the links using them,
 //!   nothing of FINN, the partition or the other kernels;
 //! - two copies sharing one BuildGrid: the second takes every action of the deployment's
-//!   targets from the remote cache, none runs locally.
+//!   targets from the remote cache, none runs locally;
+//! - `forge clean` between two builds with BuildGrid as the remote cache: the second takes
+//!   every command the rules let the cache share from BuildGrid (whose ActionCache holds
+//!   what the first uploaded, under the same keys) and runs only the version probes again.
 //!
 //! Each copy is the project's source tree with its Python environments and cargo target dir
 //! linked in, and its local cache seeded by hard links from the project's own cache, which
@@ -144,15 +147,26 @@ impl Scratch {
 
     /// Builds the deployment and returns what ran (`forge log what-ran`).
     fn build(&self, extra: &[&str]) -> Vec<Ran> {
+        self.build_reporting(extra).0
+    }
+
+    /// Builds the deployment; what ran (`forge log what-ran`) and the build's stderr (its
+    /// summary).
+    fn build_reporting(&self, extra: &[&str]) -> (Vec<Ran>, String) {
         let mut args = vec!["build", TARGET];
         args.extend_from_slice(extra);
         let out = self.forge(&args);
+        let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
         assert!(
             out.status.success(),
-            "forge build {TARGET} failed in {}:\n{}",
+            "forge build {TARGET} failed ({}) in {}:\n{stderr}",
+            out.status,
             self.root().display(),
-            String::from_utf8_lossy(&out.stderr)
         );
+        (self.what_ran(), stderr)
+    }
+
+    fn what_ran(&self) -> Vec<Ran> {
         let log = self.forge(&["log", "what-ran"]);
         assert!(
             log.status.success(),
@@ -175,6 +189,12 @@ impl Scratch {
             .collect()
     }
 
+    /// The last build's log (`buck-out/forge/log/last-build.json`).
+    fn build_log(&self) -> serde_json::Value {
+        let log = self.root().join("buck-out/forge/log/last-build.json");
+        serde_json::from_str(&std::fs::read_to_string(log).unwrap()).unwrap()
+    }
+
     /// Replaces `old` (which must occur once) by `new` in a project file, as a user would.
     fn edit(&self, rel: &str, old: &str, new: &str) {
         let path = self.root().join(rel);
@@ -194,16 +214,23 @@ impl Scratch {
 
     /// The action-cache keys of every action the last build recorded for `owner*` targets.
     fn keys_of(&self, owner_prefix: &str) -> Vec<String> {
-        let log = self.root().join("buck-out/forge/log/last-build.json");
-        let v: serde_json::Value =
-            serde_json::from_str(&std::fs::read_to_string(log).unwrap()).unwrap();
-        v["actions"]
+        self.build_log()["actions"]
             .as_array()
             .unwrap()
             .iter()
             .filter(|a| a["name"].as_str().unwrap().starts_with(owner_prefix))
             .map(|a| a["key"].as_str().unwrap().to_string())
             .collect()
+    }
+
+    /// `forge clean`, as a user runs it.
+    fn clean(&self) {
+        let out = self.forge(&["clean"]);
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
     }
 
     /// Forgets the given local cache entries and every output: the next build has to get
@@ -354,13 +381,11 @@ fn auroraflow_parameter_rebuilds_links_only() {
 
 #[test]
 fn second_copy_links_from_buildgrid() {
-    let Some(server) = bgd::BuildGrid::start() else {
-        return;
-    };
-    // As a team sharing a cache would configure it: every action's result is uploaded (the
-    // project marks only its slow vendor and cargo actions `allow_cache_upload`).
-    let mut section =
-        String::from("[buck2]\n  default_allow_cache_upload = true\n\n[buck2_re_client]\n");
+    let server = bgd::BuildGrid::start()
+        .expect("this test needs BuildGrid; FORGE_ALLOW_MISSING must not name `buildgrid`");
+    // The project's own `.buckconfig` uploads every action's result
+    // (`default_allow_cache_upload`); the copies only name the server.
+    let mut section = String::from("[buck2_re_client]\n");
     for (k, v) in server.section() {
         section.push_str(&format!("  {k} = {v}\n"));
     }
@@ -418,4 +443,191 @@ fn second_copy_links_from_buildgrid() {
     ] {
         assert_eq!(copies[1].art(rel), copies[0].art(rel), "{rel}");
     }
+}
+
+/// One command of a build, from its log: how it ran, its remote cache key and its outputs.
+#[derive(Debug, PartialEq)]
+struct Command1 {
+    executor: String,
+    remote_key: String,
+    outputs: Vec<(String, String)>,
+}
+
+/// The commands (run actions) of the last build by action name.
+fn commands(s: &Scratch) -> std::collections::BTreeMap<String, Command1> {
+    let log = s.build_log();
+    let mut out = std::collections::BTreeMap::new();
+    for a in log["actions"].as_array().unwrap() {
+        if a["argv"].as_array().is_none_or(|v| v.is_empty()) {
+            continue;
+        }
+        let name = a["name"].as_str().unwrap().to_string();
+        let remote_key = a["remote_key"]
+            .as_str()
+            .unwrap_or_else(|| panic!("{name}: no remote_key in the build log"))
+            .to_string();
+        let outputs = serde_json::from_value(a["output_digests"].clone()).unwrap_or_default();
+        let executor = a["executor"].as_str().unwrap().to_string();
+        out.insert(
+            name,
+            Command1 {
+                executor,
+                remote_key,
+                outputs,
+            },
+        );
+    }
+    out
+}
+
+/// The build summary's `Not shared through the remote cache` list: (action, why).
+fn not_shared(summary: &str) -> Vec<(String, String)> {
+    summary
+        .lines()
+        .skip_while(|l| !l.starts_with("Not shared through the remote cache:"))
+        .skip(1)
+        .take_while(|l| l.starts_with("  "))
+        .map(|l| {
+            let (name, why) = l.trim_start().split_once("): ").unwrap();
+            (format!("{name})"), why.to_string())
+        })
+        .collect()
+}
+
+/// What BuildGrid's own ActionCache holds for each key (buildgrid_ac.py, BuildGrid's client
+/// library): key -> the outputs of its ActionResult as (path, sha256[ +x]), or None.
+type AcOutputs = Option<Vec<(String, String)>>;
+
+fn buildgrid_ac(
+    server: &bgd::BuildGrid,
+    keys: &[&str],
+) -> std::collections::BTreeMap<String, AcOutputs> {
+    use std::io::Write;
+    let python = bgd::bgd().unwrap().with_file_name("python");
+    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/buildgrid_ac.py");
+    let mut child = Command::new(&python)
+        .arg(&script)
+        .arg(format!("127.0.0.1:{}", server.port))
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .spawn()
+        .unwrap_or_else(|e| panic!("{}: {e}", python.display()));
+    let mut stdin = child.stdin.take().unwrap();
+    stdin.write_all(keys.join("\n").as_bytes()).unwrap();
+    drop(stdin);
+    let out = child.wait_with_output().unwrap();
+    assert!(out.status.success(), "{} failed", script.display());
+    String::from_utf8(out.stdout)
+        .unwrap()
+        .lines()
+        .map(|l| {
+            let v: serde_json::Value = serde_json::from_str(l).unwrap();
+            let key = v["digest"].as_str().unwrap().to_string();
+            let found = v["found"].as_bool().unwrap() && v["exit_code"] == 0;
+            let outputs = found.then(|| {
+                let mut o: Vec<(String, String)> = v["outputs"]
+                    .as_object()
+                    .unwrap()
+                    .iter()
+                    .map(|(p, d)| (p.clone(), d.as_str().unwrap().to_string()))
+                    .collect();
+                o.sort();
+                o
+            });
+            (key, outputs)
+        })
+        .collect()
+}
+
+/// The guide's `./forge clean` between two builds with the remote cache, on the project's own
+/// configuration (no `default_allow_cache_upload` of the test's): the first build uploads
+/// every command the rules let the cache share, which BuildGrid's ActionCache then holds with
+/// the outputs the build logged; after `forge clean` the second build takes each of them from
+/// BuildGrid under the same key and runs none of them locally. The summary names the commands
+/// that may not be shared, and why: only the tool version probes (`local_only`,
+/// `allow_cache_upload = False`: they identify this machine's tools).
+#[test]
+fn clean_rebuild_takes_every_shared_action_from_buildgrid() {
+    let server = bgd::BuildGrid::start()
+        .expect("this test needs BuildGrid; FORGE_ALLOW_MISSING must not name `buildgrid`");
+    let mut section = String::from("[buck2_re_client]\n");
+    for (k, v) in server.section() {
+        section.push_str(&format!("  {k} = {v}\n"));
+    }
+    let s = Scratch::new();
+    std::fs::write(s.root().join(".buckconfig.local"), &section).unwrap();
+    let remote = ["-c", "ci.remote_cache=true"];
+    s.clean();
+    let (_, summary) = s.build_reporting(&remote);
+    let first = commands(&s);
+    let named = not_shared(&summary);
+    eprintln!("not shared through the remote cache:");
+    for (name, why) in &named {
+        eprintln!("  {name}: {why}");
+        assert!(
+            name.contains("(probe_tool_version") && why.contains("allow_cache_upload = False"),
+            "{name} was not uploaded ({why}); only the version probes may stay local:\n{summary}"
+        );
+    }
+    let named: Vec<&String> = named.iter().map(|(n, _)| n).collect();
+    let shared: Vec<(&String, &Command1)> = first
+        .iter()
+        .filter(|(n, c)| c.executor == "local" && !named.contains(n))
+        .collect();
+    assert!(
+        first.values().all(|c| c.executor == "local") && shared.len() >= 40,
+        "after `forge clean` the first build ran {} of {} commands locally:\n{summary}",
+        shared.len(),
+        first.len()
+    );
+    for (name, c) in first.iter().filter(|(n, _)| named.contains(n)) {
+        assert_eq!(c.executor, "local", "{name}");
+    }
+    let keys: Vec<&str> = shared.iter().map(|(_, c)| c.remote_key.as_str()).collect();
+    let ac = buildgrid_ac(&server, &keys);
+    for (name, c) in &shared {
+        let held = ac.get(&c.remote_key).cloned().flatten();
+        assert_eq!(
+            held.as_ref(),
+            Some(&c.outputs),
+            "BuildGrid's ActionCache does not hold {name}'s result under {}",
+            c.remote_key
+        );
+    }
+    let xclbin = s.art("__tiny_2fpga__fpga1__/fpga1.xclbin");
+
+    s.clean();
+    let (_, summary) = s.build_reporting(&remote);
+    let second = commands(&s);
+    assert_eq!(
+        second.keys().collect::<Vec<_>>(),
+        first.keys().collect::<Vec<_>>(),
+        "the two builds ran different commands"
+    );
+    for (name, c) in &second {
+        let expected = if named.contains(&name) {
+            "local"
+        } else {
+            "remote"
+        };
+        assert_eq!(
+            c.executor, expected,
+            "{name} after `forge clean`:\n{summary}"
+        );
+        let before = &first[name];
+        assert_eq!(
+            (&c.remote_key, &c.outputs),
+            (&before.remote_key, &before.outputs),
+            "{name}: its remote key or outputs changed between two builds of the same sources"
+        );
+    }
+    eprintln!(
+        "after `forge clean`: {} commands, {} from BuildGrid, {} run locally (not shared)",
+        second.len(),
+        second.values().filter(|c| c.executor == "remote").count(),
+        second.values().filter(|c| c.executor == "local").count()
+    );
+    let again: Vec<String> = not_shared(&summary).into_iter().map(|(n, _)| n).collect();
+    assert_eq!(again.iter().collect::<Vec<_>>(), named, "{summary}");
+    assert_eq!(s.art("__tiny_2fpga__fpga1__/fpga1.xclbin"), xclbin);
 }

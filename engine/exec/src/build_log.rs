@@ -37,6 +37,14 @@ pub struct ActionRecord {
     /// Why it ran, compared with the previous record (filled for local runs).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub changes: Vec<String>,
+    /// Its key in the remote cache (REAPI Action digest `hash/size`), when one is configured:
+    /// the same action keeps it across builds of the same sources, on any machine.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub remote_key: Option<String>,
+    /// Ran locally with a remote cache to write to, and not uploaded: why (its rule's
+    /// `allow_cache_upload`, the platform, the size cap, an error).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub not_shared: Option<String>,
 }
 
 #[derive(Clone, Debug, Serialize, Deserialize)]
@@ -242,6 +250,12 @@ pub fn render_what_ran(log: &BuildLog) -> String {
         ));
         for c in &a.changes {
             out.push_str(&format!("{:>21}{c}\n", ""));
+        }
+        if let Some(why) = &a.not_shared {
+            out.push_str(&format!(
+                "{:>21}not shared through the remote cache: {why}\n",
+                ""
+            ));
         }
     }
     out

@@ -162,6 +162,9 @@ pub struct BuildReport {
     pub up_to_date: usize,
     /// `bubblewrap` or `symlink-forest`.
     pub sandbox: String,
+    /// Actions that ran locally while a writable remote cache was configured and were not
+    /// uploaded: (action, why), sorted.
+    pub not_shared: Vec<(String, String)>,
 }
 
 impl BuildReport {
@@ -190,6 +193,27 @@ impl BuildReport {
                 self.local
             ),
         ]
+    }
+
+    /// The actions a second machine sharing the remote cache will have to run itself, one
+    /// line each with the reason; empty when every local run was uploaded.
+    pub fn not_shared_lines(&self) -> Vec<String> {
+        if self.not_shared.is_empty() {
+            return Vec::new();
+        }
+        let mut lines = vec![format!(
+            "Not shared through the remote cache: {} (ran locally, not uploaded)",
+            match self.not_shared.len() {
+                1 => "1 action".to_string(),
+                n => format!("{n} actions"),
+            }
+        )];
+        lines.extend(
+            self.not_shared
+                .iter()
+                .map(|(action, why)| format!("  {action}: {why}")),
+        );
+        lines
     }
 }
 

@@ -277,6 +277,8 @@ mod tests {
                 .collect(),
             tool: None,
             changes: Vec::new(),
+            remote_key: None,
+            not_shared: None,
         }
     }
 

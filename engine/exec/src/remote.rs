@@ -142,6 +142,21 @@ impl RemoteState {
         }
     }
 
+    /// The action's key in the remote cache (the REAPI Action digest, `hash/size`), when a
+    /// remote cache is configured: what `last-build.json` records so two builds' keys of one
+    /// action can be compared.
+    pub fn key_of(&self, desc: &ActionDescription) -> Option<String> {
+        if self.mode == RemoteMode::Off || self.client.is_none() {
+            return None;
+        }
+        let d = desc.action_digest().ok()?;
+        Some(format!("{}/{}", d.hash, d.size_bytes))
+    }
+
+    /// Uploads a locally run action's result when the platform and the action allow it.
+    /// Returns why the result was not shared (`None`: uploaded, or no remote cache to share
+    /// it through, or a read-only one), so the build can name what a second machine will
+    /// have to run again.
     pub fn upload(
         &self,
         action: &Action,
@@ -150,18 +165,17 @@ impl RemoteState {
         stdout: &[u8],
         stderr: &[u8],
         progress: &Progress,
-    ) {
-        if self.mode != RemoteMode::ReadWrite || !self.policy.uploads {
-            return;
+    ) -> Option<String> {
+        if self.mode != RemoteMode::ReadWrite || self.client.is_none() {
+            return None;
         }
-        let allowed = match &action.kind {
-            forge_core::ActionKind::Run {
-                allow_cache_upload, ..
-            } => allow_cache_upload.unwrap_or(self.default_allow),
-            _ => false,
-        };
-        let Some(client) = self.client().filter(|_| allowed) else {
-            return;
+        if let Some(why) = self.upload_refused(action) {
+            return Some(why);
+        }
+        let Some(client) = self.client() else {
+            return Some(format!(
+                "the remote cache was given up for this build after {MAX_ERRORS_PER_BUILD} errors"
+            ));
         };
         let outputs: Vec<LocalOutput> = action
             .outputs
@@ -176,11 +190,45 @@ impl RemoteState {
             // buck2 skips the upload of a result above `max_cache_upload_mebibytes`.
             let total: u64 = outputs.iter().map(|o| size_on_disk(&o.on_disk)).sum();
             if total > max {
-                return;
+                return Some(format!(
+                    "its outputs ({total} bytes) exceed the platform's max_cache_upload_mebibytes ({} MiB)",
+                    max >> 20
+                ));
             }
         }
-        if let Err(e) = client.upload(desc, &outputs, stdout, stderr) {
-            self.error(progress, "upload", action, &e);
+        match client.upload(desc, &outputs, stdout, stderr) {
+            Ok(()) => None,
+            Err(e) => {
+                self.error(progress, "upload", action, &e);
+                Some(format!("the upload failed: {e:#}"))
+            }
+        }
+    }
+
+    /// Why the platform or the action's own rule keeps its result out of the remote cache
+    /// (buck2's rules: the platform's `allow_cache_uploads`, then the action's
+    /// `allow_cache_upload`, unset meaning `[buck2] default_allow_cache_upload`).
+    fn upload_refused(&self, action: &Action) -> Option<String> {
+        if !self.policy.uploads {
+            return Some("the execution platform does not set allow_cache_uploads = True".into());
+        }
+        let forge_core::ActionKind::Run {
+            allow_cache_upload,
+            local_only,
+            ..
+        } = &action.kind
+        else {
+            return Some("not a command".into());
+        };
+        let local = if *local_only { "local_only, " } else { "" };
+        match allow_cache_upload {
+            Some(true) => None,
+            Some(false) => Some(format!("{local}its rule sets allow_cache_upload = False")),
+            None if self.default_allow => None,
+            None => Some(format!(
+                "{local}its rule leaves allow_cache_upload unset and [buck2] \
+                 default_allow_cache_upload is not true"
+            )),
         }
     }
 }

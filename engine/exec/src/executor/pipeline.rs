@@ -20,6 +20,13 @@ use crate::layout::{remove_any, replace_with, temp_sibling};
 use crate::outputs;
 use crate::placement::{place, Placement};
 
+/// An action's remote cache key and, for a local run, why its result was not uploaded.
+#[derive(Default)]
+pub(super) struct RemoteNote {
+    key: Option<String>,
+    not_shared: Option<String>,
+}
+
 impl Build<'_> {
     pub(super) fn process(
         &self,
@@ -29,13 +36,14 @@ impl Build<'_> {
         let start = Instant::now();
         let keyed = key_action(action, &self.layout.root, &self.digests)
             .map_err(|e| failure(action, &format!("{e:#}")))?;
-        match self.process_keyed(action, &keyed, slot) {
+        let mut note = RemoteNote::default();
+        match self.process_keyed(action, &keyed, slot, &mut note) {
             Ok(outcome) => {
-                self.record(action, &keyed, outcome.name(), start.elapsed());
+                self.record(action, &keyed, outcome.name(), start.elapsed(), note);
                 Ok(outcome)
             }
             Err(e) => {
-                self.record(action, &keyed, "failed", start.elapsed());
+                self.record(action, &keyed, "failed", start.elapsed(), note);
                 Err(match e.downcast::<ActionFailure>() {
                     Ok(f) => f,
                     Err(e) => failure(action, &format!("{e:#}")),
@@ -49,6 +57,7 @@ impl Build<'_> {
         action: &Action,
         keyed: &KeyedAction,
         slot: &mut WorkerState,
+        note: &mut RemoteNote,
     ) -> Result<Outcome> {
         if let Some(cached) = self.ac.get(&keyed.key) {
             if self.outputs_match(&cached) {
@@ -67,6 +76,7 @@ impl Build<'_> {
         }
         let desc = describe(action, keyed);
         if let Some(desc) = &desc {
+            note.key = self.remote.key_of(desc);
             if let Some(hit) =
                 self.remote
                     .lookup(action, desc, &self.cas, &self.digests, &self.progress)
@@ -97,7 +107,7 @@ impl Build<'_> {
                 _ => {
                     let (stdout, stderr) = self.run_local(action, keyed, slot)?;
                     if let Some(desc) = &desc {
-                        self.remote.upload(
+                        note.not_shared = self.remote.upload(
                             action,
                             desc,
                             self.layout,
@@ -176,7 +186,14 @@ impl Build<'_> {
             .collect()
     }
 
-    fn record(&self, action: &Action, keyed: &KeyedAction, executor: &str, took: Duration) {
+    fn record(
+        &self,
+        action: &Action,
+        keyed: &KeyedAction,
+        executor: &str,
+        took: Duration,
+        note: RemoteNote,
+    ) {
         let (argv, env) = match &action.kind {
             ActionKind::Run { argv, env, .. } => (argv.clone(), env.clone()),
             _ => (Vec::new(), Vec::new()),
@@ -211,6 +228,8 @@ impl Build<'_> {
             },
             tool: keyed.tool.clone(),
             changes: Vec::new(),
+            remote_key: note.key,
+            not_shared: note.not_shared,
         };
         self.records.lock().unwrap().push(rec);
     }

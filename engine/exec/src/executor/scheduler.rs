@@ -190,6 +190,12 @@ impl Build<'_> {
         }
         let mut actions = std::mem::take(&mut *self.records.lock().unwrap());
         actions.sort_by(|a, b| a.identity.cmp(&b.identity));
+        report.not_shared = actions
+            .iter()
+            .filter(|a| a.executor == "local")
+            .filter_map(|a| Some((a.name.clone(), a.not_shared.clone()?)))
+            .collect();
+        report.not_shared.sort();
         let log = BuildLog {
             build_id: self.build_id.to_string(),
             started_unix_ms,

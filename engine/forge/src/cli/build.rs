@@ -253,6 +253,9 @@ pub(super) fn build(s: &Session, patterns: &[String], show_output: bool, out: Op
             if remote_errors > 0 {
                 eprintln!("Remote cache errors: {remote_errors} (those actions ran locally)");
             }
+            for line in report.not_shared_lines() {
+                eprintln!("{line}");
+            }
             eprintln!("BUILD SUCCEEDED");
             if let Some(out) = out {
                 if let Err(e) = super::out::copy_out(s.root(), &s.cwd, &targets, out) {
