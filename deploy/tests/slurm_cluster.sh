@@ -3,7 +3,8 @@
 # with this host as the one node, slurmctld and slurmd as the test's own processes, all in
 # one temporary directory; `slurm_down` (also run on exit, unless the test has an EXIT trap
 # already, which must then call it) stops them and removes it.
-# Uses Debian's slurm-wlm 22.05 and munge (tools/bootstrap/apt.txt).
+# Uses Debian's slurm-wlm 22.05 and munge (tools/bootstrap/apt.txt). Users start the same
+# cluster with `./forge run //deploy:local_cluster -- up` (deploy/local_cluster.sh).
 # slurm_nodes.sh builds the multi-node cluster on the same pieces.
 #
 #   source deploy/tests/slurm_cluster.sh
@@ -40,7 +41,17 @@ _slurm_wait() {
 
 # The temporary directory, munged in it and the parts of slurm.conf both modes share.
 _slurm_prepare() {
-    SLURM_DIR=$(mktemp -d /tmp/forge-slurm.XXXXXX)
+    # SLURM_CLUSTER_DIR, when set, names the directory (new, made here) instead: the user's
+    # cluster (deploy/local_cluster.sh) lives where its user says
+    if [ -n "${SLURM_CLUSTER_DIR:-}" ]; then
+        mkdir "$SLURM_CLUSTER_DIR" || {
+            echo "slurm_cluster: cannot make $SLURM_CLUSTER_DIR (it must not exist yet)" >&2
+            return 1
+        }
+        SLURM_DIR=$(cd "$SLURM_CLUSTER_DIR" && pwd)
+    else
+        SLURM_DIR=$(mktemp -d /tmp/forge-slurm.XXXXXX)
+    fi
     # a test with an EXIT trap of its own (its scratch directory) calls slurm_down from it
     [ -n "$(trap -p EXIT)" ] || trap slurm_down EXIT
     mkdir -p "$SLURM_DIR"/{key,munge,state,spool,log}
