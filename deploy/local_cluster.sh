@@ -88,14 +88,14 @@ up)
         die "--nodes $nodes: the local cluster has one node (a multi-node one needs namespaces and root, see deploy/tests/slurm_nodes.sh); give --cpus for more ranks"
     cpus=${cpus:-$(nproc)}
     [[ $cpus =~ ^[1-9][0-9]*$ ]] || die "--cpus $cpus: give a positive number"
-    unset SLURM_CLUSTER_DIR
+    unset FORGE_SLURM_DIR
     at=()
     if [ -n "$dir" ]; then
         case $dir in /*) ;; *) dir="$PWD/$dir" ;; esac
         # munged's socket path must fit a Unix socket address (107 bytes)
         [ $((${#dir} + 20)) -le 107 ] || die "--dir $dir is too long for munged's socket: give a shorter path"
         [ ! -e "$dir" ] || die "--dir $dir exists already: give a new directory (up makes it, down removes it)"
-        export SLURM_CLUSTER_DIR=$dir
+        FORGE_SLURM_DIR=$dir # slurm_up's directory; not exported: the daemons do not need it
         at=(--dir "$dir")
     fi
     # the daemons in a session of their own: no terminal's hangup or Ctrl-C reaches them

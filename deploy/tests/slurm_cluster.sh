@@ -41,14 +41,14 @@ _slurm_wait() {
 
 # The temporary directory, munged in it and the parts of slurm.conf both modes share.
 _slurm_prepare() {
-    # SLURM_CLUSTER_DIR, when set, names the directory (new, made here) instead: the user's
+    # FORGE_SLURM_DIR, when set, names the directory (new, made here) instead: the user's
     # cluster (deploy/local_cluster.sh) lives where its user says
-    if [ -n "${SLURM_CLUSTER_DIR:-}" ]; then
-        mkdir "$SLURM_CLUSTER_DIR" || {
-            echo "slurm_cluster: cannot make $SLURM_CLUSTER_DIR (it must not exist yet)" >&2
+    if [ -n "${FORGE_SLURM_DIR:-}" ]; then
+        mkdir "$FORGE_SLURM_DIR" || {
+            echo "slurm_cluster: cannot make $FORGE_SLURM_DIR (it must not exist yet)" >&2
             return 1
         }
-        SLURM_DIR=$(cd "$SLURM_CLUSTER_DIR" && pwd)
+        SLURM_DIR=$(cd "$FORGE_SLURM_DIR" && pwd)
     else
         SLURM_DIR=$(mktemp -d /tmp/forge-slurm.XXXXXX)
     fi
