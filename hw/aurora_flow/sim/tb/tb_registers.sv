@@ -13,7 +13,17 @@
 //     in order (loss only while down), no deadlock, CHANNEL_DOWN/LINE_DOWN
 //     equal the counted cycles;
 //  6. CORE_RESET mid-stream: FIFOs and core restart, the link comes back,
-//     traffic resumes, counters survive the core reset.
+//     traffic resumes, counters survive the core reset;
+//  7. FIFO_STATUS under load, against the testbench's count of words in the
+//     RX FIFO (tx_axis handshakes minus rx_axis handshakes, exact once the
+//     link is quiet) and the threshold parameters: receiver stalled, RX
+//     FIFO filled to PROG_FULL-1 (RX_PROG_FULL clear) and PROG_FULL (set);
+//     the sender keeps pushing until XOFF and a full TX FIFO stop it while
+//     RX_PROG_FULL is read set and RX_ALMOST_FULL clear (fewer than DEPTH-1
+//     words outstanding); the receiver drains to PROG_EMPTY+1 (both clear)
+//     and PROG_EMPTY (RX_PROG_EMPTY set); then, with the core's XOFF pause
+//     forced off, the RX FIFO filled to DEPTH-2 (almost-full clear) and
+//     DEPTH-1 (RX_ALMOST_FULL set), nothing lost, and drained.
 module tb_registers #(
     parameter int FIFO_WIDTH = 64,
     parameter int USE_FRAMING = 0,
@@ -26,9 +36,13 @@ module tb_registers #(
   `include "tb_common.svh"
 
   localparam int RX_DEPTH = RX_FIFO_SIZE / FIFO_WIDTH;
+  // the kernel's default XON threshold (FIFO_THRESHOLDS is checked against it)
+  localparam int RX_PROG_EMPTY = RX_DEPTH / 8;
 
   // ---------------- traffic ----------------
   logic send_enable = 1'b0;
+  // the sender stops presenting beats once `sent` reaches this
+  longint unsigned send_limit = 64'hffff_ffff_ffff_ffff;
   logic loss_allowed = 1'b0;
   longint unsigned next_index = 0, lost = 0;
   longint unsigned tb_tx_count = 0, tb_rx_count = 0;
@@ -43,7 +57,7 @@ module tb_registers #(
         sent++;
         tx_tvalid = 1'b0;
       end
-      if (!tx_tvalid && send_enable) begin
+      if (!tx_tvalid && send_enable && sent < send_limit) begin
         tx_tdata = pattern(sent);
         tx_tvalid = 1'b1;
       end
@@ -120,6 +134,113 @@ module tb_registers #(
   logic tb_backpressure = 1'b0;
   always @(posedge ap_clk) if (tx_tvalid && !tx_tready && dut.ap_core_rst_n) tb_backpressure <= 1'b1;
 
+  // ---------------- FIFO_STATUS reference (section 7) ----------------
+  // RX flags [7:4] for n words in the RX FIFO: ALMOST_FULL (n >= DEPTH-1),
+  // PROG_FULL (n >= PROG_FULL), ALMOST_EMPTY (n <= 1), PROG_EMPTY (n <= PROG_EMPTY)
+  function automatic logic [3:0] rx_flags(input longint unsigned n);
+    return {n >= 64'(RX_DEPTH - 1), n >= 64'(RX_FIFO_PROG_FULL), n <= 1, n <= 64'(RX_PROG_EMPTY)};
+  endfunction
+
+  // words in the RX FIFO by the testbench's own count: handed to tx_axis,
+  // not yet taken from rx_axis (exact when nothing is in flight)
+  function automatic longint unsigned rx_words();
+    return sent - received;
+  endfunction
+
+  // the link carries nothing any more: every beat sent has reached the RX FIFO
+  // or is held by XOFF (latency ~ 55 + CH_DELAY link cycles each way)
+  task automatic quiet();
+    repeat (1500) @(posedge ap_clk);
+  endtask
+
+  // sender and link quiet, TX FIFO empty (TX flags 0x3): FIFO_STATUS must
+  // show exactly the RX flags of the counted words
+  task automatic expect_fifo_status(input string what);
+    if (tx_tvalid) fail($sformatf("FIFO_STATUS, %s: a beat still waits at tx_axis", what));
+    expect_reg(af_kernel_pkg::REG_FIFO_STATUS, {24'd0, rx_flags(rx_words()), 4'b0011},
+               $sformatf("FIFO_STATUS, %s, %0d words in the RX FIFO", what, rx_words()));
+  endtask
+
+  // sends beats until `sent` = n = send_limit (receiver state unchanged),
+  // then lets the link go quiet
+  task automatic send_until(input longint unsigned n);
+    send_limit = n;
+    send_enable = 1'b1;
+    wait (sent == n);
+    send_enable = 1'b0;
+    quiet();
+  endtask
+
+  // takes beats from rx_axis until the RX FIFO holds n words by the count
+  // (counted against send_limit: a beat waiting at tx_axis will be sent)
+  task automatic consume_until(input longint unsigned n);
+    @(negedge ap_clk);
+    while (send_limit - received > n) begin
+      rx_tready = 1'b1;
+      @(negedge ap_clk);
+    end
+    rx_tready = 1'b0;
+    quiet();
+  endtask
+
+  task automatic fifo_status_under_load();
+    logic [31:0] v;
+    longint unsigned took;
+    rx_tready = 1'b0;
+    if (rx_words() != 0) fail("section 7 must start with an empty RX FIFO");
+    // fill to one below the XOFF threshold, then to it
+    send_until(sent + 64'(RX_FIFO_PROG_FULL) - 1);
+    expect_fifo_status("receiver stalled, one word below PROG_FULL");
+    send_until(sent + 1);
+    expect_fifo_status("receiver stalled, at PROG_FULL");
+    // keep the sender pushing: the level only rises while nothing is taken
+    took = received;
+    tb_backpressure = 1'b0;
+    send_limit = 64'hffff_ffff_ffff_ffff;
+    send_enable = 1'b1;
+    for (int i = 0; i < 40; i++) begin
+      axil_read(af_kernel_pkg::REG_FIFO_STATUS, v);
+      if (v[6] !== 1'b1 || v[5:4] !== 2'b00)
+        fail($sformatf("FIFO_STATUS under load = 0x%02h: RX_PROG_FULL must be set, RX_(ALMOST_)EMPTY clear (>= %0d words held)", v, RX_FIFO_PROG_FULL));
+      if (rx_words() < 64'(RX_DEPTH - 1) && v[7] !== 1'b0)
+        fail($sformatf("FIFO_STATUS under load = 0x%02h: RX_ALMOST_FULL set with at most %0d words outstanding", v, rx_words()));
+      repeat (50) @(posedge ap_clk);
+    end
+    if (!tb_backpressure) fail("the sender never saw backpressure: no load while the receiver was stalled");
+    if (received != took) fail("rx_axis handshakes while the receiver was stalled");
+    // stop the sender; a beat it presents (held by XOFF) still goes: AXI-Stream
+    // cannot take it back. sent and tx_tvalid change only at the falling edge
+    @(posedge ap_clk);
+    send_limit = sent + (tx_tvalid ? 1 : 0);
+    // drain to one above the XON threshold, then to it (XON brings in any held words)
+    consume_until(64'(RX_PROG_EMPTY) + 1);
+    expect_fifo_status("drained to PROG_EMPTY + 1");
+    consume_until(64'(RX_PROG_EMPTY));
+    expect_fifo_status("drained to PROG_EMPTY");
+    consume_until(0);
+    send_enable = 1'b0;
+    send_limit = 64'hffff_ffff_ffff_ffff;
+    expect_fifo_status("drained");
+    // almost-full: out of reach while NFC works (the headroom is sized for it),
+    // so the looped-back core ignores the XOFFs it receives (its pause flag
+    // held low; the kernel's NFC runs unchanged) and the FIFO fills to DEPTH-2, DEPTH-1
+    @(negedge user_clk);
+    force dut.u_ip.u_core.remote_xoff = 1'b0;
+    send_until(sent + 64'(RX_DEPTH) - 2);
+    expect_fifo_status("XOFF ignored, DEPTH - 2");
+    send_until(sent + 1);
+    expect_fifo_status("XOFF ignored, DEPTH - 1");
+    expect_reg(af_kernel_pkg::REG_FIFO_RX_OVERFLOW_COUNT, 0, "FIFO_RX_OVERFLOW_COUNT with DEPTH - 1 words");
+    // released: the pause flag keeps 0 until the next NFC message, the XON
+    // sent when the drain reaches PROG_EMPTY
+    @(negedge user_clk);
+    release dut.u_ip.u_core.remote_xoff;
+    consume_until(0);
+    expect_fifo_status("drained after the fill");
+    send_limit = 64'hffff_ffff_ffff_ffff;
+    rx_tready = 1'b1;
+  endtask
+
   initial begin
     logic [31:0] v, before_drop;
     rx_tready = 1'b1;
@@ -153,6 +274,9 @@ module tb_registers #(
     // a full TX FIFO (the sender saw backpressure) must have passed almost-full
     axil_read(af_kernel_pkg::REG_FIFO_TX_OVERFLOW_COUNT, v);
     if (tb_backpressure && v == 0) fail("TX FIFO was full but FIFO_TX_OVERFLOW_COUNT is 0");
+
+    // 7. FIFO_STATUS under load (receiver stalled, RX FIFO past its thresholds)
+    fifo_status_under_load();
 
     // 3. counter reset while traffic flows
     send_enable = 1'b1;
