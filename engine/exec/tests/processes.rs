@@ -15,6 +15,10 @@ use forge_core::{ArtifactRef, CommandSpec, ProvidersLabel, TestSpec};
 use forge_exec::{run_tests, ConsoleMode, Executor, SandboxMode};
 
 fn child(mode: &str, ws: &Path) -> Command {
+    // The child's temporary directory lives in the workspace the test removes: a child killed
+    // with SIGKILL cannot remove the private TMPDIR of the test it was running.
+    let tmp = ws.join(".child-tmp");
+    std::fs::create_dir_all(&tmp).unwrap();
     let mut c = Command::new(std::env::current_exe().unwrap());
     c.args([
         "--exact",
@@ -25,6 +29,7 @@ fn child(mode: &str, ws: &Path) -> Command {
     ])
     .env("FORGE_EXEC_CHILD", mode)
     .env("FORGE_EXEC_WS", ws)
+    .env("TMPDIR", &tmp)
     .stdin(Stdio::null());
     c
 }
