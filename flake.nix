@@ -3,7 +3,8 @@
 
   # Pinned to one nixpkgs revision, the one tools/bootstrap/tools.toml records as `[nixpkgs]
   # rev`: the revision at which nixpkgs' XRT package was read, with every other attribute of
-  # the shell recorded beside it (//:flake_check checks the two revisions agree).
+  # the shell recorded beside it (//:flake_check checks the two revisions agree). Evaluating
+  # nixpkgs of that age takes Nix 2.18 or later (its lib/minver.nix); docs/limits.md.
   inputs.nixpkgs.url = "github:NixOS/nixpkgs/91e916f2c0ea6e6816b7b39ac967e93a3d3e6f3d";
 
   outputs = { self, nixpkgs }:
