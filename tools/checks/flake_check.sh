@@ -59,10 +59,24 @@ list_errors() {
     nix_text "builtins.concatStringsSep \"\\n\" (import $here/tools_list.nix {
         toml = $1; venvDirs = [$venv_dirs ]; })"
 }
+# Each error of the list at $2 (shown as $1) prefixed with file:line of the entry it names.
+with_lines() {
+    local shown=$1 file=$2 err needle line
+    while IFS= read -r err; do
+        case "$err" in
+            "[[tool]] apt = "* | "[[venv]] name = "*) needle=${err#*]] } && needle=${needle%%: *} ;;
+            "[nixpkgs.attr] "*) needle=${err#"[nixpkgs.attr] "} && needle="${needle%%:*} = {" ;;
+            *) needle="" ;;
+        esac
+        line=""
+        [ -z "$needle" ] || line=$(grep -nF -m1 -- "$needle" "$file" | cut -d: -f1 || true)
+        echo "$shown${line:+:$line}: $err"
+    done
+}
 errors=$(list_errors "$root/$toml")
 if [ -n "$errors" ]; then
     echo "$toml is incomplete:" >&2
-    echo "$errors" >&2
+    with_lines "$toml" "$root/$toml" <<<"$errors" >&2
     exit 1
 fi
 rev=$(nix_text "(builtins.fromTOML (builtins.readFile $root/$toml)).nixpkgs.rev")
