@@ -118,6 +118,17 @@ pub enum App {
     Hls,
 }
 
+impl App {
+    /// As `app =` spells it.
+    pub fn name(self) -> &'static str {
+        match self {
+            App::Finn => "finn",
+            App::AuroraBench => "aurora_bench",
+            App::Hls => "hls",
+        }
+    }
+}
+
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Role {
     Bench,
@@ -582,11 +593,7 @@ fn check_devices(src: &Source, app: App, devices: &[Device]) -> Result<()> {
         if app != App::AuroraBench && d.role != Role::None {
             return Err(src.at(
                 &d.span,
-                format!(
-                    "device {}: app {} takes no role",
-                    d.name,
-                    format!("{app:?}").to_lowercase()
-                ),
+                format!("device {}: app {} takes no role", d.name, app.name()),
             ));
         }
     }

@@ -148,6 +148,11 @@ pub fn design(inp: &Inputs) -> Result<DeviceDesign> {
             "{}: app finn: link-config needs --plan (the partition plan places the layers)",
             dep.src.path
         ),
+        (App::Hls, _) => {
+            // every mistake of the description before any note about its cables
+            hls_app::check::check(dep, &dep.hls, inp.kernels)?;
+            Vec::new()
+        }
         _ => Vec::new(),
     };
     // Cable ends at this device; for FINN only the cables that carry a cut.

@@ -1,12 +1,13 @@
 //! One device of the HLS app: its CUs, the streams on the card, each cross-card stream into
 //! its link kernel's `tx_axis` (sender) or out of its `rx_axis` (receiver), memory banks
 //! (the description's, else in order), and tie-offs on a used cable's unused direction.
+//! The description was checked against the kernels first (`check`).
 
 use std::collections::BTreeSet;
 
 use anyhow::Result;
 
-use super::check::{self, args, kernel_of};
+use super::check::{args, kernel_of};
 use crate::deployment::End;
 use crate::instances::{
     aurora_cu_name, pr, tie_off_idle_directions, Cu, DeviceDesign, Inputs, Memory, Stream,
@@ -22,7 +23,6 @@ pub fn cable_use(inp: &Inputs, here: &End) -> Option<(bool, bool)> {
 pub fn device(d: &mut DeviceDesign, inp: &Inputs) -> Result<()> {
     let dep = inp.dep;
     let app = &dep.hls;
-    check::check(dep, app, inp.kernels)?;
     for cu in app.cus_of(&d.device) {
         d.cus.push(Cu {
             name: cu.cu.clone(),

@@ -8,6 +8,7 @@
 pub mod check;
 pub mod design;
 pub mod parse;
+pub mod report;
 
 use std::ops::Range;
 

@@ -56,7 +56,7 @@ pub fn parse(
                 format!(
                     "[[kernel]] and [[stream]] place the user's HLS kernels, but app = {:?}; \
                      set app = \"hls\" or remove them",
-                    format!("{:?}", dep.app).to_lowercase()
+                    dep.app.name()
                 ),
             ));
         }
