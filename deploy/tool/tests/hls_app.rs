@@ -5,7 +5,7 @@
 //! cable direction a stream takes, where width converters and tie-offs go.
 //!
 //! The `pipe_2fpga_*` tests read the files `./forge build //deploy:pipe_2fpga` built when
-//! //deploy:pipe_2fpga_outputs runs them (PIPE_2FPGA_* in the env, project-relative); under
+//! //deploy/tool:pipe_2fpga_outputs runs them (PIPE_2FPGA_* in the env, project-relative); under
 //! `cargo test` they check the same expectation on what the library makes of the same
 //! description and the kernel descriptions of tests/data/kernels.
 
