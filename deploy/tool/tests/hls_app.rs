@@ -199,6 +199,10 @@ fn pipe_2fpga_scripts_without_a_default_command() {
             "{name}:\n{text}"
         );
     }
+    assert!(
+        run.contains("usage: run.sh [submit|local] [ARGS] ..."),
+        "{run}"
+    );
 }
 
 /// Both directions of one cable carry a stream (a ring's halo rows each way): one link
