@@ -9,7 +9,9 @@ asking for workers with `remote_execution_properties`.
 RemoteExecutionPropertiesInfo = provider(
     doc = "The platform properties remote actions ask for (`properties`: dict[str, str]); " +
           "workers must offer the same (//remote:workers starts such workers).",
-    fields = ["properties"],
+    fields = {
+        "properties": provider_field(dict),
+    },
 )
 
 def _platforms_impl(ctx: AnalysisContext) -> list[Provider]:

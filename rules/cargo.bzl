@@ -50,7 +50,10 @@ CargoWorkspaceInfo = provider(
     doc = "A Cargo workspace as action inputs. `manifest`: Artifact, the root Cargo.toml; " +
           "`srcs`: list[Artifact], the root manifest, Cargo.lock and every member's manifest " +
           "and sources (cargo loads all members even to build one).",
-    fields = ["manifest", "srcs"],
+    fields = {
+        "manifest": provider_field(Artifact),
+        "srcs": provider_field(list),
+    },
 )
 
 def _cargo_workspace_impl(ctx: AnalysisContext) -> list[Provider]:

@@ -22,19 +22,28 @@ _FINN_TOOLCHAIN = attrs.default_only(attrs.toolchain_dep(
 
 FinnModelInfo = provider(
     doc = "`model`: Artifact, an ONNX model.",
-    fields = ["model"],
+    fields = {
+        "model": provider_field(Artifact),
+    },
 )
 
 FinnFlowInfo = provider(
     doc = "`model`: Artifact, the model after the last step; `steps`: dict step name -> " +
           "model after that step; `reports`: Artifact (dir) of FINN's estimate reports or None.",
-    fields = ["model", "steps", "reports"],
+    fields = {
+        "model": provider_field(Artifact),
+        "steps": provider_field(dict),
+        "reports": provider_field(Artifact | None, default = None),
+    },
 )
 
 FinnEstimatesInfo = provider(
     doc = "`estimates`: Artifact, per-layer estimates JSON (finn/flow/export_estimates.py); " +
           "`model`: Artifact, the HW model they describe.",
-    fields = ["estimates", "model"],
+    fields = {
+        "estimates": provider_field(Artifact),
+        "model": provider_field(Artifact),
+    },
 )
 
 PartitionPlanInfo = provider(
@@ -43,7 +52,12 @@ PartitionPlanInfo = provider(
           "`partitions`: Artifact (dir), one ONNX model per device plus partitions.json; " +
           "`exec`: Artifact (dir), every partition and the unpartitioned model in the " +
           "executor format of host/finn_exec (exec.json, <device>/, whole/).",
-    fields = ["plan", "folding", "partitions", "exec"],
+    fields = {
+        "plan": provider_field(Artifact),
+        "folding": provider_field(Artifact),
+        "partitions": provider_field(Artifact),
+        "exec": provider_field(Artifact),
+    },
 )
 
 # Steps that need vitis_hls / Vivado (finn-plus 1.6.1, finn/builder/build_dataflow_steps.py:

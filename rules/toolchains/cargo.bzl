@@ -19,7 +19,11 @@ CargoBootstrapToolchainInfo = provider(
           "`cargo_bootstrap_binary` runs to build the helpers themselves. `cargo`: str; " +
           "`profile`: str, the cargo profile of every cargo action; `target_dir`: str, the " +
           "project-relative CARGO_TARGET_DIR shared by all cargo actions.",
-    fields = ["cargo", "profile", "target_dir"],
+    fields = {
+        "cargo": provider_field(str),
+        "profile": provider_field(str),
+        "target_dir": provider_field(str),
+    },
 )
 
 def _cargo_bootstrap_toolchain_impl(ctx: AnalysisContext) -> list[Provider]:
@@ -56,7 +60,14 @@ CargoToolchainInfo = provider(
           "action); `action`: RunInfo, the helper that runs cargo inside an action (`action " +
           "cargo`); `test_runner`: RunInfo, the helper that runs collected test executables " +
           "(`action run-tests`).",
-    fields = ["action", "cargo", "profile", "target_dir", "test_runner", "version"],
+    fields = {
+        "action": provider_field(RunInfo),
+        "cargo": provider_field(str),
+        "profile": provider_field(str),
+        "target_dir": provider_field(str),
+        "test_runner": provider_field(RunInfo),
+        "version": provider_field(Artifact),
+    },
 )
 
 def _system_cargo_toolchain_impl(ctx: AnalysisContext) -> list[Provider]:

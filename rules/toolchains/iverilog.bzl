@@ -8,7 +8,11 @@ IverilogToolchainInfo = provider(
     doc = "`iverilog`: str, the compiler command; `vvp`: str, the simulation runtime; " +
           "`version`: Artifact, `iverilog -V` and `vvp -V` output (an input of every action " +
           "or test that runs them).",
-    fields = ["iverilog", "version", "vvp"],
+    fields = {
+        "iverilog": provider_field(str),
+        "version": provider_field(Artifact),
+        "vvp": provider_field(str),
+    },
 )
 
 def _iverilog_toolchain_impl(ctx: AnalysisContext) -> list[Provider]:

@@ -9,7 +9,11 @@ PythonToolchainInfo = provider(
           "`[forge] sandbox_passthrough` makes visible to actions); `venv`: str, the venv " +
           "directory or \"\"; `version`: Artifact, `python --version` output, an input of " +
           "every action that runs python.",
-    fields = ["interpreter", "venv", "version"],
+    fields = {
+        "interpreter": provider_field(str),
+        "venv": provider_field(str),
+        "version": provider_field(Artifact),
+    },
 )
 
 def _python_toolchain_impl(ctx: AnalysisContext) -> list[Provider]:

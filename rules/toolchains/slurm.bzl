@@ -10,7 +10,11 @@ load("//rules/toolchains:system.bzl", "SystemToolInfo", "probe_tool_version")
 SlurmToolchainInfo = provider(
     doc = "Slurm's client commands. `sbatch`, `srun`: str, commands on PATH; " +
           "`version`: Artifact, `slurmctld -V` (add it to `hidden` of what runs them).",
-    fields = ["sbatch", "srun", "version"],
+    fields = {
+        "sbatch": provider_field(str),
+        "srun": provider_field(str),
+        "version": provider_field(Artifact),
+    },
 )
 
 def _slurm_toolchain_impl(ctx: AnalysisContext) -> list[Provider]:

@@ -6,7 +6,10 @@ of every action that runs the tool, so a tool upgrade re-runs those actions.
 SystemToolInfo = provider(
     doc = "A command on PATH. `tool`: str, the command; `version`: Artifact, its version " +
           "output (add it to `hidden` of each action that runs the tool).",
-    fields = ["tool", "version"],
+    fields = {
+        "tool": provider_field(str),
+        "version": provider_field(Artifact),
+    },
 )
 
 def tool_test_env(tools: list) -> (dict, list):

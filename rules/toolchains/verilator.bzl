@@ -22,7 +22,15 @@ VerilatorToolchainInfo = provider(
           "(`build_model --runtime` links it into a model); `stamp`: RunInfo, turns a check into an " +
           "action with one output; `run_sim`: RunInfo, runs a simulation once per plusarg set (`-- PLUSARGS...` per run); " +
           "`bench`: RunInfo, the AuroraFlow link bench over two models (`action bench`).",
-    fields = ["bench", "build_model", "run_sim", "runtime", "stamp", "verilator", "version"],
+    fields = {
+        "bench": provider_field(RunInfo),
+        "build_model": provider_field(RunInfo),
+        "run_sim": provider_field(RunInfo),
+        "runtime": provider_field(Artifact),
+        "stamp": provider_field(RunInfo),
+        "verilator": provider_field(str),
+        "version": provider_field(Artifact),
+    },
 )
 
 def _verilator_toolchain_impl(ctx: AnalysisContext) -> list[Provider]:

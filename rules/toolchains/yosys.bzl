@@ -6,7 +6,10 @@ load(":system.bzl", "probe_tool_version")
 YosysToolchainInfo = provider(
     doc = "`yosys`: str, the command; `version`: Artifact, `yosys -V` output (an input of " +
           "every action or test that runs it).",
-    fields = ["version", "yosys"],
+    fields = {
+        "version": provider_field(Artifact),
+        "yosys": provider_field(str),
+    },
 )
 
 def _yosys_toolchain_impl(ctx: AnalysisContext) -> list[Provider]:
