@@ -31,12 +31,15 @@ forge_bootstrap_hls_types() {
     local tmp
     tmp=$(mktemp -d "$root/.venv/.hls-types.XXXXXX") || { forge_fail hls-types "cannot create a temporary directory in .venv"; return 3; }
     local status=0
+    # pip from a throwaway venv: Debian's python3 has no pip module, python3-venv brings one.
     # --require-hashes: pip refuses a wheel whose sha256 differs from the pin.
-    "$python" -m pip download --disable-pip-version-check --no-input --quiet --no-deps \
-        --only-binary=:all: --require-hashes -r "$spec/requirements.txt" -d "$tmp/wheel" >&2 || status=$?
+    "$python" -m venv "$tmp/pip" >&2 || status=$?
+    [ "$status" -ne 0 ] ||
+        "$tmp/pip/bin/python" -m pip download --disable-pip-version-check --no-input --quiet --no-deps \
+            --only-binary=:all: --require-hashes -r "$spec/requirements.txt" -d "$tmp/wheel" >&2 || status=$?
     if [ "$status" -ne 0 ]; then
         rm -rf "$tmp"
-        forge_fail hls-types "\`$python -m pip download -r tools/bootstrap/hls-types/requirements.txt\` exited $status (nothing changed in .venv/hls-types)"
+        forge_fail hls-types "\`pip download -r tools/bootstrap/hls-types/requirements.txt\` (in a venv of $python) exited $status (nothing changed in .venv/hls-types)"
         return 3
     fi
     "$python" - "$tmp/wheel" "$tree" "$tmp/out" <<'EOF' >&2 || status=$?

@@ -161,10 +161,15 @@ rm -rf "$spec" "$proj/.venv"
 : >"$log"
 
 # --- hls-types -------------------------------------------------------------------------
-# A python whose `-m pip download` records the call and "downloads" a wheel built here (a zip
-# with a header tree, another file and a licence); everything else is the real python3.
+# A python whose `-m venv DIR` makes a venv whose python is this script, and whose `-m pip
+# download` records the call and "downloads" a wheel built here (a zip with a header tree,
+# another file and a licence); everything else is the real python3.
 cat >"$fakes/pippython" <<'EOF'
 #!/usr/bin/env bash
+if [ "$1 $2" = "-m venv" ]; then
+    mkdir -p "$3/bin" && cp "$0" "$3/bin/python"
+    exit 0
+fi
 if [ "$1 $2 $3" = "-m pip download" ]; then
     echo "pip $*" >>"$FAKE_LOG"
     [ -z "${FAKE_PIP_FAIL:-}" ] || exit 5
