@@ -55,6 +55,8 @@ CargoWorkspaceInfo = provider(
 
 def _cargo_workspace_impl(ctx: AnalysisContext) -> list[Provider]:
     srcs = [ctx.attrs.manifest, ctx.attrs.lockfile]
+    if ctx.attrs.clippy_config:
+        srcs.append(ctx.attrs.clippy_config)
     for member in ctx.attrs.members:
         srcs.extend(member[DefaultInfo].default_outputs)
     return [
@@ -65,6 +67,7 @@ def _cargo_workspace_impl(ctx: AnalysisContext) -> list[Provider]:
 cargo_workspace = rule(
     impl = _cargo_workspace_impl,
     attrs = {
+        "clippy_config": attrs.option(attrs.source(), default = None, doc = "clippy.toml: the lint thresholds of every crate's clippy"),
         "lockfile": attrs.source(),
         "manifest": attrs.source(),
         "members": attrs.list(attrs.dep(), default = []),

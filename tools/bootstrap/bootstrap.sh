@@ -1,7 +1,8 @@
 # shellcheck shell=bash
 # Bootstrap steps of the `./forge` wrapper, sourced by it (and by test_bootstrap.sh).
 #
-#   apt     Debian packages named in tools/bootstrap/apt.txt (`name  # what needs it`).
+#   apt     Debian packages named in tools/bootstrap/apt.txt (`name  # what needs it`),
+#           generated from tools/bootstrap/tools.toml (tools/bootstrap/apt_txt.sh).
 #   python  one venv .venv/<name> per tools/bootstrap/python/<name>/ (requirements.txt, and an
 #           optional install.sh that then does the installing itself, run with $VENV set).
 #   hls-types  AMD's HLS arbitrary-precision headers from the wheel pinned in

@@ -67,8 +67,24 @@ pub fn check(
     fc: Option<&FlowControl>,
 ) -> Result<Checked> {
     let mut out = Checked::default();
-    let mut driven: HashMap<String, String> = HashMap::new();
-    let mut read: HashMap<String, String> = HashMap::new();
+    let (driven, read) = check_streams(d, &mut out)?;
+    check_connected(d, &driven, &read, &mut out)?;
+    check_placement(d, dep, platform)?;
+    check_rx_headroom(d, dep, fc, &mut out)?;
+    if let Some(plan) = plan {
+        check_budget(d, dep, plan)?;
+    }
+    Ok(out)
+}
+
+/// Which stream drives each sink and which reads each source (port "cu.port" -> stream).
+type Ends = HashMap<String, String>;
+
+/// Each stream: both ends AXI4-Stream ports, source an output and sink an input, each port
+/// in one stream, widths equal or adaptable by a whole-byte converter (recorded in `out`).
+fn check_streams(d: &DeviceDesign, out: &mut Checked) -> Result<(Ends, Ends)> {
+    let mut driven: Ends = HashMap::new();
+    let mut read: Ends = HashMap::new();
     for s in &d.streams {
         let what = format!("{} -> {}", s.from, s.to);
         let a = port(d, &s.from, "source", &what)?;
@@ -141,6 +157,10 @@ pub fn check(
             );
         }
     }
+    Ok((driven, read))
+}
+
+fn check_connected(d: &DeviceDesign, driven: &Ends, read: &Ends, out: &mut Checked) -> Result<()> {
     // Every stream input must be driven (v++ rejects a dangling AXI-Stream input); the unused
     // direction of a FINN cable is driven by its tie-off kernel.
     for cu in &d.cus {
@@ -160,6 +180,11 @@ pub fn check(
             }
         }
     }
+    Ok(())
+}
+
+/// QSFP ports, memory banks and SLRs the platform has.
+fn check_placement(d: &DeviceDesign, dep: &Deployment, platform: &Platform) -> Result<()> {
     // QSFP ports: one link kernel each, and only ports the platform has.
     let mut qsfp: HashMap<u32, &str> = HashMap::new();
     for cu in &d.cus {
@@ -201,6 +226,17 @@ pub fn check(
             }
         }
     }
+    Ok(())
+}
+
+/// The AuroraFlow RX headroom per cable: what is in flight after an XOFF fits above
+/// prog_full (`[flow_control]` of the AuroraFlow kernel description).
+fn check_rx_headroom(
+    d: &DeviceDesign,
+    dep: &Deployment,
+    fc: Option<&FlowControl>,
+    out: &mut Checked,
+) -> Result<()> {
     match fc {
         Some(fc) => {
             for c in &d.cables {
@@ -235,10 +271,7 @@ pub fn check(
             d.device
         )),
     }
-    if let Some(plan) = plan {
-        check_budget(d, dep, plan)?;
-    }
-    Ok(out)
+    Ok(())
 }
 
 /// A width converter (v++'s AXI4-Stream data width converter) emits an output word only

@@ -50,7 +50,10 @@
 //! the run the sandbox is scanned for undeclared paths.
 
 pub(crate) mod isolated;
+mod kind;
+mod launch;
 pub(crate) mod passthrough;
+mod paths;
 pub(crate) mod pid_namespace;
 pub(crate) mod system_view;
 pub(crate) mod worker_sandbox;
@@ -74,6 +77,11 @@ use passthrough::Passthrough;
 use pid_namespace::StatusPipe;
 use worker_sandbox::{Bind, Program, Request};
 
+pub(crate) use kind::find_bwrap;
+pub use kind::{SandboxKind, SandboxMode, Sandboxes, FOREST_NOTICE};
+pub(crate) use paths::relative_passthrough;
+use paths::{add_with_ancestors, expand_home, is_under, outermost, symlink_targets, whole_dirs};
+
 /// Env key an action sets to `"1"` to keep network access under bubblewrap.
 pub const NETWORK_ENV: &str = "FORGE_SANDBOX_NETWORK";
 
@@ -88,154 +96,6 @@ pub const EXCLUDED_ENV: &[&str] = &[
     "LD_LIBRARY_PATH",
     "LD_PRELOAD",
 ];
-
-/// Which sandbox to use (`ExecOptions::sandbox`, `[forge] sandbox`).
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
-pub enum SandboxMode {
-    /// Every action under bubblewrap, in a persistent bubblewrap per executor worker that
-    /// gives each action fresh namespaces of its own (`worker_sandbox`).
-    #[default]
-    Bubblewrap,
-    /// Every action under a bubblewrap of its own (slower; for comparison).
-    BubblewrapPerAction,
-    /// The symlink forest (opt-out), bubblewrap for actions that set [`STRICT_ENV`].
-    SymlinkForest,
-}
-
-impl SandboxMode {
-    /// The value of `[forge] sandbox`: `bwrap` (or `bubblewrap`, or `auto`: the default),
-    /// `forest` (or `symlink-forest`).
-    pub fn parse(value: &str) -> Result<SandboxMode> {
-        match value.trim() {
-            "auto" | "" | "bwrap" | "bubblewrap" => Ok(SandboxMode::Bubblewrap),
-            "bwrap-per-action" => Ok(SandboxMode::BubblewrapPerAction),
-            "forest" | "symlink-forest" => Ok(SandboxMode::SymlinkForest),
-            other => bail!(
-                "`[forge] sandbox = {other}` is not a sandbox mode: use `bwrap` (the default: every action under bubblewrap), `bwrap-per-action` (the same isolation with a fresh bubblewrap per action, slower) or `forest` (the weaker symlink forest, see the README's \"Sandbox and crash safety\")"
-            ),
-        }
-    }
-}
-
-#[derive(Clone, Debug)]
-pub enum SandboxKind {
-    /// A persistent bubblewrap per executor worker (`worker_sandbox`).
-    Worker {
-        bwrap: PathBuf,
-        program: Program,
-    },
-    /// A fresh bubblewrap per action.
-    Bubblewrap(PathBuf),
-    SymlinkForest,
-}
-
-impl SandboxKind {
-    pub fn name(&self) -> &'static str {
-        match self {
-            SandboxKind::Worker { .. } => "bubblewrap",
-            SandboxKind::Bubblewrap(_) => "bubblewrap-per-action",
-            SandboxKind::SymlinkForest => "symlink-forest",
-        }
-    }
-
-    /// Whether the action sees the project root's path (bubblewrap of either kind).
-    fn at_root(&self) -> bool {
-        !matches!(self, SandboxKind::SymlinkForest)
-    }
-}
-
-fn bwrap_works(bwrap: &Path) -> bool {
-    Command::new(bwrap)
-        .args([
-            "--ro-bind",
-            "/",
-            "/",
-            "--unshare-all",
-            "--die-with-parent",
-            "true",
-        ])
-        .stdin(Stdio::null())
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .status()
-        .map(|s| s.success())
-        .unwrap_or(false)
-}
-
-/// The persistent bubblewrap sandbox: bubblewrap and the worker program.
-fn find_worker(program: Option<&Path>) -> Result<SandboxKind> {
-    let SandboxKind::Bubblewrap(bwrap) = find_bwrap()? else {
-        unreachable!("find_bwrap gives bubblewrap")
-    };
-    let program = match program {
-        Some(p) => Program {
-            path: p.to_path_buf(),
-            args: Vec::new(),
-        },
-        None => Program::find()?,
-    };
-    Ok(SandboxKind::Worker { bwrap, program })
-}
-
-/// bubblewrap, when it is installed and can create namespaces here.
-pub(crate) fn find_bwrap() -> Result<SandboxKind> {
-    let Some(bwrap) = find_on_path("bwrap") else {
-        bail!("bubblewrap (`bwrap`) is not installed: `apt-get install bubblewrap`");
-    };
-    if !bwrap_works(&bwrap) {
-        bail!(
-            "`{}` is installed but cannot create namespaces here (try `bwrap --ro-bind / / --unshare-all true`)",
-            bwrap.display()
-        );
-    }
-    Ok(SandboxKind::Bubblewrap(bwrap))
-}
-
-/// The sandboxes one executor hands out: the mode's kind for every action, and in the
-/// `forest` mode bubblewrap for actions that ask for it (looked for once, on first use, so builds
-/// that never ask do not pay for the probe).
-pub struct Sandboxes {
-    mode: SandboxMode,
-    default: SandboxKind,
-    strict: OnceLock<SandboxKind>,
-    worker: Option<PathBuf>,
-}
-
-impl Sandboxes {
-    pub fn new(mode: SandboxMode, worker: Option<PathBuf>) -> Result<Sandboxes> {
-        let default = match mode {
-            SandboxMode::Bubblewrap => find_worker(worker.as_deref())?,
-            SandboxMode::BubblewrapPerAction => find_bwrap()?,
-            SandboxMode::SymlinkForest => SandboxKind::SymlinkForest,
-        };
-        Ok(Sandboxes {
-            mode,
-            default,
-            strict: OnceLock::new(),
-            worker,
-        })
-    }
-
-    /// What most actions run in: `bubblewrap`, `bubblewrap-per-action` or `symlink-forest`.
-    pub fn name(&self) -> &'static str {
-        self.default.name()
-    }
-
-    /// The sandbox for an action (`strict`: it sets [`STRICT_ENV`]), and whether it asked
-    /// for bubblewrap but gets the forest because bubblewrap does not work here.
-    pub fn for_action(&self, strict: bool) -> (&SandboxKind, bool) {
-        if self.mode != SandboxMode::SymlinkForest || !strict {
-            return (&self.default, false);
-        }
-        let kind = self.strict.get_or_init(|| {
-            find_worker(self.worker.as_deref()).unwrap_or(SandboxKind::SymlinkForest)
-        });
-        (kind, matches!(kind, SandboxKind::SymlinkForest))
-    }
-}
-
-/// What the once-per-build notice says when an action asks for bubblewrap and cannot have it.
-pub const FOREST_NOTICE: &str = "forge: an action asks for the strict sandbox (FORGE_SANDBOX_STRICT=1) but bubblewrap (`bwrap`) is not available, so it runs in the symlink-forest sandbox: undeclared project files are hidden, but absolute paths, the network and writes through input symlinks are not. Install the Debian package `bubblewrap` for the strict sandbox.";
 
 /// One action's sandbox.
 pub struct Sandbox<'a> {
@@ -254,88 +114,6 @@ pub struct Sandbox<'a> {
     /// (once [`Sandbox::prepare`] made the missing ones under `buck-out/`).
     resolved: OnceLock<Vec<Passthrough>>,
     network: bool,
-}
-
-fn is_under(path: &str, dir: &str) -> bool {
-    dir.is_empty() || path == dir || (path.starts_with(dir) && path.as_bytes()[dir.len()] == b'/')
-}
-
-/// Adds `rel` (project-relative) and every ancestor of it, down to `""` (the sandbox).
-fn add_with_ancestors(dirs: &mut BTreeSet<String>, rel: &str) {
-    let mut p = rel;
-    while dirs.insert(p.to_string()) && !p.is_empty() {
-        p = parent_of(p);
-    }
-}
-
-/// Drops paths that sit inside another path of the set.
-fn outermost(paths: impl IntoIterator<Item = String>) -> Vec<String> {
-    let sorted: BTreeSet<String> = paths.into_iter().collect();
-    let mut out: Vec<String> = Vec::new();
-    for p in sorted {
-        if !out.iter().any(|o| is_under(&p, o)) {
-            out.push(p);
-        }
-    }
-    out
-}
-
-/// Replaces inputs that together are the whole of a directory by that directory, up the
-/// tree as far as that holds: bubblewrap then mounts one directory instead of each file.
-/// A directory is whole when every entry the file system lists in it is an input (or a
-/// whole directory); one that holds, or lies inside, an output, the scratch dir or a
-/// passthrough path (`apart`) is never merged, and neither is the project root.
-fn whole_dirs(root: &Path, inputs: Vec<String>, apart: &[&str]) -> Vec<String> {
-    let mut set: BTreeSet<String> = inputs.into_iter().collect();
-    loop {
-        let mut parents: Vec<String> = set
-            .iter()
-            .map(|p| parent_of(p).to_string())
-            .filter(|d| !d.is_empty() && !set.contains(d))
-            .collect::<BTreeSet<_>>()
-            .into_iter()
-            .collect();
-        // Deepest first, so a merged directory can make its parent whole on the next round.
-        parents.sort_by_key(|d| std::cmp::Reverse(d.matches('/').count()));
-        let mut merged = false;
-        for d in parents {
-            if set.contains(&d) || apart.iter().any(|a| is_under(a, &d) || is_under(&d, a)) {
-                continue;
-            }
-            let Ok(entries) = fs::read_dir(root.join(&d)) else {
-                continue;
-            };
-            let whole = entries.into_iter().all(|e| {
-                e.is_ok_and(|e| set.contains(&format!("{d}/{}", e.file_name().to_string_lossy())))
-            });
-            if whole {
-                set.retain(|p| !is_under(p, &d));
-                set.insert(d);
-                merged = true;
-            }
-        }
-        if !merged {
-            return set.into_iter().collect();
-        }
-    }
-}
-
-/// The project-relative `[forge] sandbox_passthrough` paths (made visible read-write).
-pub(crate) fn relative_passthrough(passthrough: &[String]) -> impl Iterator<Item = &str> {
-    passthrough
-        .iter()
-        .map(|p| p.trim_end_matches('/'))
-        .filter(|p| !p.starts_with('/') && !p.starts_with("~/") && !p.is_empty())
-}
-
-fn expand_home(p: &str) -> Option<PathBuf> {
-    if let Some(rest) = p.strip_prefix("~/") {
-        Some(PathBuf::from(std::env::var_os("HOME")?).join(rest))
-    } else if p.starts_with('/') {
-        Some(PathBuf::from(p))
-    } else {
-        None
-    }
 }
 
 impl<'a> Sandbox<'a> {
@@ -613,180 +391,6 @@ impl<'a> Sandbox<'a> {
         }
     }
 
-    /// The request that runs `argv` in the persistent sandbox with `env` added to the
-    /// inherited env (what [`Sandbox::command`] does for the other kinds).
-    pub fn worker_request(&self, argv: &[String], env: &[(String, String)]) -> Request {
-        use std::ffi::OsString;
-        use std::os::unix::ffi::OsStrExt;
-        let mut vars: std::collections::BTreeMap<OsString, OsString> = std::env::vars_os()
-            .filter(|(k, _)| !EXCLUDED_ENV.iter().any(|x| k == x))
-            .collect();
-        vars.insert("PWD".into(), self.root.into());
-        vars.insert("TMPDIR".into(), self.tmpdir().into());
-        vars.extend(env.iter().map(|(k, v)| (k.into(), v.into())));
-        let env = vars
-            .into_iter()
-            .map(|(k, v)| [k.as_bytes(), b"=", v.as_bytes()].concat())
-            .collect();
-        let bytes = |s: &str| s.as_bytes().to_vec();
-        let dir_rel = self
-            .dir
-            .strip_prefix(self.root)
-            .expect("sandboxes live under the project root")
-            .to_string_lossy()
-            .into_owned();
-        let mut binds: Vec<Bind> = self
-            .writable_dirs()
-            .into_iter()
-            .map(|w| {
-                let on_disk = if w == self.scratch {
-                    self.scratch_on_disk()
-                } else {
-                    &w
-                };
-                Bind {
-                    src: bytes(&format!("{dir_rel}/{on_disk}")),
-                    dst: bytes(&w),
-                    dir: true,
-                    writable: true,
-                }
-            })
-            .collect();
-        // A passthrough's source is the absolute path its symlinks resolve to (the worker
-        // opens it before the action's fresh /tmp and project root could hide a link's target).
-        for p in self.resolved() {
-            let dir = p.real.is_dir();
-            for dst in std::iter::once(&p.rel).chain(&p.real_in_project) {
-                binds.push(Bind {
-                    src: p.real.as_os_str().as_bytes().to_vec(),
-                    dst: bytes(dst),
-                    dir,
-                    writable: true,
-                });
-            }
-        }
-        for p in self.inputs.iter().chain(&self.extra_mounts) {
-            binds.push(Bind {
-                src: bytes(p),
-                dst: bytes(p),
-                dir: self.root.join(p).is_dir(),
-                writable: false,
-            });
-        }
-        let mut keep_under_tmp: Vec<PathBuf> = std::env::var_os("HOME")
-            .map(PathBuf::from)
-            .into_iter()
-            .collect();
-        keep_under_tmp.extend(self.passthrough.iter().filter_map(|p| expand_home(p)));
-        // A passthrough's real directory stays visible at its own path (a venv's `#!` lines).
-        keep_under_tmp.extend(
-            self.resolved()
-                .iter()
-                .filter_map(|p| p.real_outside(self.root))
-                .map(Path::to_path_buf),
-        );
-        Request {
-            root: self.root.as_os_str().as_bytes().to_vec(),
-            keep_under_tmp: keep_under_tmp
-                .into_iter()
-                .filter(|p| p.starts_with("/tmp") && p != Path::new("/tmp"))
-                .map(|p| p.as_os_str().as_bytes().to_vec())
-                .collect(),
-            binds,
-            argv: argv.iter().map(|a| bytes(a)).collect(),
-            env,
-        }
-    }
-
-    /// The command that runs `argv` inside the sandbox with `env` added to the inherited env,
-    /// and, for a fresh bubblewrap, the pipe that tells when its PID namespace is gone.
-    pub fn command(
-        &self,
-        argv: &[String],
-        env: &[(String, String)],
-    ) -> std::io::Result<(Command, Option<StatusPipe>)> {
-        let mut status = None;
-        let mut cmd = match self.kind {
-            SandboxKind::SymlinkForest => {
-                let program = &argv[0];
-                let mut cmd = if program.contains('/') && !program.starts_with('/') {
-                    let mut c = Command::new(self.dir.join(program.trim_start_matches("./")));
-                    c.arg0(program);
-                    c
-                } else {
-                    Command::new(program)
-                };
-                cmd.args(&argv[1..]).current_dir(&self.dir);
-                cmd.env("PWD", &self.dir);
-                cmd
-            }
-            SandboxKind::Worker { .. } => {
-                unreachable!("the persistent sandbox runs requests, not commands")
-            }
-            SandboxKind::Bubblewrap(bwrap) => {
-                let mut pipe = StatusPipe::new()?;
-                let mut cmd = Command::new(bwrap);
-                cmd.args(self.bwrap_args())
-                    .arg("--json-status-fd")
-                    .arg(pipe.child_fd().to_string())
-                    .arg("--")
-                    .args(argv);
-                cmd.current_dir(&self.dir);
-                cmd.env("PWD", self.root);
-                pipe.pass_to(&mut cmd);
-                status = Some(pipe);
-                cmd
-            }
-        };
-        for k in EXCLUDED_ENV {
-            cmd.env_remove(k);
-        }
-        cmd.env("TMPDIR", self.tmpdir());
-        cmd.envs(env.iter().map(|(k, v)| (k, v)));
-        cmd.stdin(Stdio::null());
-        // forge kills the group when the command exits (see `procs`), and a killed forge
-        // leaves no action running
-        crate::procs::own_group_dying_with_parent(&mut cmd);
-        Ok((cmd, status))
-    }
-
-    fn bwrap_args(&self) -> Vec<String> {
-        let mut a: Vec<String> = Vec::new();
-        let mut push = |xs: &[&str]| a.extend(xs.iter().map(|s| s.to_string()));
-        push(&["--die-with-parent", "--unshare-all"]);
-        if self.network {
-            push(&["--share-net"]);
-        }
-        a.extend(system_view::local_system_binds(self.passthrough));
-        let mut push = |xs: &[&str]| a.extend(xs.iter().map(|s| s.to_string()));
-        let root = self.root.to_string_lossy().into_owned();
-        let dir = self.dir.to_string_lossy().into_owned();
-        push(&["--ro-bind", &dir, &root]);
-        for w in self.writable_dirs() {
-            let src = format!("{dir}/{w}");
-            let dst = format!("{root}/{w}");
-            push(&["--bind", &src, &dst]);
-        }
-        for p in self.resolved() {
-            let real = p.real.to_string_lossy().into_owned();
-            for at in std::iter::once(&p.rel).chain(&p.real_in_project) {
-                push(&["--bind", &real, &format!("{root}/{at}")]);
-            }
-            // Also at its own path (a venv's `#!` lines name it), which lies outside the
-            // sandbox's read-only root, so bubblewrap can make the mount point.
-            if let Some(outside) = p.real_outside(self.root) {
-                let outside = outside.to_string_lossy().into_owned();
-                push(&["--bind", &outside, &outside]);
-            }
-        }
-        for i in self.inputs.iter().chain(&self.extra_mounts) {
-            let real = format!("{root}/{i}");
-            push(&["--ro-bind", &real, &real]);
-        }
-        push(&["--chdir", &root]);
-        a
-    }
-
     /// Paths the action created outside its declared outputs and scratch dir.
     /// (`prepared`: the directories [`Sandbox::prepare`] made or kept, which are forge's.)
     pub fn undeclared_writes(&self, prepared: &BTreeSet<String>) -> Vec<String> {
@@ -837,31 +441,3 @@ const WORKER_SCRATCH: &str = ".forge-scratch";
 
 /// How many empty directories of earlier actions a persistent bubblewrap's sandbox keeps.
 const KEPT_DIRS: usize = 16;
-
-/// Project paths that symlinks inside the given inputs point at (so bubblewrap can mount
-/// them too; the symlink forest resolves them through the real tree).
-fn symlink_targets(root: &Path, inputs: &[String]) -> Vec<String> {
-    let mut found = BTreeSet::new();
-    let mut queue: Vec<PathBuf> = inputs.iter().map(|i| root.join(i)).collect();
-    let mut visited = BTreeSet::new();
-    while let Some(path) = queue.pop() {
-        if !visited.insert(path.clone()) {
-            continue;
-        }
-        for entry in walkdir::WalkDir::new(&path).into_iter().flatten() {
-            if !entry.path_is_symlink() {
-                continue;
-            }
-            let Ok(target) = fs::canonicalize(entry.path()) else {
-                continue;
-            };
-            if let Ok(rel) = target.strip_prefix(root) {
-                let rel = rel.to_string_lossy().into_owned();
-                if !inputs.iter().any(|i| is_under(&rel, i)) && found.insert(rel) {
-                    queue.push(target);
-                }
-            }
-        }
-    }
-    found.into_iter().collect()
-}

@@ -314,7 +314,12 @@ fn attr_natives(builder: &mut GlobalsBuilder) {
         #[starlark(require = named)] validate: Option<Value<'v>>,
         eval: &mut Evaluator<'v, '_, '_>,
     ) -> starlark::Result<Attr<'v>> {
-        let _ = validate;
+        super::globals::unsupported_argument(
+            "attrs.string",
+            "validate",
+            validate,
+            "attribute validators",
+        )?;
         make(LocalAttrType::String, Vec::new(), default, doc, eval)
     }
 

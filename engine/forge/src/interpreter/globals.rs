@@ -89,6 +89,23 @@ fn config_value<'v>(
     }
 }
 
+/// An argument forge does not implement yet: an error when given (anything but `None`), naming
+/// the feature and the way out, instead of being dropped.
+pub(crate) fn unsupported_argument(
+    function: &str,
+    name: &str,
+    value: Option<Value<'_>>,
+    what: &str,
+) -> starlark::Result<()> {
+    match value {
+        Some(v) if !v.is_none() => Err(err(anyhow!(
+            "`{function}({name} = ...)`: forge does not support {what} yet (docs/buck2.md lists \
+             what forge implements); remove `{name}` or build with upstream buck2"
+        ))),
+        _ => Ok(()),
+    }
+}
+
 #[starlark_module]
 fn load_time_natives(builder: &mut GlobalsBuilder) {
     fn rule<'v>(
@@ -102,7 +119,19 @@ fn load_time_natives(builder: &mut GlobalsBuilder) {
         #[starlark(require = named)] uses_plugins: Option<Value<'v>>,
         eval: &mut Evaluator<'v, '_, '_>,
     ) -> starlark::Result<RuleCallable<'v>> {
-        let _ = (cfg, supports_incoming_transition, uses_plugins);
+        // Accepting these silently would build something other than what buck2 builds (a
+        // transition or plugin that never happens), so each is refused until forge has it.
+        for (name, value, what) in [
+            ("cfg", cfg, "configuration transitions"),
+            (
+                "supports_incoming_transition",
+                supports_incoming_transition,
+                "incoming configuration transitions",
+            ),
+            ("uses_plugins", uses_plugins, "rule plugins"),
+        ] {
+            unsupported_argument("rule", name, value, what)?;
+        }
         let bx = BuildContext::from_eval(eval)?;
         if bx.package.is_some() {
             return Err(err(anyhow!("`rule` can only be declared in bzl files")));

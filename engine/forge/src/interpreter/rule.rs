@@ -16,7 +16,7 @@ use starlark::values::{
 use super::attrs::Attr;
 use super::coerce::{attrs_call, coerce, CoerceCx};
 use super::context::BuildContext;
-use crate::model::{AttrSpec, RuleSpec, TargetLabel, TargetNode};
+use crate::model::{AttrSpec, CoercedAttr, RuleSpec, TargetLabel, TargetNode};
 
 /// Attributes every rule has without declaring them (buck2 `attrs/spec/internal.rs`).
 pub const IMPLICIT_ATTRS: &[&str] = &[
@@ -289,58 +289,8 @@ impl<'v> StarlarkValue<'v> for FrozenRuleCallable {
             check_sources: true,
             buildfiles: &ws.buildfile_names,
         };
-        let mut attrs = BTreeMap::new();
-        for (attr, aspec) in &spec.attrs {
-            let given = values.get(attr.as_str()).copied().filter(|v| !v.is_none());
-            let value = match given {
-                // buck2's chain: the attribute and target, the attribute's type, the value.
-                Some(v) => coerce(&aspec.ty, v, &cx).map_err(|e| {
-                    err(e
-                        .context(format!("Error coercing {}", v.to_repr()))
-                        .context(format!(
-                            "Error coercing attribute `{attr}` of type `{}`",
-                            attrs_call(&aspec.ty)
-                        ))
-                        .context(format!("Error coercing attribute `{attr}` of `{label}`")))
-                })?,
-                None => match &aspec.default {
-                    Some(d) => d.clone(),
-                    // None asks for the default; buck2 rejects it where there is none.
-                    None if values.contains_key(attr.as_str()) => {
-                        return Err(err(anyhow!(
-                            "Parameter `{attr}` had no value provided, but it is mandatory"
-                        )
-                        .context(format!("Error coercing attribute `{attr}` of `{label}`"))))
-                    }
-                    None => {
-                        return Err(err(anyhow!(
-                            "Missing named-only parameter `{attr}` for call to `{}`",
-                            spec.name
-                        )))
-                    }
-                },
-            };
-            attrs.insert(attr.clone(), value);
-        }
-        let visibility = match values.get("visibility") {
-            Some(v) if !v.is_none() => {
-                let list = starlark::values::list::ListRef::from_value(*v)
-                    .map(|l| l.content().to_vec())
-                    .or_else(|| {
-                        starlark::values::tuple::TupleRef::from_value(*v)
-                            .map(|t| t.content().to_vec())
-                    })
-                    .ok_or_else(|| err(anyhow!("`visibility` must be a list of strings")))?;
-                list.iter()
-                    .map(|x| {
-                        x.unpack_str()
-                            .map(str::to_owned)
-                            .ok_or_else(|| err(anyhow!("`visibility` must be a list of strings")))
-                    })
-                    .collect::<starlark::Result<Vec<_>>>()?
-            }
-            _ => Vec::new(),
-        };
+        let attrs = coerce_attrs(&spec, &values, &cx, &label)?;
+        let visibility = visibility_of(&values)?;
         if let Some(v) = values
             .get("default_target_platform")
             .filter(|v| !v.is_none())
@@ -372,4 +322,70 @@ impl<'v> StarlarkValue<'v> for FrozenRuleCallable {
         targets.insert(label.name.clone(), Arc::new(node));
         Ok(Value::new_none())
     }
+}
+
+/// Every attribute of a target: the given value coerced to the attribute's type, or its
+/// default; buck2's error chains where neither exists.
+fn coerce_attrs<'v>(
+    spec: &RuleSpec,
+    values: &BTreeMap<String, Value<'v>>,
+    cx: &CoerceCx,
+    label: &TargetLabel,
+) -> starlark::Result<BTreeMap<String, CoercedAttr>> {
+    let mut attrs = BTreeMap::new();
+    for (attr, aspec) in &spec.attrs {
+        let given = values.get(attr.as_str()).copied().filter(|v| !v.is_none());
+        let value = match given {
+            // buck2's chain: the attribute and target, the attribute's type, the value.
+            Some(v) => coerce(&aspec.ty, v, cx).map_err(|e| {
+                err(e
+                    .context(format!("Error coercing {}", v.to_repr()))
+                    .context(format!(
+                        "Error coercing attribute `{attr}` of type `{}`",
+                        attrs_call(&aspec.ty)
+                    ))
+                    .context(format!("Error coercing attribute `{attr}` of `{label}`")))
+            })?,
+            None => match &aspec.default {
+                Some(d) => d.clone(),
+                // None asks for the default; buck2 rejects it where there is none.
+                None if values.contains_key(attr.as_str()) => {
+                    return Err(err(anyhow!(
+                        "Parameter `{attr}` had no value provided, but it is mandatory"
+                    )
+                    .context(format!("Error coercing attribute `{attr}` of `{label}`"))))
+                }
+                None => {
+                    return Err(err(anyhow!(
+                        "Missing named-only parameter `{attr}` for call to `{}`",
+                        spec.name
+                    )))
+                }
+            },
+        };
+        attrs.insert(attr.clone(), value);
+    }
+    Ok(attrs)
+}
+
+/// The target's `visibility` patterns as written (none: private to its package).
+fn visibility_of(values: &BTreeMap<String, Value<'_>>) -> starlark::Result<Vec<String>> {
+    Ok(match values.get("visibility") {
+        Some(v) if !v.is_none() => {
+            let list = starlark::values::list::ListRef::from_value(*v)
+                .map(|l| l.content().to_vec())
+                .or_else(|| {
+                    starlark::values::tuple::TupleRef::from_value(*v).map(|t| t.content().to_vec())
+                })
+                .ok_or_else(|| err(anyhow!("`visibility` must be a list of strings")))?;
+            list.iter()
+                .map(|x| {
+                    x.unpack_str()
+                        .map(str::to_owned)
+                        .ok_or_else(|| err(anyhow!("`visibility` must be a list of strings")))
+                })
+                .collect::<starlark::Result<Vec<_>>>()?
+        }
+        _ => Vec::new(),
+    })
 }

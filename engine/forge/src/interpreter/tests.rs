@@ -539,3 +539,58 @@ fn visibility_and_toolchain_checks() {
         "{e}"
     );
 }
+
+/// `rule(cfg = ...)`, `supports_incoming_transition`, `uses_plugins` and
+/// `attrs.string(validate = ...)` change what buck2 builds; forge has none of them yet, so a
+/// file that uses one is refused at its line rather than built differently. `None` is the
+/// same as leaving the argument out (as buck2's optional arguments).
+#[test]
+fn unsupported_arguments_are_refused_not_dropped() {
+    let bzl = |arg: &str| {
+        format!(
+            "def _impl(ctx):\n    return [DefaultInfo()]\n\nr = rule(impl = _impl, attrs = {{}}, {arg})\n"
+        )
+    };
+    let cases = [
+        ("tr", bzl("cfg = _impl"), "`rule(cfg = ...)`", "configuration transitions"),
+        (
+            "inc",
+            bzl("supports_incoming_transition = True"),
+            "`rule(supports_incoming_transition = ...)`",
+            "incoming configuration transitions",
+        ),
+        ("plug", bzl("uses_plugins = []"), "`rule(uses_plugins = ...)`", "rule plugins"),
+        (
+            "val",
+            "def _impl(ctx):\n    return [DefaultInfo()]\n\nr = rule(impl = _impl, attrs = {\"s\": attrs.string(validate = len)})\n".to_string(),
+            "`attrs.string(validate = ...)`",
+            "attribute validators",
+        ),
+    ];
+    let mut files: Vec<(String, String)> = Vec::new();
+    for (pkg, text, _, _) in &cases {
+        files.push((format!("{pkg}/defs.bzl"), text.clone()));
+        files.push((format!("{pkg}/BUCK"), "load(\":defs.bzl\", \"r\")\n".into()));
+    }
+    files.push((
+        "none/defs.bzl".into(),
+        "def _impl(ctx):\n    return [DefaultInfo()]\n\nr = rule(impl = _impl, attrs = {\"s\": attrs.string(default = \"\", validate = None)}, cfg = None, uses_plugins = None)\n".into(),
+    ));
+    files.push((
+        "none/BUCK".into(),
+        "load(\":defs.bzl\", \"r\")\nr(name = \"t\")\n".into(),
+    ));
+    let refs: Vec<(&str, &str)> = files
+        .iter()
+        .map(|(p, t)| (p.as_str(), t.as_str()))
+        .collect();
+    let w = workspace(&refs, &[]);
+    for (pkg, _, call, what) in cases {
+        let e = error(&w, "root", pkg);
+        assert!(e.contains(&format!("{pkg}/defs.bzl:4")), "{e}");
+        assert!(e.contains(call), "{e}");
+        assert!(e.contains(&format!("does not support {what} yet")), "{e}");
+        assert!(e.contains("build with upstream buck2"), "{e}");
+    }
+    assert!(w.loader.get_target(&label("root//none:t")).is_ok());
+}
