@@ -4,10 +4,12 @@ place) becomes a kernel of the link step:
 ```text
   vitis  `v++ -c -t hw --platform P -k TOP -o NAME.xo SRC` (HLS inside v++), one local-only,
          cache-uploadable action; Vitis's own ap_int.h / hls_stream.h are used.
-  sim    the SAME source compiled by the toolchain's C++ compiler against hw/hls/include
-         (this project's ap_int.h, hls_stream.h, ap_axi_sdata.h) together with a generated
-         shim that exports the C ABI of hw/hls/include/af_sim_abi.h, into lib<NAME>.so
-         for the simulated device runtime.
+  sim    the SAME source compiled by the toolchain's C++ compiler against AMD's HLS
+         arbitrary-precision headers (ap_int.h, ap_fixed.h, ...; the toolchain's
+         hls_vendor_headers, -isystem) and hw/hls/include (this project's hls_stream.h,
+         ap_axi_sdata.h; -I, searched first) together with a generated shim that exports
+         the C ABI of hw/hls/include/af_sim_abi.h, into lib<NAME>.so for the simulated
+         device runtime.
 ```
 
 Both give the same KernelInfo. Its ports are derived here from the target's `ports` (one
@@ -16,7 +18,7 @@ the compiled C++ types, and //hw/hls:ports_match checks the two agree.
 
 `hls_kernel` under `sim` runs `hls_csim_library`: `tools["cxx"] -std=c++17 -O2 -fPIC -shared`
 of the same source (`-include src`) plus a generated shim (`[shim]` sub-target) against
-`hw/hls/include`, into `lib<name>.so` exporting the C ABI of `hw/hls/include/af_sim_abi.h`;
+`hw/hls/include` and AMD's headers, into `lib<name>.so` exporting the C ABI of `hw/hls/include/af_sim_abi.h`;
 under `vitis` it runs `vpp_compile` (`v++ -c -t hw --platform <platform> -k <top> -o
 <name>.xo <src>`, local-only, cache-uploadable). The toolchain's `version` is an input of
 both. Bad `ports` fail analysis naming the target, the entry and the fix; a kind that does
@@ -182,10 +184,21 @@ def _include_flags(ctx: AnalysisContext, with_project_headers: bool) -> cmd_args
     flags = cmd_args(ctx.attrs.src, parent = 1, format = "-I{}")
     dirs = cmd_args([cmd_args(h, parent = 1, format = "-I{}") for h in ctx.attrs.hdrs])
     if with_project_headers:
-        # every header of the set lives in one directory: one -I for all
-        headers = ctx.attrs._fpga[FpgaToolchainInfo].hls_headers
-        return cmd_args(flags, dirs, cmd_args(headers[0], parent = 1, format = "-I{}"))
+        return cmd_args(flags, dirs, _sim_header_flags(ctx, ctx.attrs._fpga[FpgaToolchainInfo]))
     return cmd_args(flags, dirs)
+
+def _sim_header_flags(ctx: AnalysisContext, tc) -> cmd_args:
+    """The C-simulation header path: the project's own headers (one directory) with -I, then
+    AMD's arbitrary-precision headers with -isystem, which g++ searches after every -I
+    directory: the project's hls_stream.h (blocking streams bound to the simulated card)
+    shadows the vendor's, and ap_int.h, ap_fixed.h, ... come from the vendor (the project has
+    none). -isystem also keeps the vendor headers' own warnings out of -Wall."""
+    if tc.hls_vendor_headers == None:
+        fail("{}: the `{}` FPGA toolchain has no HLS arbitrary-precision headers (hls_types in toolchains/BUCK; `./forge` unpacks them into .venv/hls-types)".format(ctx.label, tc.kind))
+    return cmd_args(
+        cmd_args(tc.hls_headers[0], parent = 1, format = "-I{}"),
+        cmd_args(tc.hls_vendor_headers, format = "-isystem{}"),
+    )
 
 def _hls_kernel_impl(ctx: AnalysisContext) -> list[Provider]:
     tc = ctx.attrs._fpga[FpgaToolchainInfo]
@@ -255,7 +268,7 @@ def _hls_kernel_impl(ctx: AnalysisContext) -> list[Provider]:
                 shim,
                 "-o",
                 model.as_output(),
-                hidden = [tc.version] + ctx.attrs.hdrs + project_headers,
+                hidden = [tc.version] + ctx.attrs.hdrs + project_headers + [tc.hls_vendor_headers],
             ),
             category = "hls_csim_library",
         )
@@ -347,7 +360,7 @@ def _hls_cxx_test_impl(ctx: AnalysisContext) -> list[Provider]:
             "-Wall",
             "-Wno-unknown-pragmas",
             "-Wno-unused-label",
-            cmd_args(headers[0], parent = 1, format = "-I{}"),
+            _sim_header_flags(ctx, tc),
             ctx.attrs.srcs,
             "-o",
             binary.as_output(),
@@ -393,6 +406,7 @@ hls_cxx_test = rule(
         )),
     },
     doc = "A C++ test program built with the FPGA toolchain's compiler against hw/hls/include " +
+          "and AMD's arbitrary-precision headers (the toolchain's hls_vendor_headers) " +
           "and run as `prog [VECTORS] args... NAME=<lib.so>=<kernel.json>...`: VECTORS is the " +
           "file `generator OUT generator_args...` wrote (python toolchain), one NAME=... per kernel.",
 )

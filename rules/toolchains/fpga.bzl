@@ -3,7 +3,10 @@
 never reads the config itself. The graph has the same shape for both kinds.
 
 ```text
-  sim    open-source tools that run anywhere: g++ (HLS C simulation libraries); the
+  sim    open-source tools that run anywhere: g++ (HLS C simulation libraries) with AMD's
+         HLS arbitrary-precision headers (ap_int.h, ap_fixed.h, ...; Apache-2.0) that
+         `./forge` unpacks from the pinned hls4ml wheel into `hls_types` (.venv/hls-types,
+         tools/bootstrap/hls_types.sh), plus the project's own stream/ABI headers; the
          Verilator, FINN and Rust helper toolchains have their own providers.
   vitis  AMD's v++, vivado, vitis_hls and xclbinutil from a local install, named by
          `[vitis] root` (the XILINX_VITIS directory) and `[vivado] root`. With no install
@@ -19,11 +22,15 @@ FpgaToolchainInfo = provider(
           "(memories, SLRs, QSFP interfaces, resources; toolchains/fpga_platforms/); " +
           "`part`: str; `tools`: dict name -> command (sim: cxx; vitis: vpp, vivado, " +
           "vitis_hls, xclbinutil); `version`: Artifact, every tool's probed version (an " +
-          "input of every FPGA action); `hls_headers`: list[Artifact], the C-simulation " +
-          "headers whose directory sim puts on every HLS compile's include path.",
+          "input of every FPGA action); `hls_headers`: list[Artifact], the project's own " +
+          "C-simulation headers (streams, ABI) whose directory sim puts first on every HLS " +
+          "compile's include path; `hls_vendor_headers`: Artifact or None, sim: AMD's " +
+          "arbitrary-precision headers copied from the bootstrap's tree (a directory, on the " +
+          "include path after the project's, as -isystem).",
     fields = {
         "kind": provider_field(str),
         "hls_headers": provider_field(list),
+        "hls_vendor_headers": provider_field(Artifact | None, default = None),
         "part": provider_field(str),
         "platform": provider_field(str),
         "platform_desc": provider_field(Artifact),
@@ -68,11 +75,34 @@ def _fpga_toolchain_impl(ctx: AnalysisContext) -> list[Provider]:
     else:
         tools = {"cxx": ctx.attrs.cxx}
         commands = [[ctx.attrs.cxx, "--version"]]
-    version = probe_tool_version(ctx, ctx.attrs._probe, commands)
+    files, inputs = [], []
+    if ctx.attrs.kind == "sim" and ctx.attrs.hls_types:
+        # The bootstrap's stamp (wheel name and sha256, every header's sha256) is part of the
+        # version; the spec it came from re-keys the probe when the pin changes.
+        files = [ctx.attrs.hls_types + "/.forge-stamp"]
+        inputs = ctx.attrs.hls_types_spec[DefaultInfo].default_outputs if ctx.attrs.hls_types_spec else []
+    version = probe_tool_version(ctx, ctx.attrs._probe, commands, files = files, inputs = inputs)
+    vendor = None
+    if files:
+        # An artifact of its own, so every compile declares the headers it reads (their
+        # content is in its key, and it can run where there is no .venv).
+        vendor = ctx.actions.declare_output("hls_types", dir = True)
+        ctx.actions.run(
+            cmd_args(
+                ctx.attrs._probe[RunInfo],
+                "copy-tree",
+                ctx.attrs.hls_types + "/include",
+                vendor.as_output(),
+                hidden = [version],
+            ),
+            category = "hls_vendor_headers",
+            local_only = True,
+        )
     return [
         DefaultInfo(default_output = version),
         FpgaToolchainInfo(
             hls_headers = ctx.attrs.hls_headers[DefaultInfo].default_outputs,
+            hls_vendor_headers = vendor,
             kind = ctx.attrs.kind,
             part = ctx.attrs.part,
             platform = ctx.attrs.platform,
@@ -86,7 +116,17 @@ fpga_toolchain = rule(
     impl = _fpga_toolchain_impl,
     attrs = {
         "cxx": attrs.string(default = "g++", doc = "sim: the C++ compiler of HLS C simulation"),
-        "hls_headers": attrs.dep(doc = "sim: the C-simulation header set (its default outputs)"),
+        "hls_headers": attrs.dep(doc = "sim: the project's own C-simulation headers (its default outputs)"),
+        "hls_types": attrs.string(
+            default = "",
+            doc = "sim: project-relative directory where `./forge` unpacked AMD's HLS " +
+                  "arbitrary-precision headers (`include/`, `.forge-stamp`); \"\": none",
+        ),
+        "hls_types_spec": attrs.option(
+            attrs.dep(),
+            default = None,
+            doc = "sim: the bootstrap spec `hls_types` comes from (its files re-key the probe)",
+        ),
         "kind": attrs.enum(["sim", "vitis"], default = "sim"),
         "part": attrs.string(default = "xcu280-fsvh2892-2L-e"),
         "platform": attrs.string(default = "xilinx_u280_gen3x16_xdma_1_202211_1"),

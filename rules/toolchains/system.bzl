@@ -23,11 +23,16 @@ def tool_test_env(tools: list) -> (dict, list):
         versions.append(info.version)
     return env, versions
 
-def probe_tool_version(ctx: AnalysisContext, probe: Dependency, commands: list) -> Artifact:
+def probe_tool_version(ctx: AnalysisContext, probe: Dependency, commands: list, files: list = [], inputs: list = []) -> Artifact:
     """Declares `version.txt`, written by running each command (a list of strings) with
-    `probe` (the `action` helper, rules/tools/action: its `probe-version` subcommand)."""
+    `probe` (the `action` helper, rules/tools/action: its `probe-version` subcommand).
+    `files`: project-relative paths of identity files a bootstrap step wrote, recorded first;
+    `inputs`: artifacts that re-key the probe when they change (the spec those files came from)."""
     out = ctx.actions.declare_output("version.txt")
-    args = cmd_args(probe[RunInfo], "probe-version", out.as_output())
+    args = cmd_args(probe[RunInfo], "probe-version", out.as_output(), hidden = inputs)
+    for f in files:
+        args.add("--file")
+        args.add(f)
     for command in commands:
         args.add("--")
         args.add(command)

@@ -5,6 +5,8 @@
 #           generated from tools/bootstrap/tools.toml (tools/bootstrap/apt_txt.sh).
 #   python  one venv .venv/<name> per tools/bootstrap/python/<name>/ (requirements.txt, and an
 #           optional install.sh that then does the installing itself, run with $VENV set).
+#   hls-types  AMD's HLS arbitrary-precision headers from the wheel pinned in
+#           tools/bootstrap/hls-types/ into .venv/hls-types (hls_types.sh).
 #   npm     the packages of tools/bootstrap/npm/package-lock.json in .node/node_modules
 #           (`npm ci`: exactly the locked versions; buildifier for the style checks).
 #   engine  target/release/forge, rebuilt with cargo when an engine source is newer. The
@@ -13,8 +15,11 @@
 #
 # Each step is silent when there is nothing to do, says what it does otherwise, and on
 # failure names itself and returns non-zero.
-# Knobs: FORGE_SKIP_BOOTSTRAP=1 skips apt, python and npm; FORGE_PYTHON picks the interpreter
-# venvs are made from (default python3).
+# Knobs: FORGE_SKIP_BOOTSTRAP=1 skips apt, python, hls-types and npm; FORGE_PYTHON picks the
+# interpreter venvs are made from and hls-types runs pip with (default python3).
+
+# shellcheck source=tools/bootstrap/hls_types.sh
+source "$(dirname "${BASH_SOURCE[0]}")/hls_types.sh"
 
 forge_say() {
     echo "forge: $*" >&2
@@ -247,6 +252,7 @@ forge_bootstrap() {
     if [ "${FORGE_SKIP_BOOTSTRAP:-}" != 1 ]; then
         forge_bootstrap_apt "$root" || return 3
         forge_bootstrap_python "$root" || return 3
+        forge_bootstrap_hls_types "$root" || return 3
         forge_bootstrap_npm "$root" || return 3
     fi
     forge_bootstrap_engine "$root" || return 3

@@ -92,7 +92,7 @@ source "$repo/tools/bootstrap/bootstrap.sh"
 proj="$work/proj"
 mkdir -p "$proj/tools/bootstrap" "$proj/engine/core/src"
 cp "$repo/forge" "$proj/forge"
-cp "$repo/tools/bootstrap/bootstrap.sh" "$proj/tools/bootstrap/"
+cp "$repo/tools/bootstrap/bootstrap.sh" "$repo/tools/bootstrap/hls_types.sh" "$proj/tools/bootstrap/"
 echo '[workspace]' >"$proj/Cargo.toml"
 printf '[forge]\n  sandbox_passthrough = .venv target /abs/elsewhere\n' >"$proj/.buckconfig"
 touch "$proj/Cargo.lock" "$proj/engine/core/src/lib.rs"
@@ -158,6 +158,72 @@ check "python: a failing install.sh fails the step" test "$status" -ne 0
 check "python: the failure names the step and the script" contains "$out" "bootstrap step 'python' failed: tools/bootstrap/python/demo/install.sh exited 7"
 check "python: a failed venv keeps no stamp" test ! -e "$proj/.venv/demo/.forge-stamp"
 rm -rf "$spec" "$proj/.venv"
+: >"$log"
+
+# --- hls-types -------------------------------------------------------------------------
+# A python whose `-m venv DIR` makes a venv whose python is this script, and whose `-m pip
+# download` records the call and "downloads" a wheel built here (a zip with a header tree,
+# another file and a licence); everything else is the real python3.
+cat >"$fakes/pippython" <<'EOF'
+#!/usr/bin/env bash
+if [ "$1 $2" = "-m venv" ]; then
+    mkdir -p "$3/bin" && cp "$0" "$3/bin/python"
+    exit 0
+fi
+if [ "$1 $2 $3" = "-m pip download" ]; then
+    echo "pip $*" >>"$FAKE_LOG"
+    [ -z "${FAKE_PIP_FAIL:-}" ] || exit 5
+    while [ $# -gt 0 ]; do [ "$1" = -d ] && dir=$2; shift; done
+    mkdir -p "$dir"
+    exec python3 - "$dir/demo-1.0-py3-none-any.whl" <<'PY'
+import os, sys, zipfile
+with zipfile.ZipFile(sys.argv[1], "w") as z:
+    z.writestr("demo/types/ap_int.h", "// " + os.environ.get("FAKE_HEADER", "v1") + "\n")
+    z.writestr("demo/types/etc/ap_private.h", "// private\n")
+    z.writestr("demo/other.py", "")
+    z.writestr("demo-1.0.dist-info/licenses/LICENSE", "Apache License 2.0\n")
+PY
+fi
+exec python3 "$@"
+EOF
+chmod +x "$fakes/pippython"
+hspec="$proj/tools/bootstrap/hls-types"
+dest="$proj/.venv/hls-types"
+mkdir -p "$hspec"
+printf 'demo==1.0 --hash=sha256:%064d\n' 0 >"$hspec/requirements.txt"
+printf '# comment\ndemo/types\n' >"$hspec/unpack.txt"
+FORGE_PYTHON=pippython forge_bootstrap_hls_types "$proj" 2>"$out"
+check "hls-types: announces the download" contains "$out" "forge: fetching AMD's HLS arbitrary-precision headers"
+check "hls-types: one pinned wheel, no dependencies, hashes required" \
+    contains "$log" "pip -m pip download --disable-pip-version-check --no-input --quiet --no-deps --only-binary=:all: --require-hashes -r $hspec/requirements.txt"
+check "hls-types: the header tree is unpacked" contains "$dest/include/ap_int.h" "// v1"
+check "hls-types: subdirectories too" test -f "$dest/include/etc/ap_private.h"
+check "hls-types: nothing outside the tree" test ! -e "$dest/include/other.py" -a ! -e "$dest/other.py"
+check "hls-types: the licence travels with them" contains "$dest/LICENSE" "Apache License 2.0"
+check "hls-types: the stamp starts with the spec's hash" test "$(head -n1 "$dest/.forge-stamp")" = "$(forge_spec_hash "$hspec")"
+check "hls-types: the stamp names each header's sha256" contains "$dest/.forge-stamp" "$(cd "$dest" && sha256sum include/ap_int.h)"
+: >"$log"
+FORGE_PYTHON=pippython forge_bootstrap_hls_types "$proj" 2>"$out"
+check "hls-types: silent when the spec is unchanged" empty "$out"
+check "hls-types: no download when the spec is unchanged" empty "$log"
+echo '# changed' >>"$hspec/requirements.txt"
+stamp_before=$(cat "$dest/.forge-stamp")
+status=0
+FAKE_PIP_FAIL=1 FORGE_PYTHON=pippython forge_bootstrap_hls_types "$proj" 2>"$out" || status=$?
+check "hls-types: a failed download fails the step" test "$status" -ne 0
+check "hls-types: the failure names the step" contains "$out" "bootstrap step 'hls-types' failed"
+check "hls-types: a failed download keeps the previous tree" test "$(cat "$dest/.forge-stamp")" = "$stamp_before"
+printf 'demo/none\n' >"$hspec/unpack.txt"
+status=0
+FORGE_PYTHON=pippython forge_bootstrap_hls_types "$proj" 2>"$out" || status=$?
+check "hls-types: a tree the wheel lacks fails the step" test "$status" -ne 0
+check "hls-types: ... naming unpack.txt" contains "$out" "has no files under demo/none/"
+check "hls-types: ... and keeps the previous tree" test "$(cat "$dest/.forge-stamp")" = "$stamp_before"
+printf 'demo/types\n' >"$hspec/unpack.txt"
+FAKE_HEADER=v2 FORGE_PYTHON=pippython forge_bootstrap_hls_types "$proj" 2>"$out"
+check "hls-types: a changed spec replaces the tree" contains "$dest/include/ap_int.h" "// v2"
+check "hls-types: no temporary directory is left" test -z "$(find "$proj/.venv" -maxdepth 1 -name '.hls-types.*')"
+rm -rf "$hspec" "$proj/.venv"
 : >"$log"
 
 # --- npm -------------------------------------------------------------------------------

@@ -24,9 +24,16 @@
 #include <vector>
 
 #include "af_sim_abi.h"
+#include <ap_int.h>  // AMD's, from the vendor include directory
+
 #include "ap_axi_sdata.h"
-#include "ap_int.h"
 #include "hls_stream.h"
+
+// The streams must be this project's (bound to the simulated card's FIFOs), not the vendor
+// package's hls_stream.h: hls_kernel puts hw/hls/include before AMD's headers.
+#ifndef AF_HLS_STREAM_H
+#error "hls_stream.h is not hw/hls/include's: put hw/hls/include before AMD's headers on the include path"
+#endif
 
 namespace af {
 
@@ -43,6 +50,10 @@ template <int N, bool S>
 struct value_bits<ap_int_base<N, S>> {
     static constexpr int bits = N;
 };
+template <int N>  // AMD's ap_uint / ap_int derive from ap_int_base
+struct value_bits<ap_uint<N>> : value_bits<ap_int_base<N, false>> {};
+template <int N>
+struct value_bits<ap_int<N>> : value_bits<ap_int_base<N, true>> {};
 template <typename I>
 struct value_bits<I, std::enable_if_t<std::is_integral<I>::value>> {
     static constexpr int bits = std::is_same<I, bool>::value ? 1 : int(sizeof(I) * 8);

@@ -14,6 +14,7 @@
 #ifndef AF_HLS_STREAM_H
 #define AF_HLS_STREAM_H
 
+#include <algorithm>
 #include <cstdint>
 #include <cstring>
 #include <deque>
@@ -23,7 +24,7 @@
 #include <vector>
 
 #include "af_sim_abi.h"
-#include "ap_int.h"
+#include <ap_int.h>  // AMD's, from the vendor include directory
 
 namespace af {
 
@@ -42,19 +43,29 @@ struct beat_traits;
 
 inline uint64_t keep_all(uint32_t bytes) { return bytes >= 64 ? ~uint64_t(0) : (uint64_t(1) << bytes) - 1; }
 
+// AMD's ap_[u]int (ap_int.h of the vendor headers) as bytes of a beat, byte 0 = bits 7..0,
+// moved 64 bits at a time through range(), the documented way to reach the bits (UG1399
+// "Bit-Level Operations"). Bits of `bytes` beyond N read as 0 and are dropped on write.
 template <int N, bool S>
 struct beat_traits<ap_int_base<N, S>> {
     static constexpr int bits = N;
     static constexpr bool has_last = false;
     static constexpr bool has_keep = false;
     static void pack(const ap_int_base<N, S>& v, uint8_t* data, uint32_t bytes) {
-        const auto w = v.get_words();
-        for (uint32_t i = 0; i < bytes; i++) data[i] = static_cast<uint8_t>(w[i / 8] >> (8 * (i % 8)));
+        for (uint32_t i = 0; i < bytes; i += 8) {
+            const int lo = int(8 * i);
+            const uint64_t w = lo < N ? v.range(std::min(N - 1, lo + 63), lo).to_uint64() : 0;
+            for (uint32_t j = i; j < bytes && j < i + 8; j++) data[j] = static_cast<uint8_t>(w >> (8 * (j - i)));
+        }
     }
     static void unpack(const uint8_t* data, uint32_t bytes, ap_int_base<N, S>& v) {
-        typename ap_int_base<N, S>::words w{};
-        for (uint32_t i = 0; i < bytes; i++) w[i / 8] |= uint64_t(data[i]) << (8 * (i % 8));
-        v.set_words(w);
+        v = 0;
+        for (uint32_t i = 0; i < bytes && int(8 * i) < N; i += 8) {
+            uint64_t w = 0;
+            for (uint32_t j = i; j < bytes && j < i + 8; j++) w |= uint64_t(data[j]) << (8 * (j - i));
+            const int lo = int(8 * i), hi = std::min(N - 1, lo + 63);
+            v.range(hi, lo) = ap_uint<64>(w).range(hi - lo, 0);
+        }
     }
     static void to_beat(const ap_int_base<N, S>& v, af_beat& b) {
         pack(v, b.data, b.bytes);
@@ -63,6 +74,12 @@ struct beat_traits<ap_int_base<N, S>> {
     }
     static void from_beat(const af_beat& b, ap_int_base<N, S>& v) { unpack(b.data, b.bytes, v); }
 };
+// ap_uint<N> / ap_int<N> derive from ap_int_base<N, S> in AMD's headers (a stream's element
+// type is the derived one, which a specialization for the base does not match).
+template <int N>
+struct beat_traits<ap_uint<N>> : beat_traits<ap_int_base<N, false>> {};
+template <int N>
+struct beat_traits<ap_int<N>> : beat_traits<ap_int_base<N, true>> {};
 
 template <typename I>
 struct beat_traits<I, std::enable_if_t<std::is_integral<I>::value>> {

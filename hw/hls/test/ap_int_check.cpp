@@ -1,4 +1,5 @@
-// Checks ap_int.h against the vectors ap_int_vectors.py computes with Python's integers.
+// Checks AMD's ap_int / ap_uint (the vendor headers of HLS C simulation) against the vectors
+// ap_int_vectors.py computes with Python's integers from UG1399's documented semantics.
 // Usage: ap_int_check VECTORS   (exit 0 = every case agrees; each disagreement is printed)
 #include <ap_int.h>
 
@@ -16,29 +17,56 @@ using check_fn = std::function<std::string(const std::string& op, const fields& 
 template <int N, bool S>
 using A = ap_int_base<N, S>;
 
+// The N-bit pattern as Python's hex() writes it, read 64 bits at a time through range().
 template <int N, bool S>
-std::string hex(const A<N, S>& v) { return v.to_string(16); }
+std::string hex(const A<N, S>& v) {
+    static const char* digits = "0123456789abcdef";
+    std::string out;
+    for (int lo = 0; lo < N; lo += 4) {
+        const int hi = lo + 3 < N ? lo + 3 : N - 1;
+        out.insert(out.begin(), digits[v.range(hi, lo).to_uint64()]);
+    }
+    const auto first = out.find_first_not_of('0');
+    return "0x" + (first == std::string::npos ? std::string("0") : out.substr(first));
+}
+
+// A widened result: `W[su]:pattern` (its type's width and signedness, then its bits).
+template <int N, bool S>
+std::string typed(const A<N, S>& v) { return std::to_string(N) + (S ? "s:" : "u:") + hex(v); }
 
 template <int N, bool S>
-A<N, S> from_hex(const std::string& s) { return A<N, S>(s.c_str()); }
+A<N, S> from_hex(const std::string& s) {
+    A<N, S> v = 0;
+    const std::string digits = s.substr(2);
+    int lo = 0;
+    for (auto it = digits.rbegin(); it != digits.rend() && lo < N; ++it, lo += 4) {
+        const unsigned d = unsigned(std::stoul(std::string(1, *it), nullptr, 16));
+        const int hi = lo + 3 < N ? lo + 3 : N - 1;
+        v.range(hi, lo) = ap_uint<4>(d).range(hi - lo, 0);
+    }
+    return v;
+}
 
 template <int N, bool S>
 std::string single(const std::string& op, const fields& f) {
+    if (op == "parse10") return hex(A<N, S>(f[2].c_str(), 10));
     const A<N, S> a = from_hex<N, S>(f[2]);
-    if (op == "shl") return hex(a << unsigned(std::stoul(f[3])));
-    if (op == "shr") return hex(a >> unsigned(std::stoul(f[3])));
-    if (op == "neg") return hex(-a);
-    if (op == "not") return hex(~a);
+    if (op == "shl") return hex(A<N, S>(a << unsigned(std::stoul(f[3]))));
+    if (op == "shr") return hex(A<N, S>(a >> unsigned(std::stoul(f[3]))));
+    if (op == "neg") return (-a).to_string(10);
+    if (op == "not") return hex(A<N, S>(~a));
     if (op == "to_uint64") return hex(A<64, false>(a.to_uint64()));
     if (op == "to_int64") return hex(A<64, false>(static_cast<uint64_t>(a.to_int64())));
     if (op == "str10") return a.to_string(10);
-    if (op == "parse10") return hex(A<N, S>(f[2].c_str()));
     if (op == "inc") {
         A<N, S> b = a;
         ++b;
         return hex(b);
     }
-    if (op == "range") return hex(a.range(std::stoi(f[3]), std::stoi(f[4])));
+    if (op == "range") {
+        const int hi = std::stoi(f[3]), lo = std::stoi(f[4]);
+        return hex(A<N, false>(a.range(hi, lo)));
+    }
     if (op == "setrange") {
         A<N, S> b = a;
         b.range(std::stoi(f[3]), std::stoi(f[4])) = from_hex<N, false>(f[5]);
@@ -55,21 +83,25 @@ template <int N, bool S, int M, bool T>
 std::string pair(const std::string& op, const fields& f) {
     const A<N, S> a = from_hex<N, S>(f[3]);
     const A<M, T> b = from_hex<M, T>(f[4]);
-    if (op == "add") return hex(a + b);
-    if (op == "sub") return hex(a - b);
-    if (op == "mul") return hex(a * b);
-    if (op == "div") return hex(a / b);
-    if (op == "mod") return hex(a % b);
-    if (op == "and") return hex(a & b);
-    if (op == "or") return hex(a | b);
-    if (op == "xor") return hex(a ^ b);
+    if (op == "add") return typed(a + b);
+    if (op == "sub") return typed(a - b);
+    if (op == "mul") return typed(a * b);
+    if (op == "div") return typed(a / b);
+    if (op == "mod") return typed(a % b);
+    if (op == "and") return (a & b).to_string(10);
+    if (op == "or") return (a | b).to_string(10);
+    if (op == "xor") return (a ^ b).to_string(10);
     if (op == "eq") return (a == b) ? "1" : "0";
     if (op == "ne") return (a != b) ? "1" : "0";
     if (op == "lt") return (a < b) ? "1" : "0";
     if (op == "le") return (a <= b) ? "1" : "0";
     if (op == "gt") return (a > b) ? "1" : "0";
     if (op == "ge") return (a >= b) ? "1" : "0";
-    if (op == "concat") return hex((a, b));
+    if (op == "concat") {
+        A<N, S> x = a;  // concatenation of two variables (UG1399 "Bit-Level Operations")
+        A<M, T> y = b;
+        return typed(A<N + M, false>((x, y)));
+    }
     if (op == "conv") {
         const A<M, T> c = a;
         return hex(c);

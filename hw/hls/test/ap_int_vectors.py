@@ -1,11 +1,30 @@
-"""Reference vectors for ap_int.h, computed with Python's arbitrary-precision integers.
+"""Reference vectors for AMD's ap_int / ap_uint (the vendor headers of HLS C simulation),
+computed with Python's arbitrary-precision integers from the semantics UG1399 (Vitis HLS User
+Guide, v2023.2, "Arbitrary Precision Data Types" > "C++ Arbitrary Precision Integer Types" >
+"Class Methods and Operators") documents:
 
-Writes one line per case: `<op> <types...> <operands...> <expected>`. Bit patterns are hex
-(`hex()` of the N-bit two's complement pattern), decimal values are Python's str(). The
-semantics modelled here are the ones ap_int.h documents (and UG1399 describes for assignment,
-part select and concatenation): values wrap at N bits, extension follows the source's
-signedness; a binary op converts both operands to W = max(N, M) bits, signed iff both are,
-and wraps at W; comparisons compare mathematical values; / truncates toward zero.
+- Binary arithmetic widens, so the result is the exact mathematical value, in a type of
+  documented width and signedness ("Binary Arithmetic Operators"):
+    +  one bit more than the wider operand, two more if the wider is unsigned and the other
+       signed; signed if either operand is;
+    -  as +, but always signed;
+    *  the sum of the widths; signed if either operand is;
+    /  the dividend's width, one more if the divisor is signed; signed if either is;
+       truncation toward zero;
+    %  (same signedness) the narrower width, the dividend's signedness.
+- Bitwise & | ^ give the exact two's complement result of the two values (Python's ints are
+  two's complement of infinite width); unary minus is exact.
+- Comparisons, / and % are checked for operands of the same signedness, where the
+  mathematical result is the only reading. With one signed and one unsigned operand UG1399
+  states no value, and AMD's headers follow C's conversions there at some widths (e.g.
+  ap_int<32>(-1) < ap_uint<32>(0) is false, as for int and unsigned), so no case claims one.
+- Assignment to an N-bit type keeps the low N bits ("wraps"); << and >> keep the left
+  operand's type (>> is arithmetic for signed); range(hi, lo), bit select, concatenation
+  (the first operand in the high bits) as in "Bit-Level Operations".
+
+Writes one line per case: `<op> <types...> <operands...> <expected>`. Operands are the hex bit
+patterns of their N-bit types; an expected value is a hex pattern, `W[su]:pattern` (a widened
+result: width, signedness and the pattern at that width), a decimal string or 0/1.
 Usage: ap_int_vectors.py OUT [SEED]
 """
 
@@ -16,7 +35,6 @@ import sys
 WIDTHS = [1, 7, 8, 32, 63, 64, 65, 128, 200, 512, 1024]
 MIXED = [(7, 64), (64, 7), (65, 32), (32, 65), (128, 1024), (1024, 128), (200, 63), (512, 8)]
 SIGNS = [(False, False), (True, True), (True, False), (False, True)]
-BINARY = ["add", "sub", "mul", "div", "mod", "and", "or", "xor"]
 COMPARE = ["eq", "ne", "lt", "le", "gt", "ge"]
 
 
@@ -33,6 +51,28 @@ def pattern(v, n):
 
 def ty(n, s):
     return "{}{}".format("s" if s else "u", n)
+
+
+def widened(value, w, s):
+    """`W[su]:pattern`: a result of width w and signedness s that must hold `value` exactly."""
+    assert wrap(value, w, s) == value, (value, w, s)
+    return "{}{}:{}".format(w, "s" if s else "u", hex(pattern(value, w)))
+
+
+def result_type(op, n, s, m, t):
+    """(width, signed) of `a op b` for a of (n, s), b of (m, t), as UG1399 states it."""
+    if op in ("add", "sub"):
+        # equal widths: "the wider" is unsigned and "the other" signed iff the signs differ
+        wider, wider_signed, other_signed = (n, s, t) if n > m else (m, t, s) if m > n else (n, s and t, s or t)
+        w = wider + (2 if (not wider_signed and other_signed) else 1)
+        return w, (s or t) if op == "add" else True
+    if op == "mul":
+        return n + m, s or t
+    if op == "div":
+        return n + (1 if t else 0), s or t
+    if op == "mod":
+        return min(n, m), s
+    raise ValueError(op)
 
 
 def samples(rng, n):
@@ -52,17 +92,9 @@ def trunc_mod(a, b):
     return -r if a < 0 else r
 
 
-def binary(op, a, b):
-    return {
-        "add": lambda: a + b,
-        "sub": lambda: a - b,
-        "mul": lambda: a * b,
-        "div": lambda: trunc_div(a, b),
-        "mod": lambda: trunc_mod(a, b),
-        "and": lambda: a & b,
-        "or": lambda: a | b,
-        "xor": lambda: a ^ b,
-    }[op]()
+ARITH = {"add": lambda a, b: a + b, "sub": lambda a, b: a - b, "mul": lambda a, b: a * b,
+         "div": trunc_div, "mod": trunc_mod}
+LOGIC = {"and": lambda a, b: a & b, "or": lambda a, b: a | b, "xor": lambda a, b: a ^ b}
 
 
 def compare(op, a, b):
@@ -70,20 +102,21 @@ def compare(op, a, b):
 
 
 def pair_cases(rng, out, n, s, m, t):
-    w, rs = max(n, m), s and t
+    types = "{} {}".format(ty(n, s), ty(m, t))
     for pa in samples(rng, n):
         for pb in samples(rng, m):
             a, b = wrap(pa, n, s), wrap(pb, m, t)
-            ca, cb = wrap(a, w, rs), wrap(b, w, rs)
-            for op in BINARY:
-                if op in ("div", "mod") and cb == 0:
+            head = "{} {} {}".format(types, hex(pa), hex(pb))
+            for op, f in ARITH.items():
+                if op in ("div", "mod") and (b == 0 or s != t):
                     continue
-                r = pattern(binary(op, ca, cb), w)
-                out.append("{} {} {} {} {} {}".format(op, ty(n, s), ty(m, t), hex(pa), hex(pb), hex(r)))
-            for op in COMPARE:
-                out.append("{} {} {} {} {} {}".format(op, ty(n, s), ty(m, t), hex(pa), hex(pb), int(compare(op, a, b))))
-            out.append("concat {} {} {} {} {}".format(ty(n, s), ty(m, t), hex(pa), hex(pb), hex((pa << m) | pb)))
-        out.append("conv {} {} {} {}".format(ty(n, s), ty(m, t), hex(pa), hex(pattern(wrap(pa, n, s), m))))
+                out.append("{} {} {}".format(op, head, widened(f(a, b), *result_type(op, n, s, m, t))))
+            for op, f in LOGIC.items():
+                out.append("{} {} {}".format(op, head, f(a, b)))
+            for op in COMPARE if s == t else []:
+                out.append("{} {} {}".format(op, head, int(compare(op, a, b))))
+            out.append("concat {} {}".format(head, widened((pa << m) | pb, n + m, False)))
+        out.append("conv {} {} {}".format(types, hex(pa), hex(pattern(wrap(pa, n, s), m))))
 
 
 def single_cases(rng, out, n, s):
@@ -92,7 +125,7 @@ def single_cases(rng, out, n, s):
         for sh in sorted({0, 1, n - 1, n, n + 3, rng.randrange(n)}):
             out.append("shl {} {} {} {}".format(ty(n, s), hex(pa), sh, hex(pattern(pa << sh, n))))
             out.append("shr {} {} {} {}".format(ty(n, s), hex(pa), sh, hex(pattern(a >> sh, n))))
-        out.append("neg {} {} {}".format(ty(n, s), hex(pa), hex(pattern(-a, n))))
+        out.append("neg {} {} {}".format(ty(n, s), hex(pa), -a))
         out.append("not {} {} {}".format(ty(n, s), hex(pa), hex(pattern(~a, n))))
         out.append("to_uint64 {} {} {}".format(ty(n, s), hex(pa), hex(pattern(a, 64))))
         out.append("to_int64 {} {} {}".format(ty(n, s), hex(pa), hex(pattern(wrap(a, 64, True), 64))))
@@ -105,8 +138,8 @@ def single_cases(rng, out, n, s):
             field = (pa >> lo) & ((1 << (hi - lo + 1)) - 1)
             out.append("range {} {} {} {} {}".format(ty(n, s), hex(pa), hi, lo, hex(field)))
             v = rng.getrandbits(n)
-            m = ((1 << (hi - lo + 1)) - 1) << lo
-            put = (pa & ~m) | ((v << lo) & m)
+            mask = ((1 << (hi - lo + 1)) - 1) << lo
+            put = (pa & ~mask) | ((v << lo) & mask)
             out.append("setrange {} {} {} {} {} {}".format(ty(n, s), hex(pa), hi, lo, hex(v), hex(pattern(put, n))))
             bit = rng.randrange(n)
             out.append("bit {} {} {} {}".format(ty(n, s), hex(pa), bit, (pa >> bit) & 1))

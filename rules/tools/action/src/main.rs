@@ -9,6 +9,7 @@
 mod bench;
 mod build_model;
 mod cargo;
+mod copy_tree;
 mod probe_version;
 mod run_sim;
 mod run_tests;
@@ -43,6 +44,8 @@ enum Command {
     RunSim(run_sim::Args),
     /// Runs a command; on success writes its combined output to OUT.
     Stamp(stamp::Args),
+    /// Copies a directory outside the graph (a bootstrap's tree) into a declared output.
+    CopyTree(copy_tree::Args),
     /// The AuroraFlow link throughput/latency bench: runs the two models, prints the table,
     /// fails when the streaming goal is not met.
     Bench(bench::Args),
@@ -59,6 +62,7 @@ fn main() -> ExitCode {
         Command::BuildModel(a) => build_model::run(a),
         Command::RunSim(a) => run_sim::run(a),
         Command::Stamp(a) => stamp::run(a),
+        Command::CopyTree(a) => copy_tree::run(a),
         Command::Bench(a) => bench::run(a),
     };
     match result {

@@ -1,6 +1,7 @@
-//! `action probe-version OUT -- CMD [ARGS...] [-- CMD [ARGS...]]...` (was
+//! `action probe-version OUT [--file PATH]... -- CMD [ARGS...] [-- CMD [ARGS...]]...` (was
 //! rules/tools/toolchain/probe_version.sh): runs each command and writes the command line
-//! plus its output to OUT. Toolchains feed OUT into their actions as an input, so the tool's
+//! plus its output to OUT, after the content of each `--file` (an identity file a bootstrap
+//! step wrote for something that is not a command, e.g. .venv/hls-types/.forge-stamp). Toolchains feed OUT into their actions as an input, so the tool's
 //! version is part of every action key. OUT is written whole or not at all (tmp + rename).
 
 use crate::util::{fail, run_logged, split_at_dashes, Result, TmpFile};
@@ -14,6 +15,9 @@ use std::process::Command;
 pub struct Args {
     /// the output file
     out: PathBuf,
+    /// a file whose content is part of the identity (recorded before the commands)
+    #[arg(long = "file", value_name = "PATH")]
+    files: Vec<PathBuf>,
     /// CMD [ARGS...] [-- CMD [ARGS...]]..., after `--`
     #[arg(last = true, required = true, value_name = "CMD")]
     commands: Vec<String>,
@@ -43,6 +47,42 @@ pub fn run(a: Args) -> Result {
             format!("error: cannot write {}: {e}", tmp.path().display()),
         )
     })?;
+    for file in &a.files {
+        let content = fs::read(file).or_else(|e| {
+            fail(
+                3,
+                format!(
+                    "error: cannot read {}: {e}. It is written by `./forge`'s bootstrap \
+                     (tools/bootstrap); run ./forge once, or point the toolchain at it in toolchains/BUCK.",
+                    file.display()
+                ),
+            )
+        })?;
+        let mut f = fs::OpenOptions::new()
+            .append(true)
+            .open(tmp.path())
+            .or_else(|e| {
+                fail(
+                    3,
+                    format!("error: cannot write {}: {e}", tmp.path().display()),
+                )
+            })?;
+        let written = writeln!(f, "# {}", file.display())
+            .and_then(|_| f.write_all(&content))
+            .and_then(|_| {
+                if content.ends_with(b"\n") {
+                    Ok(())
+                } else {
+                    writeln!(f)
+                }
+            });
+        written.or_else(|e| {
+            fail(
+                3,
+                format!("error: cannot write {}: {e}", tmp.path().display()),
+            )
+        })?;
+    }
     for command in split_at_dashes(&a.commands) {
         if !on_path(&command[0]) {
             eprintln!(

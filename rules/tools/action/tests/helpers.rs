@@ -90,6 +90,94 @@ fn probe_version_records_each_command_and_its_output() {
 }
 
 #[test]
+fn probe_version_records_identity_files_before_the_commands() {
+    let s = Scratch::new("probe_file");
+    let out = s.path("version.txt");
+    let stamp = s.path("stamp");
+    fs::write(&stamp, "abc\nwheel 1.3.0").unwrap();
+    let tool = s.script("tool", "echo \"tool 1.2\"");
+    let ok = action()
+        .arg("probe-version")
+        .arg(&out)
+        .arg("--file")
+        .arg(&stamp)
+        .arg("--")
+        .arg(&tool)
+        .run();
+    assert!(ok.status.success(), "{:?}", text(&ok));
+    assert_eq!(
+        fs::read_to_string(&out).unwrap(),
+        format!(
+            "# {}\nabc\nwheel 1.3.0\n$ {}\ntool 1.2\n",
+            stamp.display(),
+            tool.display()
+        )
+    );
+
+    let missing = action()
+        .arg("probe-version")
+        .arg(s.path("missing.txt"))
+        .arg("--file")
+        .arg(s.path("no-stamp"))
+        .arg("--")
+        .arg(&tool)
+        .run();
+    let (_, err) = text(&missing);
+    assert_eq!(missing.status.code(), Some(3));
+    assert!(
+        err.contains("no-stamp") && err.contains("run ./forge once"),
+        "{err}"
+    );
+    assert!(
+        !s.path("missing.txt").exists(),
+        "a failed probe left its output"
+    );
+}
+
+#[test]
+fn copy_tree_copies_every_file_or_nothing() {
+    let s = Scratch::new("copy_tree");
+    let src = s.path("src");
+    fs::create_dir_all(src.join("etc")).unwrap();
+    fs::write(src.join("ap_int.h"), "int").unwrap();
+    fs::write(src.join("etc/ap_private.h"), "private").unwrap();
+    let out = s.path("out");
+    let ok = action().arg("copy-tree").arg(&src).arg(&out).run();
+    assert!(ok.status.success(), "{:?}", text(&ok));
+    assert_eq!(fs::read_to_string(out.join("ap_int.h")).unwrap(), "int");
+    assert_eq!(
+        fs::read_to_string(out.join("etc/ap_private.h")).unwrap(),
+        "private"
+    );
+
+    let missing = action()
+        .arg("copy-tree")
+        .arg(s.path("no-such-dir"))
+        .arg(s.path("out2"))
+        .run();
+    let (_, err) = text(&missing);
+    assert_eq!(missing.status.code(), Some(3));
+    assert!(
+        err.contains("no-such-dir") && err.contains("run ./forge once"),
+        "{err}"
+    );
+    fs::create_dir_all(s.path("empty")).unwrap();
+    let empty = action()
+        .arg("copy-tree")
+        .arg(s.path("empty"))
+        .arg(s.path("out3"))
+        .run();
+    assert_eq!(empty.status.code(), Some(3));
+    let mut names = s.names(".");
+    names.sort();
+    assert_eq!(
+        names,
+        vec!["empty", "out", "src"],
+        "a failed copy left files"
+    );
+}
+
+#[test]
 fn run_sim_runs_each_set_with_its_words_and_prints_the_replay_line() {
     let s = Scratch::new("sim");
     // a testbench: prints its argument count and plusargs, fails on +fail
