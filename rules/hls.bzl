@@ -192,12 +192,16 @@ def _sim_header_flags(ctx: AnalysisContext, tc) -> cmd_args:
     AMD's arbitrary-precision headers with -isystem, which g++ searches after every -I
     directory: the project's hls_stream.h (blocking streams bound to the simulated card)
     shadows the vendor's, and ap_int.h, ap_fixed.h, ... come from the vendor (the project has
-    none). -isystem also keeps the vendor headers' own warnings out of -Wall."""
+    none). -isystem also keeps the vendor headers' own warnings out of -Wall. The vendor copy
+    lives under buck-out/<isolation dir>/, and its assertions name their file (`__FILE__`):
+    -ffile-prefix-map writes it as `hls_types/...`, so a library does not depend on where
+    the engine keeps its outputs (forge and buck2 build the same bytes)."""
     if tc.hls_vendor_headers == None:
         fail("{}: the `{}` FPGA toolchain has no HLS arbitrary-precision headers (hls_types in toolchains/BUCK; `./forge` unpacks them into .venv/hls-types)".format(ctx.label, tc.kind))
     return cmd_args(
         cmd_args(tc.hls_headers[0], parent = 1, format = "-I{}"),
         cmd_args(tc.hls_vendor_headers, format = "-isystem{}"),
+        cmd_args(tc.hls_vendor_headers, format = "-ffile-prefix-map={}=hls_types"),
     )
 
 def _hls_kernel_impl(ctx: AnalysisContext) -> list[Provider]:
