@@ -109,6 +109,10 @@ enum Cmd {
         /// for the utilisation bars of `infer`'s run report.
         #[arg(long)]
         devices_json: Option<String>,
+        /// Each device's sim description (app hls: the banks the link step assigned, for
+        /// topology.json's `cus`).
+        #[arg(long = "sim", num_args = 1..)]
+        sims: Vec<PathBuf>,
         #[arg(long)]
         job_out: PathBuf,
         #[arg(long)]
@@ -172,6 +176,12 @@ enum Cmd {
         sims: Vec<PathBuf>,
         #[arg(long)]
         out: PathBuf,
+    },
+    /// The description's key reference in markdown (deploy/tool/README.md holds it); with
+    /// --write FILE, the part of FILE between its describe-format markers is replaced.
+    DescribeFormat {
+        #[arg(long)]
+        write: Option<PathBuf>,
     },
 }
 
@@ -249,6 +259,7 @@ fn run(cli: Cli) -> anyhow::Result<()> {
             plan,
             finn_exec,
             devices_json,
+            sims,
             job_out,
             run_out,
             topology_out,
@@ -266,6 +277,7 @@ fn run(cli: Cli) -> anyhow::Result<()> {
                 plan: plan.as_deref(),
                 finn_exec: finn_exec.as_deref(),
                 devices_json: devices_json.as_deref(),
+                sims: &sims,
                 job_out: &job_out,
                 run_out: &run_out,
                 topology_out: &topology_out,
@@ -318,6 +330,24 @@ fn run(cli: Cli) -> anyhow::Result<()> {
             sims,
             out,
         } => commands::report(&deployment, &platform, plan.as_deref(), &sims, &out),
+        Cmd::DescribeFormat { write: None } => {
+            println!("{}", deploy_tool::format::markdown());
+            Ok(())
+        }
+        Cmd::DescribeFormat { write: Some(file) } => {
+            let text = std::fs::read_to_string(&file)
+                .map_err(|e| anyhow::anyhow!("{}: cannot read: {e}", file.display()))?;
+            let new = deploy_tool::format::splice(&text).ok_or_else(|| {
+                anyhow::anyhow!(
+                    "{}: no describe-format markers; add the lines\n{}\n{}\nwhere the \
+                     reference goes",
+                    file.display(),
+                    deploy_tool::format::BEGIN,
+                    deploy_tool::format::END
+                )
+            })?;
+            deploy_tool::diag::write_atomic(&file, &new)
+        }
     }
 }
 
