@@ -2,8 +2,9 @@
 # A guide's code blocks are the repository's files: every fenced block titled with a path
 # (```cpp title="apps/pipe/producer.cpp") must be byte-identical to that file, a block
 # titled `title="PATH (excerpt)"` must appear in PATH as whole lines, and every file under
-# the example's paths must be shown whole by some block, so a reader who types the guide's
-# blocks gets exactly the example the tests build and run. Run from anywhere; paths are
+# the example's paths must be shown whole by some block (a folder's README.md aside: it
+# describes the example and points at the guide), so a reader who types the guide's blocks
+# gets exactly the example the tests build and run. Run from anywhere; paths are
 # relative to the checkout holding this script (the `//:guide_kernels_check` test).
 #
 #   tools/docs/guide_blocks.sh GUIDE.md [EXAMPLE_PATH ...]
@@ -81,7 +82,7 @@ for p in "$@"; do
         files=$((files + 1))
         grep -qxF "$f" "$shown" ||
             { echo "$f: part of the example but $guide shows it nowhere whole (add a block titled \"$f\")" >&2; fail=1; }
-    done < <(find "$p" -type f | LC_ALL=C sort)
+    done < <(find "$p" -type f ! -name README.md | LC_ALL=C sort)
 done
 
 if [ $fail -ne 0 ]; then

@@ -9,10 +9,13 @@
 use std::time::Duration;
 
 use anyhow::{bail, Context, Result};
-use auroraforge_host::{Arg, Buffer, Session};
+use auroraforge_host::{Arg, Buffer, Run, Session};
 
 /// A consumer's 512-bit word holds 8 of a producer's 64-bit words.
 const WORDS_PER_BEAT: usize = 8;
+const TIMEOUT: Duration = Duration::from_secs(60);
+const CABLE: &str = "fpga0.producer_0 -> fpga1.consumer_0 (cable)";
+const ON_CARD: &str = "fpga1.producer_1 -> fpga1.consumer_1 (on card)";
 
 fn main() {
     auroraforge_host::main(run)
@@ -24,7 +27,7 @@ fn words(args: &[String]) -> Result<usize> {
         [flag, n] if flag == "--words" => n,
         _ => bail!("usage: pipe-host [--words N]"),
     };
-    let n: usize = n.parse().with_context(|| format!("--words {n}: not a number"))?;
+    let n: usize = n.parse().context("--words: not a number")?;
     if n == 0 || n % WORDS_PER_BEAT != 0 {
         bail!("--words {n}: must be a positive multiple of {WORDS_PER_BEAT}");
     }
@@ -34,41 +37,53 @@ fn words(args: &[String]) -> Result<usize> {
 /// The input of pipe `pipe`: byte i is (7 i + pipe) mod 251, a prime, so no power-of-two
 /// period hides a lost or repeated word.
 fn input(words: usize, pipe: usize) -> Vec<u8> {
-    (0..words * 8).map(|i| ((7 * i + pipe) % 251) as u8).collect()
+    let byte = |i: usize| ((7 * i + pipe) % 251) as u8;
+    (0..words * 8).map(byte).collect()
+}
+
+/// Starts `cu` (a producer) on `src` for `words` words.
+fn produce(s: &mut Session, cu: &str, src: &Buffer, words: usize) -> Result<Run> {
+    let count = Arg::Scalar(words as u64);
+    s.start(cu, &[("src", Arg::Buffer(src)), ("count", count)])
+}
+
+/// Starts `cu` (a consumer) on `dst` for the 512-bit words that `words` words fill.
+fn consume(s: &mut Session, cu: &str, dst: &Buffer, words: usize) -> Result<Run> {
+    let count = Arg::Scalar((words / WORDS_PER_BEAT) as u64);
+    s.start(cu, &[("dst", Arg::Buffer(dst)), ("count", count)])
 }
 
 fn run(s: &mut Session, args: Vec<String>) -> Result<()> {
     let words = words(&args)?;
     if s.ranks() != 2 {
-        bail!("pipe-host runs on 2 ranks (fpga0, fpga1), not {}", s.ranks());
+        bail!(
+            "pipe-host runs on 2 ranks (fpga0, fpga1), not {}",
+            s.ranks()
+        );
     }
     let bytes = words * 8;
-    let produce = |b: &Buffer| [("src", Arg::Buffer(b)), ("count", Arg::Scalar(words as u64))];
-    let beats = (words / WORDS_PER_BEAT) as u64;
-    let consume = |b: &Buffer| [("dst", Arg::Buffer(b)), ("count", Arg::Scalar(beats))];
-    let timeout = Duration::from_secs(60);
     s.reset_link_counters()?;
     if s.rank() == 0 {
         let src = s.alloc("producer_0", "src", bytes)?;
         s.write(&src, 0, &input(words, 0))?;
         // consumer_0 on fpga1 is running before its producer starts
         s.barrier();
-        let p0 = s.start("producer_0", &produce(&src))?;
-        s.wait(p0, timeout)?;
+        let p0 = produce(s, "producer_0", &src, words)?;
+        s.wait(p0, TIMEOUT)?;
     } else {
         let dst0 = s.alloc("consumer_0", "dst", bytes)?;
-        let c0 = s.start("consumer_0", &consume(&dst0))?;
+        let c0 = consume(s, "consumer_0", &dst0, words)?;
         let dst1 = s.alloc("consumer_1", "dst", bytes)?;
-        let c1 = s.start("consumer_1", &consume(&dst1))?;
+        let c1 = consume(s, "consumer_1", &dst1, words)?;
         let src1 = s.alloc("producer_1", "src", bytes)?;
         s.write(&src1, 0, &input(words, 1))?;
         s.barrier();
-        let p1 = s.start("producer_1", &produce(&src1))?;
-        s.wait(p1, timeout)?;
-        s.wait(c1, timeout)?;
-        s.wait(c0, timeout)?;
-        compare(s, &dst0, &input(words, 0), "fpga0.producer_0 -> fpga1.consumer_0 (cable)")?;
-        compare(s, &dst1, &input(words, 1), "fpga1.producer_1 -> fpga1.consumer_1 (on card)")?;
+        let p1 = produce(s, "producer_1", &src1, words)?;
+        s.wait(p1, TIMEOUT)?;
+        s.wait(c1, TIMEOUT)?;
+        s.wait(c0, TIMEOUT)?;
+        compare(s, &dst0, &input(words, 0), CABLE)?;
+        compare(s, &dst1, &input(words, 1), ON_CARD)?;
     }
     // every word has arrived: the counters of both ends agree now
     s.barrier();
@@ -89,12 +104,16 @@ fn run(s: &mut Session, args: Vec<String>) -> Result<()> {
 fn compare(s: &mut Session, buf: &Buffer, expected: &[u8], pipe: &str) -> Result<()> {
     let mut got = vec![0u8; expected.len()];
     s.read(buf, 0, &mut got)?;
-    match got.iter().zip(expected).position(|(g, e)| g != e) {
-        None => println!("{pipe}: {} bytes, equal: yes", got.len()),
-        Some(i) => {
-            println!("{pipe}: {} bytes, equal: no", got.len());
-            bail!("{pipe}: byte {i} is {:#04x}, sent {:#04x}", got[i], expected[i]);
-        }
+    let first_difference = got.iter().zip(expected).position(|(g, e)| g != e);
+    let equal = if first_difference.is_none() {
+        "yes"
+    } else {
+        "no"
+    };
+    println!("{pipe}: {} bytes, equal: {equal}", got.len());
+    if let Some(i) = first_difference {
+        let (g, e) = (got[i], expected[i]);
+        bail!("{pipe}: byte {i} is {g:#04x}, the input's is {e:#04x}");
     }
     Ok(())
 }
