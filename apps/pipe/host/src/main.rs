@@ -89,11 +89,10 @@ fn run(s: &mut Session, args: Vec<String>) -> Result<()> {
     s.barrier();
     for (port, c) in s.link_status()? {
         println!(
-            "{} port {port}: tx_count {} rx_count {} frames_received {} fifo_rx_overflow {}",
+            "{} port {port}: tx_count {} rx_count {} fifo_rx_overflow {}",
             s.device_name(),
             c.tx_count,
             c.rx_count,
-            c.frames_received,
             c.fifo_rx_overflow
         );
     }
