@@ -28,7 +28,7 @@ fn words(args: &[String]) -> Result<usize> {
         _ => bail!("usage: pipe-host [--words N]"),
     };
     let n: usize = n.parse().context("--words: not a number")?;
-    if n == 0 || n % WORDS_PER_BEAT != 0 {
+    if n == 0 || !n.is_multiple_of(WORDS_PER_BEAT) {
         bail!("--words {n}: must be a positive multiple of {WORDS_PER_BEAT}");
     }
     Ok(n)
