@@ -6,7 +6,7 @@
 set -euo pipefail
 forge() { FORGE_SKIP_BOOTSTRAP=1 ./forge "$@"; }
 fail=0
-for dep in mobilenet_2fpga aurora_loopback aurora_pair aurora_ring_48; do
+for dep in mobilenet_2fpga aurora_loopback aurora_pair aurora_ring_48 pipe_2fpga; do
     sim=$(forge uquery "deps(//deploy:$dep)")
     vitis=$(forge uquery -c fpga.toolchain=vitis "deps(//deploy:$dep)")
     if [ "$sim" != "$vitis" ] || [ -z "$sim" ]; then
