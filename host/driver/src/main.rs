@@ -5,26 +5,20 @@
 
 mod bench;
 mod finn_cu;
-mod gather;
-mod idle;
 mod infer;
 mod infer_report;
-mod launch;
-mod link_config;
-mod progress;
-mod rank_lines;
 mod ring;
 mod ring_report;
-mod setup;
 mod status;
-mod transport;
 
 use std::path::PathBuf;
 use std::time::Duration;
 
-use anyhow::{bail, Context, Result};
+use anyhow::Result;
+// The rank setup and the MPI plumbing every host program shares (host/api).
+use auroraforge_host::record::write_atomic;
+use auroraforge_host::{gather, idle, launch, link_config, progress, rank_lines, setup, transport};
 use clap::{Parser, Subcommand};
-use fpga_device::xrt::Selector;
 use mpi::topology::{Communicator, SimpleCommunicator};
 
 #[derive(Parser)]
@@ -163,26 +157,11 @@ fn main() {
     rank_lines::done(world.rank());
 }
 
-fn write_atomic(path: &PathBuf, text: &str) -> Result<()> {
-    let tmp = path.with_extension("tmp");
-    std::fs::write(&tmp, text).with_context(|| format!("writing {}", tmp.display()))?;
-    std::fs::rename(&tmp, path).with_context(|| format!("renaming into {}", path.display()))?;
-    Ok(())
-}
-
 fn run(world: &SimpleCommunicator) -> Result<()> {
     let cli = Cli::parse();
     let timeout = Duration::from_secs_f64(cli.timeout_s);
     let r = world.rank() as usize;
-    let backend = match cli.backend.as_str() {
-        "sim" => setup::Backend::Sim,
-        "xrt-sim" => setup::Backend::XrtSim,
-        "xrt" => setup::Backend::Xrt(match cli.bdfs.get(r) {
-            Some(b) => Selector::Bdf(b.clone()),
-            None => Selector::Index((r % 3) as u32),
-        }),
-        other => bail!("--backend {other}: expected sim, xrt or xrt-sim"),
-    };
+    let backend = setup::Backend::parse(&cli.backend, r, &cli.bdfs)?;
     let on_card = matches!(backend, setup::Backend::Xrt(_));
     let xclbins: Vec<setup::XclbinArg> = cli
         .xclbins
@@ -204,16 +183,7 @@ fn run(world: &SimpleCommunicator) -> Result<()> {
     )?;
     let result = command(world, &cli, &mut rank, (!on_card).then_some(&finn), timeout);
     if let (Some(dir), Some(log)) = (&cli.record_calls, &rank.calls) {
-        let text: String = log
-            .lock()
-            .unwrap()
-            .iter()
-            .map(|l| format!("{l}\n"))
-            .collect();
-        std::fs::create_dir_all(dir)
-            .with_context(|| format!("--record-calls {}", dir.display()))?;
-        let path = dir.join(format!("rank{}.calls", rank.rank));
-        write_atomic(&path, &text)?;
+        auroraforge_host::record::write(dir, rank.rank, log)?;
     }
     let agreed = result?;
     // After `infer` rank 0 runs every image through the unpartitioned reference while the

@@ -6,7 +6,7 @@ use fpga_device::{BufferId, Device};
 use xclbin::DeviceDescription;
 
 use super::peer_of;
-use crate::link_config::{bank, stream_peer};
+use crate::link_config::{aurora_cus, bank, stream_peer};
 use crate::ring;
 
 /// One cabled AuroraFlow CU with the benchmark kernels on its streams and their buffers.
@@ -27,22 +27,10 @@ pub(super) struct Lane {
 
 /// This device's cabled AuroraFlow CUs (QSFP port, CU name), by port.
 pub(super) fn cabled_cus(d: &DeviceDescription) -> Vec<(u32, String)> {
-    let mut out: Vec<(u32, String)> = d
-        .kernels
-        .iter()
-        .filter(|k| k.kind == "rtl" && k.kernel.starts_with("aurora_flow"))
-        .filter_map(|k| {
-            let port = k
-                .params
-                .get("instance")
-                .and_then(|v| v.as_u64())
-                .or_else(|| k.cu.rsplit('_').next().and_then(|s| s.parse().ok()))?
-                as u32;
-            peer_of(d, &k.cu, port).map(|_| (port, k.cu.clone()))
-        })
-        .collect();
-    out.sort();
-    out
+    aurora_cus(d)
+        .into_iter()
+        .filter(|(port, cu)| peer_of(d, cu, *port).is_some())
+        .collect()
 }
 
 /// The send and recv CUs on `cu`'s streams, refused with what to change when missing.

@@ -26,7 +26,6 @@ use std::time::Duration;
 
 use anyhow::{bail, Result};
 use fpga_device::sim::aurora_cu::AuroraCu;
-use fpga_device::sim::link::LINK_CLOCK_MHZ;
 use fpga_device::Device;
 use mpi::topology::{Communicator, SimpleCommunicator};
 use xclbin::DeviceDescription;
@@ -52,16 +51,7 @@ pub struct BenchArgs {
     pub backend: String,
 }
 
-/// Who sends into the AuroraFlow CU `cu` on QSFP `port`: its link's other end.
-pub fn peer_of(d: &DeviceDescription, cu: &str, port: u32) -> Option<(String, u32)> {
-    if let Some(l) = d.links.iter().find(|l| l.cu == cu) {
-        return Some((l.peer_device.clone(), l.peer_port));
-    }
-    d.links
-        .iter()
-        .find(|l| l.peer_device == d.device && l.peer_port == port)
-        .map(|l| (d.device.clone(), l.port))
-}
+pub use auroraforge_host::link_config::peer_of;
 
 /// One message size (and repetition) on a ring, every hop of it.
 pub struct Outcome {
@@ -128,7 +118,7 @@ pub fn run(
         );
     };
     let modelled = !rank.aurora.is_empty();
-    set_up_link_model(&rank.aurora, &d, args, modelled)?;
+    auroraforge_host::link_model::set_up(&rank.aurora, d.clock_mhz, args.throttle_us, modelled)?;
     let device: &mut dyn Device = &mut *rank.device;
     let (mut lanes, width) = lanes::open(device, &d, &cabled, passes, &ends, max_size)?;
     check_widths(&sizes, width)?;
@@ -249,30 +239,6 @@ fn cable_ends(
         ends.extend(serde_json::from_str::<Vec<ring::End>>(&t)?);
     }
     Ok(ends)
-}
-
-/// The simulated links' receiving side: without --throttle-us the receiving kernel is
-/// AuroraFlow's recv, always ready at one word per ap_clk cycle; with it, a slow one (the RX
-/// FIFO fills). Refused on cards, where there is no link model to slow.
-fn set_up_link_model(
-    aurora: &BTreeMap<u32, Arc<AuroraCu>>,
-    d: &DeviceDescription,
-    args: &BenchArgs,
-    modelled: bool,
-) -> Result<()> {
-    if args.throttle_us > 0 && !modelled {
-        bail!(
-            "--throttle-us slows the simulated receiving kernel; on a card AuroraFlow's recv reads at one word per cycle (run without it)"
-        );
-    }
-    for c in aurora.values() {
-        let link = c.rx_link();
-        if let Some(l) = &link {
-            l.set_consumer_rate((args.throttle_us == 0).then(|| d.clock_mhz / LINK_CLOCK_MHZ));
-        }
-        c.set_rx_throttle(Duration::from_micros(args.throttle_us));
-    }
-    Ok(())
 }
 
 /// The links (and a pass-through card's forward CUs) take part from now on (a card's run

@@ -76,3 +76,34 @@ pub fn kernel_args(
     }
     Ok(out)
 }
+
+/// The AuroraFlow CUs of the device (QSFP port, CU name), by port: the port from the CU's
+/// `instance` parameter, else from its name (`aurora_flow_<port>`).
+pub fn aurora_cus(d: &DeviceDescription) -> Vec<(u32, String)> {
+    let mut out: Vec<(u32, String)> = d
+        .kernels
+        .iter()
+        .filter(|k| k.kind == "rtl" && k.kernel.starts_with("aurora_flow"))
+        .filter_map(|k| {
+            let port = k
+                .params
+                .get("instance")
+                .and_then(|v| v.as_u64())
+                .or_else(|| k.cu.rsplit('_').next().and_then(|s| s.parse().ok()))?;
+            Some((port as u32, k.cu.clone()))
+        })
+        .collect();
+    out.sort();
+    out
+}
+
+/// Who sends into the AuroraFlow CU `cu` on QSFP `port`: its link's other end.
+pub fn peer_of(d: &DeviceDescription, cu: &str, port: u32) -> Option<(String, u32)> {
+    if let Some(l) = d.links.iter().find(|l| l.cu == cu) {
+        return Some((l.peer_device.clone(), l.peer_port));
+    }
+    d.links
+        .iter()
+        .find(|l| l.peer_device == d.device && l.peer_port == port)
+        .map(|l| (d.device.clone(), l.port))
+}

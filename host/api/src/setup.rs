@@ -41,25 +41,6 @@ impl XclbinArg {
     }
 }
 
-/// The device rank `rank` runs according to the deploy tool's topology.json.
-fn topology_device(topology: &Path, rank: i32) -> Result<String> {
-    let text = std::fs::read_to_string(topology)
-        .with_context(|| format!("--topology {}", topology.display()))?;
-    let v: serde_json::Value = serde_json::from_str(&text)
-        .with_context(|| format!("--topology {}: not JSON", topology.display()))?;
-    v["devices"]
-        .as_array()
-        .and_then(|d| d.iter().find(|d| d["rank"].as_i64() == Some(rank as i64)))
-        .and_then(|d| d["name"].as_str())
-        .map(str::to_string)
-        .with_context(|| {
-            format!(
-                "--topology {}: no device for rank {rank} in \"devices\"",
-                topology.display()
-            )
-        })
-}
-
 pub struct Rank {
     pub rank: i32,
     pub device: Box<dyn Device>,
@@ -78,6 +59,22 @@ pub enum Backend {
     Xrt(Selector),
     /// The XRT backend's own logic over simulated cards behind XRT's calls.
     XrtSim,
+}
+
+impl Backend {
+    /// `--backend NAME` of rank `rank`; on cards the rank's `--bdf`, else card index
+    /// rank % 3 (three cards per node, as on the cluster's FPGA nodes).
+    pub fn parse(name: &str, rank: usize, bdfs: &[String]) -> Result<Backend> {
+        Ok(match name {
+            "sim" => Backend::Sim,
+            "xrt-sim" => Backend::XrtSim,
+            "xrt" => Backend::Xrt(match bdfs.get(rank) {
+                Some(b) => Selector::Bdf(b.clone()),
+                None => Selector::Index((rank % 3) as u32),
+            }),
+            other => bail!("--backend {other}: expected sim, xrt or xrt-sim"),
+        })
+    }
 }
 
 pub struct Options<'a> {
@@ -172,7 +169,7 @@ fn agree(
         }
     }
     if let Some(t) = topology {
-        let expected = topology_device(t, rank)?;
+        let expected = crate::topology::Topology::read(t)?.device_of_rank(rank)?;
         if expected != me {
             bail!(
                 "rank {rank} loads {} (device {me}) but {} assigns device {expected} to rank {rank}: pass the --xclbin in rank order",
@@ -328,7 +325,7 @@ impl Rank {
 }
 
 /// Waits for `runs` in turn until `budget` after `t0`, each at least 10 ms.
-pub(crate) fn wait_runs(
+pub fn wait_runs(
     device: &mut dyn Device,
     runs: &[RunId],
     t0: Instant,
