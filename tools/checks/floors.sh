@@ -18,13 +18,13 @@ set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/../.."
 
 # The floor of a project path (a directory or file, no leading //): 0 engine, 1 rules,
-# 2 domain, 3 deploy; "-" outside the floors.
+# 2 domain, 3 deploy (and apps/, the user applications it deploys); "-" outside the floors.
 floor_of() {
     case "$1" in
     engine | engine/*) echo 0 ;;
     rules | rules/* | prelude | prelude/* | platforms | platforms/*) echo 1 ;;
     hw | hw/* | finn | finn/* | host | host/* | remote | remote/* | paper | paper/*) echo 2 ;;
-    deploy | deploy/*) echo 3 ;;
+    deploy | deploy/* | apps | apps/*) echo 3 ;;
     *) echo - ;;
     esac
 }

@@ -14,6 +14,8 @@ use crate::budget;
 use crate::cabling::{self, cable_length, generate, parse_end};
 use crate::diag::Source;
 use crate::fields;
+use crate::hls_app::parse as hls_parse;
+use crate::hls_app::HlsApp;
 use crate::platform::Platform;
 use crate::slurm::{default_modules, parse_slurm, RawSlurm};
 pub use crate::slurm::{Slurm, DEFAULT_TIME};
@@ -50,6 +52,11 @@ struct RawDeployment {
     #[serde(default)]
     link: Vec<Spanned<RawLink>>,
     slurm: Option<RawSlurm>,
+    /// `app = "hls"`: the user's kernels and their streams (src/hls_app).
+    #[serde(default)]
+    kernel: Vec<Spanned<hls_parse::RawKernel>>,
+    #[serde(default)]
+    stream: Vec<Spanned<hls_parse::RawStream>>,
 }
 
 #[derive(Debug, Deserialize)]
@@ -107,6 +114,19 @@ pub const RESOURCES: [&str; 5] = ["LUT", "FF", "BRAM_18K", "URAM", "DSP"];
 pub enum App {
     Finn,
     AuroraBench,
+    /// The user's own HLS kernels (`[[kernel]]`, `[[stream]]`).
+    Hls,
+}
+
+impl App {
+    /// As `app =` spells it.
+    pub fn name(self) -> &'static str {
+        match self {
+            App::Finn => "finn",
+            App::AuroraBench => "aurora_bench",
+            App::Hls => "hls",
+        }
+    }
 }
 
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -187,6 +207,8 @@ pub struct Deployment {
     pub cards_span: Range<usize>,
     /// Where errors about the cabling point ([topology] or the first [[link]]).
     pub cabling_span: Range<usize>,
+    /// `app = "hls"`: CUs and streams; empty for the other apps.
+    pub hls: HlsApp,
 }
 
 fn parse_role(src: &Source, r: &Spanned<String>) -> Result<Role> {
@@ -260,7 +282,8 @@ impl Deployment {
                 ..Slurm::default()
             },
         };
-        let dep = Deployment {
+        let (raw_kernels, raw_streams) = (raw.kernel, raw.stream);
+        let mut dep = Deployment {
             name: raw.name.get_ref().clone(),
             platform: raw.platform.get_ref().clone(),
             app,
@@ -278,10 +301,12 @@ impl Deployment {
                 .unwrap_or(raw.name.span()),
             cabling_span,
             src,
+            hls: HlsApp::default(),
         };
         dep.check_nodes()?;
         cabling::check_links(&dep, platform)?;
         crate::finn_path::check(&dep, &platform.ports())?;
+        dep.hls = hls_parse::parse(&dep, &raw_kernels, &raw_streams, platform)?;
         Ok(dep)
     }
 
@@ -411,9 +436,10 @@ fn parse_header(src: &Source, raw: &RawDeployment, platform: &Platform) -> Resul
     match raw.app.get_ref().as_str() {
         "finn" => Ok(App::Finn),
         "aurora_bench" => Ok(App::AuroraBench),
+        "hls" => Ok(App::Hls),
         other => Err(src.at(
             &raw.app.span(),
-            format!("app '{other}' is not one of: finn, aurora_bench"),
+            format!("app '{other}' is not one of: finn, aurora_bench, hls"),
         )),
     }
 }
@@ -564,10 +590,10 @@ fn check_devices(src: &Source, app: App, devices: &[Device]) -> Result<()> {
                 ),
             ));
         }
-        if app == App::Finn && d.role != Role::None {
+        if app != App::AuroraBench && d.role != Role::None {
             return Err(src.at(
                 &d.span,
-                format!("device {}: app finn takes no role", d.name),
+                format!("device {}: app {} takes no role", d.name, app.name()),
             ));
         }
     }

@@ -6,6 +6,7 @@ use std::collections::BTreeMap;
 use anyhow::{bail, Context, Result};
 
 use crate::deployment::{App, Deployment, End, Role};
+use crate::hls_app;
 use crate::iodma;
 use crate::kernel::{self, Kernel};
 use crate::plan::{self, CutOnCable, Plan};
@@ -99,7 +100,7 @@ fn find<'k>(kernels: &'k [Kernel], name: &str, why: &str) -> Result<&'k Kernel> 
     })
 }
 
-fn pr(cu: &str, port: &str) -> PortRef {
+pub(crate) fn pr(cu: &str, port: &str) -> PortRef {
     PortRef {
         cu: cu.into(),
         port: port.into(),
@@ -147,6 +148,11 @@ pub fn design(inp: &Inputs) -> Result<DeviceDesign> {
             "{}: app finn: link-config needs --plan (the partition plan places the layers)",
             dep.src.path
         ),
+        (App::Hls, _) => {
+            // every mistake of the description before any note about its cables
+            hls_app::check::check(dep, &dep.hls, inp.kernels)?;
+            Vec::new()
+        }
         _ => Vec::new(),
     };
     // Cable ends at this device; for FINN only the cables that carry a cut.
@@ -157,6 +163,16 @@ pub fn design(inp: &Inputs) -> Result<DeviceDesign> {
         };
         let tx_cut = cuts.iter().find(|c| c.from == here).map(|c| c.cut.clone());
         let rx_cut = cuts.iter().find(|c| c.to == here).map(|c| c.cut.clone());
+        // The HLS app's streams on this end: a cable none uses gets no link kernel.
+        let hls_use = hls_app::design::cable_use(inp, &here);
+        if dep.app == App::Hls && hls_use.is_none() {
+            eprintln!(
+                "note: {}: cable {} - {} carries no [[stream]]; QSFP {port} of {} gets no link \
+                 kernel",
+                dep.src.path, link.a, link.b, dev.name
+            );
+            continue;
+        }
         if dep.app == App::Finn && tx_cut.is_none() && rx_cut.is_none() {
             eprintln!(
                 "note: {}: cable {} - {} carries no cut of the plan; QSFP {port} of {} gets no \
@@ -196,8 +212,10 @@ pub fn design(inp: &Inputs) -> Result<DeviceDesign> {
             peer,
             cable_m: link.cable_m,
             span: link.span.clone(),
-            idle_tx: dep.app == App::Finn && tx_cut.is_none(),
-            idle_rx: dep.app == App::Finn && rx_cut.is_none() && !self_loop,
+            idle_tx: (dep.app == App::Finn && tx_cut.is_none())
+                || hls_use.is_some_and(|(tx, _)| tx),
+            idle_rx: (dep.app == App::Finn && rx_cut.is_none() && !self_loop)
+                || hls_use.is_some_and(|(_, rx)| rx),
             tx_cut,
             rx_cut,
         });
@@ -207,6 +225,7 @@ pub fn design(inp: &Inputs) -> Result<DeviceDesign> {
         (App::AuroraBench, Role::Bench) => bench(&mut d, inp.kernels, &ports)?,
         (App::AuroraBench, Role::Forward) => forward(&mut d, inp.kernels, &ports)?,
         (App::Finn, _) => finn(&mut d, inp, &cuts)?,
+        (App::Hls, _) => hls_app::design::device(&mut d, inp)?,
         (App::AuroraBench, Role::None) => unreachable!("checked when parsing"),
     }
     apply_placement(&mut d, dep)?;
@@ -409,7 +428,7 @@ fn finn(d: &mut DeviceDesign, inp: &Inputs, cuts: &[CutOnCable]) -> Result<()> {
 /// ports of the other (FINN+ 1.6.1 parks dummy kernels there): a `tie_off_source_<p>` drives
 /// the link kernel's unused `tx_axis`, a `tie_off_sink_<p>` drains and counts its unused
 /// `rx_axis` (count in HBM from `first_bank` on).
-fn tie_off_idle_directions(
+pub(crate) fn tie_off_idle_directions(
     d: &mut DeviceDesign,
     kernels: &[Kernel],
     first_bank: u32,

@@ -12,6 +12,8 @@ pub mod diag;
 pub mod fields;
 pub mod finn_path;
 pub mod flow_control;
+pub mod format;
+pub mod hls_app;
 pub mod instances;
 pub mod iodma;
 pub mod kernel;

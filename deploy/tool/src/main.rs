@@ -173,6 +173,12 @@ enum Cmd {
         #[arg(long)]
         out: PathBuf,
     },
+    /// The description's key reference in markdown (deploy/tool/README.md holds it); with
+    /// --write FILE, the part of FILE between its describe-format markers is replaced.
+    DescribeFormat {
+        #[arg(long)]
+        write: Option<PathBuf>,
+    },
 }
 
 /// The platform file of a deployment that names its platform only (scripts needs few facts).
@@ -318,6 +324,24 @@ fn run(cli: Cli) -> anyhow::Result<()> {
             sims,
             out,
         } => commands::report(&deployment, &platform, plan.as_deref(), &sims, &out),
+        Cmd::DescribeFormat { write: None } => {
+            println!("{}", deploy_tool::format::markdown());
+            Ok(())
+        }
+        Cmd::DescribeFormat { write: Some(file) } => {
+            let text = std::fs::read_to_string(&file)
+                .map_err(|e| anyhow::anyhow!("{}: cannot read: {e}", file.display()))?;
+            let new = deploy_tool::format::splice(&text).ok_or_else(|| {
+                anyhow::anyhow!(
+                    "{}: no describe-format markers; add the lines\n{}\n{}\nwhere the \
+                     reference goes",
+                    file.display(),
+                    deploy_tool::format::BEGIN,
+                    deploy_tool::format::END
+                )
+            })?;
+            deploy_tool::diag::write_atomic(&file, &new)
+        }
     }
 }
 

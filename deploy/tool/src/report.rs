@@ -161,6 +161,13 @@ pub fn render(
             ),
             None => format!("{} ⇄ {} · {} m", l.a, l.b, l.cable_m),
         };
+        // The HLS app's streams on the cable (none for the other apps).
+        let streams = crate::hls_app::report::cable_streams(dep, l);
+        let label = if streams.is_empty() {
+            label
+        } else {
+            format!("{label} · {streams}")
+        };
         // A cable back to the same card bends below it; others bend between the cards.
         let (cx, cy) = if l.a.device == l.b.device {
             ((x1 + x2) / 2.0, y1.max(y2) + placed[idx(&l.a.device)].h)
@@ -172,7 +179,11 @@ pub fn render(
             r##"<g class="cable" data-a="{a}" data-b="{b}"><path d="M {x1} {y1} Q {cx} {cy} {x2} {y2}" fill="none" stroke="{col}" stroke-width="2"/><title>{t}</title><text x="{mx}" y="{my}" font-size="9" fill="{col}">{num}</text><text x="60" y="{ly}" font-size="10">{num}: {t}</text></g>"##,
             a = esc(&l.a.to_string()),
             b = esc(&l.b.to_string()),
-            col = if cut.is_some() { "#c33" } else { "#369" },
+            col = if cut.is_some() || !streams.is_empty() {
+                "#c33"
+            } else {
+                "#369"
+            },
             t = esc(&label),
             num = n + 1,
             mx = (x1 + 2.0 * cx + x2) / 4.0,
@@ -210,6 +221,7 @@ pub fn render(
         );
     }
     html.push_str(&svg);
+    html.push_str(&crate::hls_app::report::streams_table(dep));
     if let Some(p) = plan {
         html.push_str("<h2>Utilisation (plan) against the budget</h2>\n<table><tr><th>device</th><th>resource</th><th>planned</th><th>budget</th><th></th></tr>\n");
         for d in &dep.devices {

@@ -153,10 +153,15 @@ fn render(dep: &Deployment, platform: &Platform, launch: &Launch, kind: Kind) ->
     // The host driver starts one MPI rank per device itself (mpirun -n <devices>; inside a
     // Slurm allocation Open MPI takes the allocation's nodes), so a job and a plain run start
     // the same ranks the same way.
+    // The user's own host program (app hls) decides what it runs without arguments.
     let default_cmd = match dep.app {
-        App::Finn => "infer --images 8",
-        App::AuroraBench => "bench throughput",
+        App::Finn => Some("infer --images 8"),
+        App::AuroraBench => Some("bench throughput"),
+        App::Hls => None,
     };
+    let default_line = default_cmd
+        .map(|c| format!("[ $# -gt 0 ] || set -- {c}\n"))
+        .unwrap_or_default();
     let _ = write!(
         s,
         "# rank i runs device i: {}\nhost=({} --topology {}",
@@ -189,7 +194,7 @@ fn render(dep: &Deployment, platform: &Platform, launch: &Launch, kind: Kind) ->
         Kind::Job(_) => {
             let _ = write!(
                 s,
-                "[ $# -gt 0 ] || set -- {default_cmd}\necho \"job ${{SLURM_JOB_ID:-?}}: {} rank(s) on ${{SLURM_JOB_NODELIST:-$(hostname)}}: $*\"\nexec \"${{host[@]}}\" \"$@\"\n",
+                "{default_line}echo \"job ${{SLURM_JOB_ID:-?}}: {} rank(s) on ${{SLURM_JOB_NODELIST:-$(hostname)}}: $*\"\nexec \"${{host[@]}}\" \"$@\"\n",
                 ranks
             );
         }
@@ -204,7 +209,7 @@ fn render(dep: &Deployment, platform: &Platform, launch: &Launch, kind: Kind) ->
                  local) shift ;;\n\
                  -h | --help) usage; exit 0 ;;\n\
                  esac\n\
-                 [ $# -gt 0 ] || set -- {default_cmd}\n\
+                 {default_line}\
                  exec \"${{host[@]}}\" \"$@\"\n",
                 job = launch.path(launch.job),
                 name = dep.name,
@@ -298,7 +303,7 @@ pub fn topology(dep: &Deployment, platform: &Platform, cuts: &[CutOnCable]) -> V
         .iter()
         .map(|c| json!({"cut": c.cut, "from": c.from.to_string(), "to": c.to.to_string()}))
         .collect();
-    json!({
+    let mut topo = json!({
         "format": "auroraforge-topology/1",
         "deployment": dep.name,
         "platform": platform.name,
@@ -308,5 +313,12 @@ pub fn topology(dep: &Deployment, platform: &Platform, cuts: &[CutOnCable]) -> V
         "devices": devices,
         "links": links,
         "cuts": cuts,
-    })
+    });
+    // Only the HLS app has CUs of its own (the other apps' topology stays as it was).
+    if dep.app == App::Hls {
+        let (cus, streams) = crate::hls_app::topology(dep);
+        topo["cus"] = cus;
+        topo["streams"] = streams;
+    }
+    topo
 }
