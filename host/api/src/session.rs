@@ -86,6 +86,17 @@ impl Session {
         let world = universe.world();
         transport::abort_on_panic();
         let topology = o.topology.as_deref().map(Topology::read).transpose()?;
+        if let Some(t) = &topology {
+            for d in &o.throttle_devices {
+                if !t.devices.iter().any(|x| &x.name == d) {
+                    let names: Vec<&str> = t.devices.iter().map(|x| x.name.as_str()).collect();
+                    bail!(
+                        "--throttle-device {d}: the deployment has no such device (it has {})",
+                        names.join(", ")
+                    );
+                }
+            }
+        }
         let backend = o.backend(world.rank() as usize)?;
         let mut rank = setup::open(
             &world,
@@ -101,7 +112,12 @@ impl Session {
         )?;
         let desc = rank.device.description()?.clone();
         let modelled = !rank.aurora.is_empty();
-        link_model::set_up(&rank.aurora, desc.clock_mhz, o.throttle_us, modelled)?;
+        link_model::set_up(
+            &rank.aurora,
+            desc.clock_mhz,
+            o.throttle_of(&desc.device),
+            modelled,
+        )?;
         begin_free_running(&mut *rank.device, &desc)?;
         // every rank's links take part before any rank sends
         idle::barrier(&world);
