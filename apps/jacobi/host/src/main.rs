@@ -24,10 +24,14 @@ fn main() {
             std::process::exit(1)
         }
     };
-    let outcome = run::main(&mut session, rest);
-    match outcome.and_then(|same| session.finish().map(|_| same)) {
-        Ok(true) => std::process::exit(0),
-        Ok(false) => std::process::exit(1),
+    // An error ends every rank at once with its message; the session stays open for that
+    // (dropping it would finalise MPI under the abort).
+    let same = match run::main(&mut session, rest) {
+        Ok(same) => same,
         Err(e) => transport::fatal(&format!("{e:#}")),
+    };
+    if let Err(e) = session.finish() {
+        transport::fatal(&format!("{e:#}"));
     }
+    std::process::exit(if same { 0 } else { 1 })
 }
