@@ -48,7 +48,7 @@ for attempt in 1 2 3; do
     fi
     echo "note $name run: Open MPI failed a TCP connect between two ranks (attempt $attempt); submitting again"
 done
-if [ $ok -eq 1 ]; then
+if [ "$ok" -eq 1 ]; then
     nodelist=$(sed -n 's/^job [0-9]*: [0-9]* rank(s) on \([^:]*\): .*$/\1/p' "$out.out")
     allocated=$(scontrol show hostnames "$nodelist" 2>/dev/null | xargs)
     if python3 - "$out.out" "$out.json" "$allocated" <<'PY'; then

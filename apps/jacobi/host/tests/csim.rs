@@ -17,7 +17,11 @@ fn library() -> Arc<HlsLibrary> {
     let path = std::env::var("JACOBI_LIB").expect(
         "JACOBI_LIB: the jacobi kernel's C-simulation library (./forge test //apps/jacobi:tests)",
     );
-    Arc::new(HlsLibrary::load(path.as_ref()).unwrap())
+    // project-relative (the rule's env_files) or absolute; tests run in the crate's directory
+    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../../..")
+        .join(path);
+    Arc::new(HlsLibrary::load(&path).unwrap())
 }
 
 fn scalar(name: &CString, v: u64) -> AfArg {
