@@ -23,7 +23,7 @@ FINN deployment's scripts pass the executor export to the host as `--reference`.
 
 Every action runs `deploy-tool` (deploy/tool, through `toolchains//:deploy`): it reads
 `deploy/<name>.toml` (devices with node/card/clock, cables as `device:port` pairs or a
-generated `chain`/`ring`/`pair`/`loopback` topology, `app = "finn" | "aurora_bench"`) against
+generated `chain`/`ring`/`pair`/`loopback` topology, `app = "finn" | "aurora_bench" | "hls"`) against
 the platform TOML of `toolchains//:fpga`; subcommands `check`, `partitioner-inputs`,
 `plan-slice`, `link-config`, `scripts` (Slurm `job.sh` for `--profile noctua2|local` and
 `run.sh`), `report` (HTML + inline SVG). Errors name the file and line (`error:
@@ -211,6 +211,10 @@ def _fpga_deployment_impl(ctx: AnalysisContext) -> list[Provider]:
             scripts.add("--plan", plan)
         if finn_exec != None:
             scripts.add("--finn-exec", finn_exec, "--devices-json", desc.devices_json)
+
+        # The banks each link step bound (topology.json lists them for a user's HLS CUs).
+        for d in desc.devices:
+            scripts.add("--sim", links[d].sim_description)
         scripts.add("--job-out", job.as_output(), "--run-out", this_run.as_output(), "--topology-out", this_topology.as_output())
         ctx.actions.run(scripts, category = "deploy_scripts", identifier = profile)
         job_scripts[profile] = job
@@ -330,7 +334,7 @@ def fpga_deployment(
         visibility = None):
     """A deployment: `description` (TOML), `devices` (its device names, in order; checked
     against the TOML), `kernels` (every kernel a device may carry: AuroraFlow per QSFP
-    port, DMA and benchmark kernels), `host` (cargo_binary of the host driver), and for a
+    port, DMA and benchmark kernels, tie-offs, a user's `hls_kernel`s), `host` (cargo_binary of the host driver), and for a
     FINN network `estimates` (finn_estimates) which the partitioner splits with
     `objective` over the deployment's devices and cables. `profile` of the job script
     defaults to `[deploy] profile` (noctua2 | local)."""

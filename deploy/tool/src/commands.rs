@@ -131,6 +131,8 @@ pub struct ScriptArgs<'a> {
     pub finn_exec: Option<&'a str>,
     /// The partitioner's devices.json: the run report's utilisation budgets.
     pub devices_json: Option<&'a str>,
+    /// The devices' sim descriptions: app hls lists their memory banks in the topology.
+    pub sims: &'a [PathBuf],
     pub job_out: &'a Path,
     pub run_out: &'a Path,
     pub topology_out: &'a Path,
@@ -208,10 +210,14 @@ pub fn scripts_text(a: &ScriptArgs) -> Result<(String, String, Value)> {
         plan: plan_path.as_deref(),
         devices: a.devices_json,
     };
+    let mut topology = scripts::topology(&d, &p, &cuts);
+    if d.app == App::Hls {
+        crate::hls_app::assigned_banks(&mut topology, &read_sims(a.sims)?);
+    }
     Ok((
         scripts::job_script(&d, &p, &launch, a.profile),
         scripts::run_script(&d, &p, &launch),
-        scripts::topology(&d, &p, &cuts),
+        topology,
     ))
 }
 
@@ -235,6 +241,17 @@ fn make_executable(p: &Path) -> Result<()> {
     std::fs::set_permissions(p, perm).with_context(|| format!("chmod {}", p.display()))
 }
 
+fn read_sims(sims: &[PathBuf]) -> Result<Vec<Value>> {
+    sims.iter()
+        .map(|s| {
+            let text = std::fs::read_to_string(s)
+                .with_context(|| format!("{}: cannot read", s.display()))?;
+            serde_json::from_str::<Value>(&text)
+                .with_context(|| format!("{}: not a sim device description", s.display()))
+        })
+        .collect()
+}
+
 pub fn report_text(
     deployment: &Path,
     platform: &Path,
@@ -249,15 +266,7 @@ pub fn report_text(
         );
     }
     let (plan, cuts) = cuts_of(&d, plan)?;
-    let sims = sims
-        .iter()
-        .map(|s| {
-            let text = std::fs::read_to_string(s)
-                .with_context(|| format!("{}: cannot read", s.display()))?;
-            serde_json::from_str::<Value>(&text)
-                .with_context(|| format!("{}: not a sim device description", s.display()))
-        })
-        .collect::<Result<Vec<_>>>()?;
+    let sims = read_sims(sims)?;
     Ok(report::render(&d, &p, plan.as_ref(), &cuts, &sims))
 }
 

@@ -109,6 +109,10 @@ enum Cmd {
         /// for the utilisation bars of `infer`'s run report.
         #[arg(long)]
         devices_json: Option<String>,
+        /// Each device's sim description (app hls: the banks the link step assigned, for
+        /// topology.json's `cus`).
+        #[arg(long = "sim", num_args = 1..)]
+        sims: Vec<PathBuf>,
         #[arg(long)]
         job_out: PathBuf,
         #[arg(long)]
@@ -255,6 +259,7 @@ fn run(cli: Cli) -> anyhow::Result<()> {
             plan,
             finn_exec,
             devices_json,
+            sims,
             job_out,
             run_out,
             topology_out,
@@ -272,6 +277,7 @@ fn run(cli: Cli) -> anyhow::Result<()> {
                 plan: plan.as_deref(),
                 finn_exec: finn_exec.as_deref(),
                 devices_json: devices_json.as_deref(),
+                sims: &sims,
                 job_out: &job_out,
                 run_out: &run_out,
                 topology_out: &topology_out,

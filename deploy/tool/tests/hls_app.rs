@@ -131,6 +131,14 @@ fn pipe_width_converters_in_the_sim_description() {
 
 fn scripts(desc: &Path, profile: Profile) -> (String, String, serde_json::Value) {
     let plat = common::platform();
+    let dir = tempfile::tempdir().unwrap();
+    let sims: Vec<PathBuf> = ["fpga0", "fpga1"]
+        .iter()
+        .map(|dev| {
+            let sim = link(desc, dev).1.to_string();
+            common::write(dir.path(), &format!("{dev}.sim.json"), &sim)
+        })
+        .collect();
     scripts_text(&ScriptArgs {
         deployment: desc,
         platform: &plat,
@@ -140,6 +148,7 @@ fn scripts(desc: &Path, profile: Profile) -> (String, String, serde_json::Value)
         plan: None,
         finn_exec: None,
         devices_json: None,
+        sims: &sims,
         job_out: Path::new("job.sh"),
         run_out: Path::new("run.sh"),
         topology_out: Path::new("x/topology.json"),
@@ -147,8 +156,10 @@ fn scripts(desc: &Path, profile: Profile) -> (String, String, serde_json::Value)
     .expect("scripts")
 }
 
-/// topology.json lists every CU with its scalar defaults and chosen banks as the
-/// description gives them, and each stream with its cable direction.
+/// topology.json lists every CU with its scalar defaults as the description gives them and
+/// the bank of each m_axi argument (named in the description, else assigned in order on its
+/// card: fpga1's consumer_0 then producer_1, HBM[4] being consumer_1's), and each stream
+/// with its cable direction.
 #[test]
 fn pipe_2fpga_topology_cus() {
     let desc = common::deployment("pipe_2fpga");
@@ -160,9 +171,9 @@ fn pipe_2fpga_topology_cus() {
         {"device": "fpga0", "cu": "producer_0", "kernel": "producer",
          "scalars": {"count": 1024}, "memory": {"src": "HBM[0]"}},
         {"device": "fpga1", "cu": "consumer_0", "kernel": "consumer",
-         "scalars": {"count": 128}, "memory": {}},
+         "scalars": {"count": 128}, "memory": {"dst": "HBM[0]"}},
         {"device": "fpga1", "cu": "producer_1", "kernel": "producer",
-         "scalars": {"count": 64}, "memory": {}},
+         "scalars": {"count": 64}, "memory": {"src": "HBM[1]"}},
         {"device": "fpga1", "cu": "consumer_1", "kernel": "consumer",
          "scalars": {"count": 8}, "memory": {"dst": "HBM[4]"}},
     ]);

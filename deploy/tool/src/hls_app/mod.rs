@@ -95,7 +95,7 @@ impl HlsApp {
 }
 
 /// topology.json's `cus` (device, cu, kernel, scalar defaults, memory banks the description
-/// chose) and `streams` (ends, and the cable direction of a stream between cards).
+/// chose; [`assigned_banks`] adds the ones the link step chose) and `streams` (ends, and the cable direction of a stream between cards).
 pub fn topology(dep: &crate::deployment::Deployment) -> (serde_json::Value, serde_json::Value) {
     use serde_json::{json, Map, Value};
     let cus: Vec<Value> = dep
@@ -128,4 +128,33 @@ pub fn topology(dep: &crate::deployment::Deployment) -> (serde_json::Value, serd
         })
         .collect();
     (Value::Array(cus), Value::Array(streams))
+}
+
+/// Every m_axi argument's bank in topology.json's `cus`, as each device's link step bound it
+/// (its sim description: `memory` by CU and port, the port of an argument from its kernel's
+/// `params.args`), so the host allocates each buffer where the kernel reads it.
+pub fn assigned_banks(topology: &mut serde_json::Value, sims: &[serde_json::Value]) {
+    let Some(cus) = topology["cus"].as_array_mut() else {
+        return;
+    };
+    for cu in cus {
+        let (device, name) = (cu["device"].clone(), cu["cu"].clone());
+        let Some(sim) = sims.iter().find(|s| s["device"] == device) else {
+            continue;
+        };
+        let kernel = sim["kernels"]
+            .as_array()
+            .and_then(|ks| ks.iter().find(|k| k["cu"] == name));
+        let args = kernel.and_then(|k| k["params"]["args"].as_array());
+        for a in args.into_iter().flatten().filter(|a| a["kind"] == "memory") {
+            let bank = sim["memory"].as_array().and_then(|ms| {
+                ms.iter()
+                    .find(|m| m["cu"] == name && m["port"] == a["port"])
+                    .map(|m| m["bank"].clone())
+            });
+            if let (Some(arg), Some(bank)) = (a["name"].as_str(), bank) {
+                cu["memory"][arg] = bank;
+            }
+        }
+    }
 }
