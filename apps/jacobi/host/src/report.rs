@@ -192,3 +192,43 @@ pub fn write_json(path: &Path, o: &Outcome) -> Result<()> {
     println!("json: {}", path.display());
     Ok(())
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use jacobi_host::layout::Layout;
+
+    fn outcome(got: &[u32], want: &[u32]) -> Outcome {
+        let a = Args {
+            rows: 1,
+            cols: 16,
+            iterations: 1,
+            json: None,
+        };
+        let model = jacobi_host::model::iteration(
+            &Layout::of_kernel().unwrap(),
+            1,
+            16,
+            250.0,
+            &Default::default(),
+            5.0,
+        )
+        .unwrap();
+        Outcome::new(&a, 2, got, want, Vec::new(), model)
+    }
+
+    #[test]
+    fn one_differing_cell_is_found_by_row_and_column() {
+        let want: Vec<u32> = (0..32).collect();
+        let mut got = want.clone();
+        assert!(outcome(&got, &want).bit_exact);
+        got[21] = 7;
+        let o = outcome(&got, &want);
+        assert!(!o.bit_exact);
+        assert_eq!(o.mismatches, 1);
+        // cell 21 of a 16-column grid: row 1, column 5
+        assert_eq!(o.first_mismatch, Some((1, 5, 7, 21)));
+        // a short result is no match either
+        assert!(!outcome(&want[..16], &want).bit_exact);
+    }
+}
