@@ -162,6 +162,11 @@ fn render(dep: &Deployment, platform: &Platform, launch: &Launch, kind: Kind) ->
     let default_line = default_cmd
         .map(|c| format!("[ $# -gt 0 ] || set -- {c}\n"))
         .unwrap_or_default();
+    // The driver's commands, or whatever the user's host program takes.
+    let commands = match dep.app {
+        App::Hls => "ARGS",
+        _ => "status|reset-counters|bench latency|bench throughput|infer --images N [--input X.npy] [--out DIR]",
+    };
     let _ = write!(
         s,
         "# rank i runs device i: {}\nhost=({} --topology {}",
@@ -201,7 +206,7 @@ fn render(dep: &Deployment, platform: &Platform, launch: &Launch, kind: Kind) ->
         Kind::Run => {
             let _ = write!(
                 s,
-                "usage() {{\n    echo \"usage: run.sh [submit|local] [status|reset-counters|bench latency|bench throughput|infer --images N [--input X.npy] [--out DIR]] ...\" >&2\n}}\n\
+                "usage() {{\n    echo \"usage: run.sh [submit|local] [{commands}] ...\" >&2\n}}\n\
                  case \"${{1:-}}\" in\n\
                  submit)\n    # the job script of the configured profile; prints the job id\n    shift\n\
                  \x20   id=$(timeout 60 sbatch --parsable {job} \"$@\") || {{ echo \"run.sh: sbatch failed (is Slurm reachable? SLURM_CONF=${{SLURM_CONF:-unset}})\" >&2; exit 1; }}\n\

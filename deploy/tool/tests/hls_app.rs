@@ -5,7 +5,7 @@
 //! cable direction a stream takes, where width converters and tie-offs go.
 //!
 //! The `pipe_2fpga_*` tests read the files `./forge build //deploy:pipe_2fpga` built when
-//! //deploy:pipe_2fpga_outputs runs them (PIPE_2FPGA_* in the env, project-relative); under
+//! //deploy/tool:pipe_2fpga_outputs runs them (PIPE_2FPGA_* in the env, project-relative); under
 //! `cargo test` they check the same expectation on what the library makes of the same
 //! description and the kernel descriptions of tests/data/kernels.
 
@@ -199,6 +199,10 @@ fn pipe_2fpga_scripts_without_a_default_command() {
             "{name}:\n{text}"
         );
     }
+    assert!(
+        run.contains("usage: run.sh [submit|local] [ARGS] ..."),
+        "{run}"
+    );
 }
 
 /// Both directions of one cable carry a stream (a ring's halo rows each way): one link

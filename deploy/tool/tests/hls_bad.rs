@@ -387,3 +387,34 @@ fn cable_on_a_stream_within_one_card() {
         &[],
     );
 }
+
+/// What needs no kernel description is refused already by `check` (the description's first
+/// build action), its stamp not written.
+#[test]
+fn check_refuses_before_any_link_step() {
+    let t = hls("", &format!("{PRODUCER}{CONSUMER}"), STREAM);
+    let dir = tempfile::tempdir().unwrap();
+    let desc = common::write(dir.path(), "bad.toml", &t);
+    let out = tempfile::tempdir().unwrap();
+    let stamp = out.path().join("checked.txt");
+    let r = common::tool(&[
+        "check",
+        "--deployment",
+        &desc.display().to_string(),
+        "--platform",
+        &common::platform().display().to_string(),
+        "--devices",
+        "fpga0,fpga1",
+        "--stamp",
+        &stamp.display().to_string(),
+    ]);
+    let stderr = String::from_utf8_lossy(&r.stderr);
+    assert_eq!(r.status.code(), Some(1), "{stderr}");
+    let at = format!("error: {}:{}:", desc.display(), line_of(&t, "[[stream]]"));
+    assert!(stderr.starts_with(&at), "expected {at} in: {stderr}");
+    assert!(
+        stderr.contains("no cable joins fpga0 and fpga1"),
+        "{stderr}"
+    );
+    assert_eq!(std::fs::read_dir(out.path()).unwrap().count(), 0);
+}
