@@ -121,6 +121,12 @@ pub struct Display {
     pipe: bool,
 }
 
+impl Default for Display {
+    fn default() -> Self {
+        Display::new()
+    }
+}
+
 impl Display {
     /// Whether the launcher shows progress: on a terminal, or when `--progress` asked.
     pub fn wanted(asked: bool) -> bool {

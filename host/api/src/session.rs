@@ -85,51 +85,25 @@ impl Session {
             .context("MPI could not be initialised (once per program: one Session)")?;
         let world = universe.world();
         transport::abort_on_panic();
-        let topology = o.topology.as_deref().map(Topology::read).transpose()?;
-        if let Some(t) = &topology {
-            for d in &o.throttle_devices {
-                if !t.devices.iter().any(|x| &x.name == d) {
-                    let names: Vec<&str> = t.devices.iter().map(|x| x.name.as_str()).collect();
-                    bail!(
-                        "--throttle-device {d}: the deployment has no such device (it has {})",
-                        names.join(", ")
-                    );
-                }
+        match open(&world, &o) {
+            Ok((rank, desc, topology)) => {
+                let session = Session {
+                    world,
+                    rank: Some(rank),
+                    desc,
+                    topology,
+                    options: o,
+                    universe: Some(universe),
+                };
+                Ok((session, rest))
+            }
+            Err(e) => {
+                // MPI stays up: the caller ends the run with an abort (`main`), which the
+                // other ranks, perhaps in a collective with this one, need
+                std::mem::forget(universe);
+                Err(e)
             }
         }
-        let backend = o.backend(world.rank() as usize)?;
-        let mut rank = setup::open(
-            &world,
-            backend,
-            &o.xclbin_args(),
-            setup::Options {
-                topology: o.topology.as_deref(),
-                timeout: o.timeout,
-                channel_cycles: o.channel_cycles,
-                finn: None,
-                record: o.record_calls.is_some(),
-            },
-        )?;
-        let desc = rank.device.description()?.clone();
-        let modelled = !rank.aurora.is_empty();
-        link_model::set_up(
-            &rank.aurora,
-            desc.clock_mhz,
-            o.throttle_of(&desc.device),
-            modelled,
-        )?;
-        begin_free_running(&mut *rank.device, &desc)?;
-        // every rank's links take part before any rank sends
-        idle::barrier(&world);
-        let session = Session {
-            world,
-            rank: Some(rank),
-            desc,
-            topology,
-            options: o,
-            universe: Some(universe),
-        };
-        Ok((session, rest))
     }
 
     pub fn rank(&self) -> usize {
@@ -269,6 +243,17 @@ impl Session {
     }
 }
 
+impl Drop for Session {
+    /// A session that ends without `finish` (an early return with an error) leaves MPI up:
+    /// MPI_Finalize would wait for the other ranks, and the links' threads still use MPI;
+    /// the process exits, and mpirun ends the run.
+    fn drop(&mut self) {
+        if self.rank.is_some() {
+            std::mem::forget(self.universe.take());
+        }
+    }
+}
+
 /// An AuroraFlow CU's registers through the device.
 fn flow<'a>(dev: &'a dyn Device, cu: &str) -> AuroraFlow<CuRegisters<'a, dyn Device + 'a>> {
     AuroraFlow::new(
@@ -289,6 +274,50 @@ fn check_range(buf: &Buffer, offset: usize, len: usize) -> Result<()> {
         );
     }
     Ok(())
+}
+
+/// This rank's device opened, its xclbin loaded, its links joined and modelled, its
+/// free-running CUs begun.
+fn open(
+    world: &SimpleCommunicator,
+    o: &DeploymentOptions,
+) -> Result<(Rank, DeviceDescription, Option<Topology>)> {
+    let topology = o.topology.as_deref().map(Topology::read).transpose()?;
+    if let Some(t) = &topology {
+        for d in &o.throttle_devices {
+            if !t.devices.iter().any(|x| &x.name == d) {
+                let names: Vec<&str> = t.devices.iter().map(|x| x.name.as_str()).collect();
+                bail!(
+                    "--throttle-device {d}: the deployment has no such device (it has {})",
+                    names.join(", ")
+                );
+            }
+        }
+    }
+    let mut rank = setup::open(
+        world,
+        o.backend(world.rank() as usize)?,
+        &o.xclbin_args(),
+        setup::Options {
+            topology: o.topology.as_deref(),
+            timeout: o.timeout,
+            channel_cycles: o.channel_cycles,
+            finn: None,
+            record: o.record_calls.is_some(),
+        },
+    )?;
+    let desc = rank.device.description()?.clone();
+    let modelled = !rank.aurora.is_empty();
+    link_model::set_up(
+        &rank.aurora,
+        desc.clock_mhz,
+        o.throttle_of(&desc.device),
+        modelled,
+    )?;
+    begin_free_running(&mut *rank.device, &desc)?;
+    // every rank's links take part before any rank sends
+    idle::barrier(world);
+    Ok((rank, desc, topology))
 }
 
 /// The free-running (ap_ctrl_none) CUs take part from now on: the cabled AuroraFlow CUs
@@ -319,8 +348,9 @@ fn begin_free_running(device: &mut dyn Device, d: &DeviceDescription) -> Result<
 pub fn main(body: impl FnOnce(&mut Session, Vec<String>) -> Result<()>) -> ! {
     let (mut session, rest) = match Session::init(std::env::args().skip(1)) {
         Ok(s) => s,
+        Err(e) if mpi::environment::is_initialized() => transport::fatal(&format!("{e:#}")),
         Err(e) => {
-            // MPI may not be up yet: the launcher and mpirun end the run on this exit
+            // before MPI: the launcher (or mpirun) ends the run on this exit
             let rank = std::env::var("OMPI_COMM_WORLD_RANK").unwrap_or_else(|_| "?".into());
             rank_lines::stderr_line(&format!("{}{rank}: error: {e:#}", rank_lines::ERROR));
             std::process::exit(1)

@@ -17,8 +17,9 @@ use auroraforge_host::{rank_lines, transport, Session};
 fn main() {
     let (mut session, rest) = match Session::init(std::env::args().skip(1)) {
         Ok(s) => s,
+        Err(e) if mpi::environment::is_initialized() => transport::fatal(&format!("{e:#}")),
         Err(e) => {
-            // MPI may not be up yet: the launcher and mpirun end the run on this exit
+            // before MPI: the launcher (or mpirun) ends the run on this exit
             let rank = std::env::var("OMPI_COMM_WORLD_RANK").unwrap_or_else(|_| "?".into());
             rank_lines::stderr_line(&format!("{}{rank}: error: {e:#}", rank_lines::ERROR));
             std::process::exit(1)
