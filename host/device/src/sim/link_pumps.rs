@@ -1,6 +1,7 @@
 //! The link pumps of the AuroraFlow CUs: threads that move words between a CU's stream
 //! FIFOs (`tx_axis`, `rx_axis`) and its emulated links.
 
+use std::sync::atomic::Ordering;
 use std::sync::Arc;
 
 use anyhow::Result;
@@ -51,6 +52,12 @@ impl SimDevice {
             let stop = self.stop_free.clone();
             let t = std::thread::spawn(move || -> Result<()> {
                 loop {
+                    // A host-started producer's stream is idle until the host starts it
+                    // (a host program may never use this direction): not a stall; the end
+                    // of the session (`end_free_running`) ends the wait.
+                    if per_run && !tx.wait_beat(&stop)? && stop.load(Ordering::SeqCst) {
+                        break;
+                    }
                     while let Some(b) = tx.pop(timeout)? {
                         let last = b.last;
                         cu2.transmit(b)?;
