@@ -70,7 +70,7 @@ jacobi() {
 jacobi "16x64x10" 16 64 10 - || fail=1
 jacobi "5x96x7" 5 96 7 - || fail=1
 # 32 KiB rows: an iteration ahead, two rows wait for the slow reader, more than XOFF's level
-jacobi "throttled" 1 8192 3 fpga1 --throttle-us 20000 --throttle-device fpga1 || fail=1
+jacobi "throttled" 1 8192 5 fpga1 --throttle-us 20000 --throttle-device fpga1 || fail=1
 
 if bash "$run" local run --rows 4 --cols 24 --iterations 1 >"$scratch/bad.log" 2>&1; then
     echo "FAIL bad width: --cols 24 ran"; fail=1
