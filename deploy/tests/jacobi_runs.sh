@@ -7,7 +7,8 @@
 #  2. fpga1 as a slow consumer (--throttle-us on its rank only): its neighbours run an
 #     iteration ahead, its RX FIFOs fill past XOFF and drain to XON (both counted on its
 #     ports), no word lost, still bit-exact;
-#  3. a width the kernel cannot take is refused before any card starts.
+#  3. a width the kernel cannot take, and a throttle on a device the deployment does not
+#     have, are refused before any card starts.
 #
 #   jacobi_runs.sh --deployment NAME TOPOLOGY REPORT JOB RUN BUNDLE
 set -euo pipefail
@@ -78,5 +79,13 @@ elif grep -q -- '--cols 24: the kernel takes a positive multiple of 16 cells' "$
     echo "ok   bad width: --cols 24 refused: $(grep -o -- '--cols 24: [^(]*' "$scratch/bad.log" | head -1)"
 else
     echo "FAIL bad width: --cols 24 failed without naming the columns:"; cat "$scratch/bad.log"; fail=1
+fi
+if bash "$run" local --throttle-us 10 --throttle-device fpga9 run --rows 1 --cols 16 --iterations 1 \
+    >"$scratch/bad_device.log" 2>&1; then
+    echo "FAIL bad device: --throttle-device fpga9 ran"; fail=1
+elif grep -q -- '--throttle-device fpga9: the deployment has no such device (it has fpga0, fpga1, fpga2, fpga3)' "$scratch/bad_device.log"; then
+    echo "ok   bad device: --throttle-device fpga9 refused naming the deployment's devices"
+else
+    echo "FAIL bad device: --throttle-device fpga9 failed without naming the devices:"; cat "$scratch/bad_device.log"; fail=1
 fi
 exit $fail
