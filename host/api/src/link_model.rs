@@ -33,3 +33,16 @@ pub fn set_up(
     }
     Ok(())
 }
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn throttling_is_refused_on_cards() {
+        let e = super::set_up(&Default::default(), 250.0, 5, false).unwrap_err();
+        assert!(
+            e.to_string().contains("--throttle-us slows the simulated"),
+            "{e}"
+        );
+        super::set_up(&Default::default(), 250.0, 0, false).unwrap();
+    }
+}

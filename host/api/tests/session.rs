@@ -49,17 +49,22 @@ fn text(o: &Output) -> String {
 
 /// The counters af-pingpong printed: (rank, port, when) -> (tx_count, rx_count).
 fn counters(out: &str, rank: u32, port: u32, when: &str) -> (u64, u64) {
+    let c = counter_line(out, rank, port, when);
+    (c("tx_count"), c("rx_count"))
+}
+
+/// One counter line of af-pingpong's output, by counter name.
+fn counter_line(out: &str, rank: u32, port: u32, when: &str) -> impl Fn(&str) -> u64 {
     let prefix = format!("rank {rank} (fpga{rank}): port {port} {when}: ");
     let line = out
         .lines()
         .find_map(|l| l.strip_prefix(&prefix))
         .unwrap_or_else(|| panic!("no line '{prefix}' in:\n{out}"));
-    let w: Vec<&str> = line.split_whitespace().collect();
-    let value = |name: &str| -> u64 {
-        let i = w.iter().position(|x| *x == name).unwrap();
+    let w: Vec<String> = line.split_whitespace().map(str::to_string).collect();
+    move |name: &str| -> u64 {
+        let i = w.iter().position(|x| x == name).unwrap();
         w[i + 1].parse().unwrap()
-    };
-    (value("tx_count"), value("rx_count"))
+    }
 }
 
 #[test]
@@ -134,6 +139,43 @@ fn a_message_crosses_the_cable_and_the_counters_see_it() {
             "{out}"
         );
     }
+}
+
+#[test]
+fn a_throttled_receiver_makes_the_flow_control_fire_without_loss() {
+    // 1024 words into an RX FIFO of 65536 B / 64 B = 1024 words, XOFF at half of it
+    // (AuroraFlow's default rx_fifo_prog_full, kernel.toml), the receiver pausing 20 ms every
+    // 64 words: the FIFO fills, XOFF fires and XON follows, no word is lost
+    let tmp = tempfile::tempdir().unwrap();
+    let xclbins = fixtures::pair(tmp.path());
+    let t = topology(tmp.path());
+    let bytes = 65536;
+    let o = pingpong(
+        &xclbins,
+        &[
+            "--topology",
+            t.to_str().unwrap(),
+            "--throttle-us",
+            "20000",
+            "--bytes",
+            &bytes.to_string(),
+        ],
+        tmp.path(),
+    );
+    let out = text(&o);
+    assert!(o.status.success(), "{out}");
+    assert!(
+        out.contains("received 65536 bytes in HBM[2], as sent: true"),
+        "{out}"
+    );
+    let c = counter_line(&out, 1, 0, "after the message");
+    assert_eq!(c("rx_count"), (bytes / WORD_BYTES) as u64, "{out}");
+    assert!(c("nfc_full") > 0, "XOFF fired:\n{out}");
+    assert_eq!(
+        c("nfc_full"),
+        c("nfc_empty"),
+        "every XOFF has its XON:\n{out}"
+    );
 }
 
 #[test]
