@@ -35,7 +35,8 @@ pub struct Card {
     /// The card's stream connections, "from -> to" (its link configuration).
     pub streams: Vec<String>,
     pub ports: Vec<Port>,
-    /// The kernel run in the simulation's wall time (not a hardware figure).
+    /// From start to the end of the wait, in the simulation's wall time (not a hardware
+    /// figure; on rank 0 at least as long as its reference takes).
     pub wall_s: f64,
 }
 
