@@ -26,6 +26,9 @@ pub struct DeploymentOptions {
     pub mpirun: String,
     /// sim: the receiving side of every link pauses this long every 64 words (0: none).
     pub throttle_us: u64,
+    /// sim: only these devices' ranks slow their receiving side (`--throttle-device`,
+    /// repeatable; empty: every rank), so a slow consumer meets fast producers.
+    pub throttle_devices: Vec<String>,
     /// Set by the launcher for its ranks on a terminal (progress lines).
     pub progress_lines: bool,
 }
@@ -42,13 +45,14 @@ impl Default for DeploymentOptions {
             channel_cycles: None,
             mpirun: "mpirun".into(),
             throttle_us: 0,
+            throttle_devices: Vec::new(),
             progress_lines: false,
         }
     }
 }
 
 /// The options that take a value.
-const VALUED: [&str; 9] = [
+const VALUED: [&str; 10] = [
     "--xclbin",
     "--topology",
     "--backend",
@@ -58,6 +62,7 @@ const VALUED: [&str; 9] = [
     "--channel-cycles",
     "--mpirun",
     "--throttle-us",
+    "--throttle-device",
 ];
 
 /// Takes the deployment's options out of `args` (program name excluded); returns them and
@@ -92,6 +97,12 @@ pub fn parse(args: impl IntoIterator<Item = String>) -> Result<(DeploymentOption
         };
         set(&mut o, &name, value)?;
     }
+    if !o.throttle_devices.is_empty() && o.throttle_us == 0 {
+        bail!(
+            "--throttle-device {} without --throttle-us: give the pause too (--throttle-us N)",
+            o.throttle_devices.join(",")
+        );
+    }
     if o.xclbins.is_empty() {
         bail!("no --xclbin given: start the program with one --xclbin DEVICE=PATH per rank (as the deployment's run.sh does)");
     }
@@ -125,12 +136,23 @@ fn set(o: &mut DeploymentOptions, name: &str, v: String) -> Result<()> {
         "--channel-cycles" => o.channel_cycles = Some(number(&v)?),
         "--mpirun" => o.mpirun = v,
         "--throttle-us" => o.throttle_us = number(&v)?,
+        "--throttle-device" => o.throttle_devices.push(v),
         _ => unreachable!("{name} is in VALUED"),
     }
     Ok(())
 }
 
 impl DeploymentOptions {
+    /// The receive-side pause of `device`'s rank: `--throttle-us` on every rank, or only
+    /// on the `--throttle-device` ones.
+    pub fn throttle_of(&self, device: &str) -> u64 {
+        if self.throttle_devices.is_empty() || self.throttle_devices.iter().any(|d| d == device) {
+            self.throttle_us
+        } else {
+            0
+        }
+    }
+
     /// The xclbins as `setup::open` takes them.
     pub fn xclbin_args(&self) -> Vec<XclbinArg> {
         self.xclbins.iter().map(|x| XclbinArg::parse(x)).collect()
@@ -171,5 +193,21 @@ mod tests {
         assert!(e.to_string().contains("--throttle-us needs a value"), "{e}");
         let e = parse(words("--topology t.json")).unwrap_err();
         assert!(e.to_string().contains("no --xclbin"), "{e}");
+    }
+
+    #[test]
+    fn a_throttle_on_named_devices_only() {
+        let (o, _) = parse(words(
+            "--xclbin a --throttle-us 50 --throttle-device fpga1 --throttle-device=fpga3",
+        ))
+        .unwrap();
+        assert_eq!(
+            ["fpga0", "fpga1", "fpga2", "fpga3"].map(|d| o.throttle_of(d)),
+            [0, 50, 0, 50]
+        );
+        let (all, _) = parse(words("--xclbin a --throttle-us 7")).unwrap();
+        assert_eq!(all.throttle_of("fpga2"), 7);
+        let e = parse(words("--xclbin a --throttle-device fpga1")).unwrap_err();
+        assert!(e.to_string().contains("without --throttle-us"), "{e}");
     }
 }

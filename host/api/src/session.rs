@@ -283,6 +283,17 @@ fn open(
     o: &DeploymentOptions,
 ) -> Result<(Rank, DeviceDescription, Option<Topology>)> {
     let topology = o.topology.as_deref().map(Topology::read).transpose()?;
+    if let Some(t) = &topology {
+        for d in &o.throttle_devices {
+            if !t.devices.iter().any(|x| &x.name == d) {
+                let names: Vec<&str> = t.devices.iter().map(|x| x.name.as_str()).collect();
+                bail!(
+                    "--throttle-device {d}: the deployment has no such device (it has {})",
+                    names.join(", ")
+                );
+            }
+        }
+    }
     let mut rank = setup::open(
         world,
         o.backend(world.rank() as usize)?,
@@ -297,7 +308,12 @@ fn open(
     )?;
     let desc = rank.device.description()?.clone();
     let modelled = !rank.aurora.is_empty();
-    link_model::set_up(&rank.aurora, desc.clock_mhz, o.throttle_us, modelled)?;
+    link_model::set_up(
+        &rank.aurora,
+        desc.clock_mhz,
+        o.throttle_of(&desc.device),
+        modelled,
+    )?;
     begin_free_running(&mut *rank.device, &desc)?;
     // every rank's links take part before any rank sends
     idle::barrier(world);
