@@ -356,7 +356,12 @@ pub fn main(body: impl FnOnce(&mut Session, Vec<String>) -> Result<()>) -> ! {
             std::process::exit(1)
         }
     };
-    if let Err(e) = body(&mut session, rest).and_then(|_| session.finish()) {
+    // The body's error aborts while the session (and with it MPI) is still alive: a session
+    // dropped first would finalize MPI, and the abort after it would crash.
+    if let Err(e) = body(&mut session, rest) {
+        transport::fatal(&format!("{e:#}"));
+    }
+    if let Err(e) = session.finish() {
         transport::fatal(&format!("{e:#}"));
     }
     std::process::exit(0)
