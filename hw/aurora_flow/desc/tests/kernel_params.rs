@@ -61,7 +61,8 @@ fn copy_tree(from: &Path, to: &Path) {
 
 /// A copy of the workspace skeleton, the rules, the toolchains and `hw/aurora_flow/`, with
 /// what toolchains/BUCK (the composition root) loads or hands the FPGA rules: the FINN step
-/// catalogue (`finn/flow`) and the HLS C-simulation headers (`hw/hls`).
+/// catalogue (`finn/flow`), the HLS C-simulation headers (`hw/hls`) and the pin of AMD's
+/// (`tools/bootstrap/hls-types`).
 fn scratch_project() -> tempfile::TempDir {
     let root = project_root();
     let tmp = tempfile::tempdir().unwrap();
@@ -76,9 +77,13 @@ fn scratch_project() -> tempfile::TempDir {
         "hw/aurora_flow",
         "hw/hls",
         "finn/flow",
+        "tools/bootstrap/hls-types",
     ] {
         copy_tree(&root.join(dir), &tmp.path().join(dir));
     }
+    // toolchains//:fpga reads AMD's HLS headers where `./forge` unpacked them (.venv/hls-types,
+    // a `[forge] sandbox_passthrough` path): the scratch project sees the project's.
+    std::os::unix::fs::symlink(root.join(".venv"), tmp.path().join(".venv")).unwrap();
     // the helpers as a prebuilt binary instead of their bootstrap build
     let helpers = tmp.path().join("rules/tools/action");
     fs::copy(action(), helpers.join("action")).unwrap();
