@@ -77,7 +77,7 @@ fn partition_impl(
     let layout = topo.layout(devs)?;
     let choose = opts.objective == Objective::Throughput;
     let (units, edges, unit_of) =
-        folding::build(est, choose, &opts.fpga_part, opts.max_candidates)?;
+        folding::build(est, choose, false, &opts.fpga_part, opts.max_candidates)?;
     let names: Vec<String> = est.layers.iter().map(|l| l.name.clone()).collect();
     let problem = problem::Problem {
         units: &units,

@@ -82,7 +82,9 @@ pub struct LayerPlan {
     pub name: String,
     pub op_type: String,
     pub device: String,
-    pub folding: BTreeMap<&'static str, i64>,
+    /// FINN node attributes: PE/SIMD/parallel_window, and `ram_style` / `resType` where
+    /// the plan chose the weights' memory or the multipliers' resource.
+    pub folding: BTreeMap<&'static str, Value>,
     pub cycles: u64,
     pub res: Res,
     /// AXI4-Stream widths with the planned folding: what the deployment's link step gives
@@ -115,23 +117,30 @@ impl DevicePlan {
     }
 }
 
-/// The node attributes a folding sets, as FINN's folding config spells them.
-pub fn folding_attrs(op_type: &str, f: Fold) -> BTreeMap<&'static str, i64> {
+/// The node attributes a folding sets, as FINN's folding config spells them (the resource
+/// types only where the plan chose one).
+pub fn folding_attrs(op_type: &str, f: Fold) -> BTreeMap<&'static str, Value> {
     let mut m = BTreeMap::new();
     match cost::kind(op_type) {
         Kind::Mvau { .. } | Kind::Vvau { .. } => {
-            m.insert("PE", f.pe);
-            m.insert("SIMD", f.simd);
+            m.insert("PE", json!(f.pe));
+            m.insert("SIMD", json!(f.simd));
+            if let Some(style) = f.mem.attr() {
+                m.insert("ram_style", json!(style));
+            }
+            if let Some(t) = f.compute.attr() {
+                m.insert("resType", json!(t));
+            }
         }
         Kind::Swg => {
-            m.insert("SIMD", f.simd);
-            m.insert("parallel_window", f.parallel_window as i64);
+            m.insert("SIMD", json!(f.simd));
+            m.insert("parallel_window", json!(f.parallel_window as i64));
         }
         Kind::Linear { par_attr: "SIMD" } => {
-            m.insert("SIMD", f.simd);
+            m.insert("SIMD", json!(f.simd));
         }
         Kind::Linear { .. } => {
-            m.insert("PE", f.pe);
+            m.insert("PE", json!(f.pe));
         }
         Kind::Other => {}
     }
@@ -239,14 +248,7 @@ fn place_layers(inp: &Inputs, pl: &Placement) -> PlacedLayers {
     let nl = inp.est.layers.len();
     let mut p = PlacedLayers {
         dev: vec![0usize; nl],
-        fold: vec![
-            Fold {
-                pe: 1,
-                simd: 1,
-                parallel_window: false
-            };
-            nl
-        ],
+        fold: vec![Fold::new(1, 1, false); nl],
         cycles: vec![0u64; nl],
         res: vec![Res::default(); nl],
         width: vec![0u64; nl],
