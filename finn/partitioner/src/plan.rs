@@ -11,6 +11,7 @@ use crate::devices::Device;
 use crate::estimates::Estimates;
 use crate::folding::{Unit, UnitEdge};
 use crate::problem::{Objective, Placement};
+use crate::replica_plan::{BindingPlan, ReplicaPlan};
 use crate::resources::{Res, NUM_RES, RES_NAMES};
 
 /// One hop over an AuroraFlow link: the paper's measured minimum latency (64 B), read from
@@ -25,7 +26,16 @@ pub struct Plan {
     pub objective: Objective,
     pub topology: Value,
     pub solver: SolverReport,
+    /// Frames per second of one copy of the pipeline.
     pub fps: f64,
+    /// Replica plans only (the `replicas` option; absent otherwise): every copy's FPS
+    /// summed, what bounds one more copy, and each copy's segments and cuts.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub fps_total: Option<f64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub binding: Option<BindingPlan>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub replicas: Option<Vec<ReplicaPlan>>,
     /// FINN's estimate (`estimated_latency_ns` of dataflow_performance.py): the sum of every
     /// layer's full cycles along the longest path, as if no layer overlapped another. Not a
     /// pipelined latency: host/perf_model models and simulates that.
@@ -220,6 +230,9 @@ pub fn build(inp: &Inputs, pl: &Placement) -> Plan {
         topology: inp.topology.clone(),
         solver: solver_report(inp, pl),
         fps,
+        fps_total: None,
+        binding: None,
+        replicas: None,
         finn_no_overlap_latency_ms: latency_us / 1000.0,
         bottleneck,
         devices,

@@ -132,5 +132,7 @@ fn resource_type_choices_match_finn_estimates() {
         assert!(by_style.get(&key).copied().unwrap_or(0) >= 10, "{key:?}");
     }
     // The URAM choice moves weights out of BRAM for real: some layer needs URAMs.
-    assert!(cases.iter().any(|c| c["res"]["URAM"].as_f64().unwrap() > 0.0));
+    assert!(cases
+        .iter()
+        .any(|c| c["res"]["URAM"].as_f64().unwrap() > 0.0));
 }
