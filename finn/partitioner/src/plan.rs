@@ -420,7 +420,11 @@ fn solver_report(inp: &Inputs, pl: &Placement) -> SolverReport {
         0.0
     };
     SolverReport {
-        solver: "CBC (good_lp coin_cbc)",
+        solver: if pl.method == "replicas" {
+            "period search (replicas.rs), no MIP"
+        } else {
+            "CBC (good_lp coin_cbc)"
+        },
         method: pl.method,
         seconds: pl.solve_seconds,
         optimal: pl.optimal,
@@ -432,11 +436,24 @@ fn solver_report(inp: &Inputs, pl: &Placement) -> SolverReport {
     }
 }
 
-/// FINN folding config (qonnx ApplyConfig format) for the layers of one device.
+/// FINN folding config (qonnx ApplyConfig format) for the layers of one device (in a
+/// replica plan: the layers of every copy on it, which share one folding).
 pub fn folding_config(plan: &Plan, device: &str) -> Value {
+    let on_device = |name: &str| match &plan.replicas {
+        None => false,
+        Some(copies) => copies.iter().any(|r| {
+            r.segments
+                .iter()
+                .any(|s| s.device == device && s.layers.iter().any(|l| l == name))
+        }),
+    };
     let mut m = serde_json::Map::new();
     m.insert("Defaults".into(), json!({}));
-    for l in plan.layers.iter().filter(|l| l.device == device) {
+    for l in plan
+        .layers
+        .iter()
+        .filter(|l| l.device == device || on_device(&l.name))
+    {
         if !l.folding.is_empty() {
             m.insert(l.name.clone(), json!(l.folding));
         }

@@ -184,6 +184,13 @@ fn mobilenet_on_two_u280s_beats_the_published_figures() {
         .any(|l| l.folding.get("ram_style") == Some(&json!("ultra"))));
     let b = plan.binding.as_ref().expect("what bounds one more copy");
     assert!(b.utilization <= 0.8 && b.layer.is_some());
+    // Each card's folding config holds every layer of the copies on it, with the choices.
+    for d in &devs {
+        let cfg = finn_partitioner::plan::folding_config(&plan, &d.name);
+        for l in plan.layers.iter().filter(|l| !l.folding.is_empty()) {
+            assert_eq!(cfg[&l.name], json!(l.folding), "{} on {}", l.name, d.name);
+        }
+    }
 }
 
 /// With HLS MVAUs exported with LUT multipliers (the paper's choice) the partitioner moves
