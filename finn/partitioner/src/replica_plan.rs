@@ -77,6 +77,7 @@ pub fn attach(plan: &mut Plan, inp: &Inputs, sol: &Solution, topo: &Topology) {
     };
     let mut used = vec![Res::default(); inp.devices.len()];
     let mut busy = vec![false; inp.devices.len()];
+    let mut max_cycles = vec![0u64; inp.devices.len()];
     let mut replicas = Vec::new();
     for (index, copy) in sol.copies.iter().enumerate() {
         let mut segments = Vec::new();
@@ -85,6 +86,7 @@ pub fn attach(plan: &mut Plan, inp: &Inputs, sol: &Solution, topo: &Topology) {
             let mine = layers_of(seg.start, seg.end);
             for &i in &mine {
                 used[seg.device] = used[seg.device].add(&plan.layers[i].res);
+                max_cycles[seg.device] = max_cycles[seg.device].max(plan.layers[i].cycles);
             }
             busy[seg.device] = true;
             let name = |i: usize| inp.est.layers[i].name.clone();
@@ -124,6 +126,12 @@ pub fn attach(plan: &mut Plan, inp: &Inputs, sol: &Solution, topo: &Topology) {
     for (d, dp) in plan.devices.iter_mut().enumerate() {
         let dev = &inp.devices[d];
         dp.resources = used[d];
+        dp.max_cycles = max_cycles[d];
+        dp.fps = if max_cycles[d] > 0 {
+            dev.clk_mhz * 1e6 / max_cycles[d] as f64
+        } else {
+            0.0
+        };
         dp.reserved_link_kernels = if busy[d] {
             dev.reserved
         } else {

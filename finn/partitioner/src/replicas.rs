@@ -400,7 +400,7 @@ pub fn solve(
     }
     for &t in &periods {
         let bound = copies_bound(units, t, &cap_sum, &considered).min(limit as f64);
-        let fps_bound = bound.floor() * clk * 1e6 / t as f64;
+        let fps_bound = (bound + 1e-9).floor() * clk * 1e6 / t as f64;
         if best.as_ref().is_some_and(|(f, _)| fps_bound <= *f) {
             continue;
         }
