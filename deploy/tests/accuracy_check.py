@@ -10,7 +10,8 @@ between) and accuracy.json. The check:
   2. `infer --input images.npy --labels labels.npy` through every card: every output
      bit-exact with the unpartitioned model, run.json's top-1 / top-5 hits of the pipeline
      equal the unpartitioned model's exactly and equal what this script counts from
-     outputs.npy and the labels, and the log prints both accuracies and "weights: trained";
+     outputs.npy and the labels, and the log and the run report show both accuracies and
+     the log says "weights: trained";
   3. both top-1 accuracies are at least the float top-1 minus N percentage points;
   4. a labels file one label short, and one of float dtype, are refused naming the file.
 """
@@ -73,6 +74,11 @@ def check_run(name, out, text, labels, float_acc, bound):
         want = f"({who}): top-1 {100 * top1 / n:.2f} % ({top1}/{n}), top-5 {100 * top5 / n:.2f} %"
         if want not in text:
             fail(f"{name}: the log has no line {want!r}")
+    page = open(os.path.join(out, "report.html")).read()
+    for who in ("multi-card pipeline", "unpartitioned model"):
+        want = f"{100 * top1 / n:.2f} % top-1, {100 * top5 / n:.2f} % top-5 ({top1}/{n}, {top5}/{n})"
+        if f"accuracy against the labels, {who}" not in page or want not in page:
+            fail(f"{name}: the run report does not show the {who}'s accuracy {want!r}")
     if "weights: trained (" not in text:
         fail(f"{name}: the log does not say the weights are trained")
     measured = top1 / n

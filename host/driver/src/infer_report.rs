@@ -233,7 +233,7 @@ impl Run {
             .frames
             .iter()
             .map(|f| (f.top5.as_slice(), f.reference_top5.as_slice()));
-        self.accuracy = Some(Accuracy::new(path, pairs, labels));
+        self.accuracy = Some(crate::labels::accuracy(path, pairs, labels));
         self.labels = Some(labels.to_vec());
     }
 
@@ -312,7 +312,7 @@ pub fn summary(run: &Run, outputs_path: &Path, run_json: &Path) -> String {
         run.wall_s
     );
     if let Some(a) = &run.accuracy {
-        s.push_str(&a.text());
+        s.push_str(&crate::labels::text(a));
     }
     s.push_str(&crate::weights::line(run.training.as_deref()));
     for l in &run.links {

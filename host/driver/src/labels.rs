@@ -6,7 +6,6 @@ use std::path::Path;
 
 use anyhow::{bail, Context, Result};
 use finn_exec::npy;
-use serde::Serialize;
 
 /// The .npy element types a labels file may have: integers only (a float file is most
 /// likely scores or images given by mistake).
@@ -44,67 +43,48 @@ pub fn read(path: &Path, images: usize, input_images: usize) -> Result<Vec<i64>>
     Ok(out)
 }
 
-/// Correct top-1 / top-5 predictions of one model over the labelled images.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize)]
-pub struct Hits {
-    pub top1: u64,
-    pub top5: u64,
+// run.json's `accuracy`, stated once: the run report reads what this writes.
+pub use run_report::run::{RunAccuracy as Accuracy, RunHits as Hits};
+
+fn add(h: &mut Hits, top5: &[i64], label: i64) {
+    h.top1 += (top5.first() == Some(&label)) as u64;
+    h.top5 += top5.contains(&label) as u64;
 }
 
-impl Hits {
-    fn add(&mut self, top5: &[i64], label: i64) {
-        self.top1 += (top5.first() == Some(&label)) as u64;
-        self.top5 += top5.contains(&label) as u64;
+/// From each image's top-5 of the pipeline and of the reference, and its label.
+pub fn accuracy<'a>(
+    labels_file: &Path,
+    frames: impl Iterator<Item = (&'a [i64], &'a [i64])>,
+    labels: &[i64],
+) -> Accuracy {
+    let mut a = Accuracy {
+        labels: labels_file.display().to_string(),
+        images: labels.len() as u64,
+        pipeline: Hits::default(),
+        unpartitioned: Hits::default(),
+    };
+    for ((got, want), &label) in frames.zip(labels) {
+        add(&mut a.pipeline, got, label);
+        add(&mut a.unpartitioned, want, label);
     }
+    a
 }
 
-/// run.json's `accuracy`: the labels file, the image count, and the hits of the pipeline
-/// and of the unpartitioned model (fractions are hits / images).
-#[derive(Clone, Debug, Serialize)]
-pub struct Accuracy {
-    pub labels: String,
-    pub images: u64,
-    pub pipeline: Hits,
-    pub unpartitioned: Hits,
-}
-
-impl Accuracy {
-    /// From each image's top-5 of the pipeline and of the reference, and its label.
-    pub fn new<'a>(
-        labels_file: &Path,
-        frames: impl Iterator<Item = (&'a [i64], &'a [i64])>,
-        labels: &[i64],
-    ) -> Accuracy {
-        let mut a = Accuracy {
-            labels: labels_file.display().to_string(),
-            images: labels.len() as u64,
-            pipeline: Hits::default(),
-            unpartitioned: Hits::default(),
-        };
-        for ((got, want), &label) in frames.zip(labels) {
-            a.pipeline.add(got, label);
-            a.unpartitioned.add(want, label);
-        }
-        a
-    }
-
-    /// The summary's lines (top-k of each model, in percent and as counts).
-    pub fn text(&self) -> String {
-        let n = self.images;
-        let pct = |k: u64| 100.0 * k as f64 / n.max(1) as f64;
-        let line = |who: &str, h: &Hits| {
-            format!(
-                "accuracy against {} ({who}): top-1 {:.2} % ({}/{n}), top-5 {:.2} % ({}/{n})\n",
-                self.labels,
-                pct(h.top1),
-                h.top1,
-                pct(h.top5),
-                h.top5
-            )
-        };
-        line("multi-card pipeline", &self.pipeline)
-            + &line("unpartitioned model", &self.unpartitioned)
-    }
+/// The summary's lines (top-k of each model, in percent and as counts).
+pub fn text(a: &Accuracy) -> String {
+    let n = a.images;
+    let pct = |k: u64| 100.0 * k as f64 / n.max(1) as f64;
+    let line = |who: &str, h: &Hits| {
+        format!(
+            "accuracy against {} ({who}): top-1 {:.2} % ({}/{n}), top-5 {:.2} % ({}/{n})\n",
+            a.labels,
+            pct(h.top1),
+            h.top1,
+            pct(h.top5),
+            h.top5
+        )
+    };
+    line("multi-card pipeline", &a.pipeline) + &line("unpartitioned model", &a.unpartitioned)
 }
 
 #[cfg(test)]
@@ -165,11 +145,11 @@ mod tests {
     fn counts_top1_and_top5_hits_of_both_models() {
         let got: [&[i64]; 3] = [&[1, 2, 3, 4, 5], &[0, 9, 8, 7, 6], &[4, 3, 2, 1, 0]];
         let want: [&[i64]; 3] = [&[1, 2, 3, 4, 5], &[9, 0, 8, 7, 6], &[4, 3, 2, 1, 0]];
-        let a = Accuracy::new(Path::new("l.npy"), got.into_iter().zip(want), &[1, 9, 7]);
+        let a = accuracy(Path::new("l.npy"), got.into_iter().zip(want), &[1, 9, 7]);
         assert_eq!(a.pipeline, Hits { top1: 1, top5: 2 });
         assert_eq!(a.unpartitioned, Hits { top1: 2, top5: 2 });
-        assert!(a
-            .text()
-            .contains("(multi-card pipeline): top-1 33.33 % (1/3), top-5 66.67 % (2/3)"));
+        assert!(
+            text(&a).contains("(multi-card pipeline): top-1 33.33 % (1/3), top-5 66.67 % (2/3)")
+        );
     }
 }
