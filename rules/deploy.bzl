@@ -538,3 +538,42 @@ finn_widths_test = rule(
           "configurations, the host's word layout) against what the installed finn-plus " +
           "inserts there (InsertDWC, InsertIODMA) on the HW model with the plan's folding.",
 )
+
+def _deployment_accuracy_test_impl(ctx: AnalysisContext) -> list[Provider]:
+    d = ctx.attrs.deployment[DeploymentInfo]
+    if d.finn_exec == None:
+        fail("{}: deployment {} runs no FINN network; accuracy tests need one".format(ctx.label, d.name))
+    tc = ctx.attrs._finn[FinnToolchainInfo]
+    args = cmd_args(
+        tc.python,
+        ctx.attrs.test,
+        "--deployment",
+        d.name,
+        "--run",
+        d.run_script,
+        "--data",
+        ctx.attrs.data[DefaultInfo].default_outputs[0],
+        "--bound-points",
+        str(ctx.attrs.bound_points),
+        hidden = d.run_inputs + [tc.version],
+    )
+    return [
+        DefaultInfo(default_output = ctx.attrs.test),
+        ExternalRunnerTestInfo(type = "python", command = [args], labels = ctx.attrs.labels),
+    ]
+
+deployment_accuracy_test = rule(
+    impl = _deployment_accuracy_test_impl,
+    attrs = {
+        "bound_points": attrs.int(doc = "how many percentage points below the float model's top-1 the quantised network may be"),
+        "data": attrs.dep(doc = "the labelled held-out data and the float model (a `finn_train` directory)"),
+        "deployment": attrs.dep(providers = [DeploymentInfo]),
+        "labels": attrs.list(attrs.string(), default = []),
+        "test": attrs.source(doc = "the Python check, run with the FINN toolchain's Python"),
+        "_finn": _FINN_TOOLCHAIN,
+    },
+    doc = "Runs `infer --input --labels` on a FINN deployment with a trained network's " +
+          "held-out images (`data`) and checks the accuracy it reports against the labels " +
+          "and against the float model (`test --deployment NAME --run RUN_SCRIPT --data DIR " +
+          "--bound-points N`).",
+)

@@ -4,7 +4,7 @@ the per-layer estimates, and the multi-FPGA partition with its per-device models
 The FINN step lists are stated once, in `finn/flow/steps.bzl`: `FRONT_END_STEPS` (the
 estimate-only front end) and `AMD_ONLY_STEPS` (steps that need vitis_hls / Vivado / v++,
 handed to the rules by the FINN toolchain as `amd_only_steps`; refused under `sim` at analysis, and `finn/flow/run_step.py` names the missing tool). Actions:
-`finn_model` (`<name>.onnx`); `finn_steps`: one `finn_step` per step (`<step>.onnx`, a
+`finn_model` (`<name>.onnx`); `finn_train` (a training script's outputs, one action); `finn_steps`: one `finn_step` per step (`<step>.onnx`, a
 sub-target per step) and `reports/`; `finn_estimates` (`estimates.json`); `finn_partition`:
 `finn_partition` (`plan.json`, `folding/`), `finn_split` (`partitions/`) and
 `finn_export_exec` (`exec/`, every partition and the unpartitioned model in the FINN
@@ -97,6 +97,42 @@ finn_model = rule(
     doc = "A QONNX model: `src` (a user's ONNX file, checked and copied) or a generated " +
           "network with seeded random weights (`net`: MobileNet-V1 1.0/224 w4a4 with an " +
           "8-bit first layer, or a tiny CNN of the same structure).",
+)
+
+def _finn_train_impl(ctx: AnalysisContext) -> list[Provider]:
+    tc = ctx.attrs._finn[FinnToolchainInfo]
+    out = ctx.actions.declare_output(ctx.label.name, dir = True)
+    ctx.actions.run(
+        cmd_args(
+            tc.python,
+            ctx.attrs.script,
+            "--out-dir",
+            out.as_output(),
+            hidden = tc.scripts + [tc.version] + ctx.attrs.srcs,
+        ),
+        category = "finn_train",
+    )
+
+    # One sub-target per output file, named without its extension (`:train[model]`).
+    sub_targets = {
+        f.partition(".")[0]: [DefaultInfo(default_output = out.project(f))]
+        for f in ctx.attrs.outs
+    }
+    return [DefaultInfo(default_output = out, sub_targets = sub_targets)]
+
+finn_train = rule(
+    impl = _finn_train_impl,
+    attrs = {
+        "outs": attrs.list(attrs.string(), doc = "the files the script writes into --out-dir"),
+        "script": attrs.source(doc = "the training script: `script --out-dir DIR`"),
+        "srcs": attrs.list(attrs.source(), default = [], doc = "other files the script reads"),
+        "_finn": _FINN_TOOLCHAIN,
+    },
+    doc = "Trains a network in the build graph: `script --out-dir DIR` with the FINN " +
+          "toolchain's Python (finn/models/gen_model.py's QONNX helpers importable from " +
+          "`finn/models`), one action, cached like any other. Each of `outs` is a " +
+          "sub-target named without its extension, e.g. `:train[model]` for model.onnx, " +
+          "which `finn_model(src = ...)` takes as a user's trained QONNX.",
 )
 
 def _finn_steps_impl(ctx: AnalysisContext) -> list[Provider]:

@@ -76,6 +76,11 @@ def compare(finn_out, out_dir, log, count="all"):
     text = open(log).read()
     if f"top-1 agreement {n}/{n}, top-5 agreement {n}/{n}, bit-exact {n}/{n}" not in text:
         fail(f"the log has no agreement line for {n} of {n} images")
+    # The weights line: a model without a training record (the generated networks, seeded
+    # random weights) is called untrained, so nobody reads its classes as predictions.
+    want_weights = "weights: trained (" if run.get("training") else "weights: untrained ("
+    if want_weights not in text:
+        fail(f"the log has no {want_weights!r} line (run.json training: {run.get('training')!r})")
     # A run that fills every stream's words has nothing to note (a partial word in a width
     # converter would have failed the run).
     notes = [line for line in text.splitlines() if line.startswith("note:") or "partial word" in line]

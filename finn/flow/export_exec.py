@@ -86,6 +86,12 @@ def export_model(model, out_dir):
         "initializers": inits,
         "nodes": nodes,
     }
+    # The model's own record (ONNX metadata_props), e.g. how a trained network was trained:
+    # the host driver says whether the weights are trained from it. Only when present, so
+    # models without any export as before.
+    meta = {p.key: p.value for p in model.model.metadata_props}
+    if meta:
+        graph["metadata"] = meta
     with open(os.path.join(out_dir, "graph.json"), "w") as f:
         json.dump(graph, f, indent=1)
 

@@ -31,6 +31,8 @@ use crate::setup::{wait_runs, Rank};
 pub struct InferArgs {
     pub images: Option<u32>,
     pub input: Option<PathBuf>,
+    /// The true classes of the --input images (`labels.rs`).
+    pub labels: Option<PathBuf>,
     pub seed: u64,
     pub out: PathBuf,
     /// The plan's executor export (exec.json, whole/).
@@ -57,6 +59,8 @@ struct Inputs {
     whole: Partition,
     whole_dir: PathBuf,
     images: Vec<Vec<i64>>,
+    /// One class per image, from --labels.
+    labels: Option<Vec<i64>>,
 }
 
 fn read_images(path: &Path, port: &Port) -> Result<Vec<Vec<i64>>> {
@@ -112,9 +116,16 @@ fn prepare(args: &InferArgs) -> Result<Inputs> {
             ps.len()
         ),
     };
+    let mut labels = None;
     let images = match &args.input {
         Some(path) => {
             let all = read_images(path, &port)?;
+            let take = args
+                .images
+                .map_or(all.len(), |n| (n as usize).min(all.len()));
+            if let Some(l) = &args.labels {
+                labels = Some(crate::labels::read(l, take, all.len())?);
+            }
             match args.images {
                 Some(n) if n as usize > all.len() => bail!(
                     "--input {} holds {} images, --images asks for {n}",
@@ -126,6 +137,12 @@ fn prepare(args: &InferArgs) -> Result<Inputs> {
             }
         }
         None => {
+            if let Some(l) = &args.labels {
+                bail!(
+                    "--labels {}: labels need the images they label; give them with --input",
+                    l.display()
+                );
+            }
             let n = args.images.unwrap_or(8);
             let mut rng = Rng::new(args.seed);
             (0..n)
@@ -140,6 +157,7 @@ fn prepare(args: &InferArgs) -> Result<Inputs> {
         whole,
         whole_dir,
         images,
+        labels,
     })
 }
 
@@ -550,7 +568,7 @@ fn compare_with_reference(
     if let Some(p) = progress {
         p.finish();
     }
-    let run = Run::new(
+    let mut run = Run::new(
         &d.deployment,
         n,
         reports,
@@ -558,6 +576,10 @@ fn compare_with_reference(
         wall,
         whole.outputs()[0].shape.clone(),
     );
+    run.training = crate::weights::training_record(&inputs.whole_dir)?;
+    if let (Some(labels), Some(path)) = (&inputs.labels, &args.labels) {
+        run.set_labels(path, labels);
+    }
     let report = match (&args.report, &args.reference) {
         (Some(r), Some(exec)) => Some((r, exec.as_path())),
         _ => None,

@@ -10,6 +10,8 @@ use finn_exec::graph::Graph;
 use finn_exec::npy;
 use serde::{Deserialize, Serialize};
 
+use crate::labels::Accuracy;
+
 /// The counters of one AuroraFlow CU at one moment.
 #[derive(Clone, Copy, Debug, Default, Serialize, Deserialize)]
 pub struct Counts {
@@ -110,8 +112,16 @@ pub struct Run {
     pub links: Vec<Link>,
     pub frames: Vec<Frame>,
     pub wall_s: f64,
+    /// With --labels: top-1 / top-5 hits of the pipeline and of the unpartitioned model.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub accuracy: Option<Accuracy>,
+    /// The model's training record (`weights.rs`); absent: seeded random weights.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub training: Option<String>,
     #[serde(skip)]
     pub output_shape: Vec<usize>,
+    #[serde(skip)]
+    pub labels: Option<Vec<i64>>,
 }
 
 /// Both ends of each direction, merged sample by sample (the ranks sample on the same
@@ -210,8 +220,21 @@ impl Run {
             links: merge_links(reports, wall_s),
             frames,
             wall_s,
+            accuracy: None,
+            training: None,
             output_shape,
+            labels: None,
         }
+    }
+
+    /// The true class of every frame (--labels `path`), and the accuracy of both models.
+    pub fn set_labels(&mut self, path: &Path, labels: &[i64]) {
+        let pairs = self
+            .frames
+            .iter()
+            .map(|f| (f.top5.as_slice(), f.reference_top5.as_slice()));
+        self.accuracy = Some(crate::labels::accuracy(path, pairs, labels));
+        self.labels = Some(labels.to_vec());
     }
 
     pub fn failures(&self) -> Vec<String> {
@@ -249,10 +272,14 @@ fn list(v: &[i64]) -> String {
 /// One function on purpose: modelled figures and the run report join it here.
 pub fn summary(run: &Run, outputs_path: &Path, run_json: &Path) -> String {
     let mut s = String::new();
-    for f in &run.frames {
+    for (i, f) in run.frames.iter().enumerate() {
+        let label = match run.labels.as_ref().and_then(|l| l.get(i)) {
+            Some(l) => format!(" label {l}"),
+            None => String::new(),
+        };
         let _ = writeln!(
             s,
-            "image {:>4}: top-1 {} (reference {}) top-5 {} (reference {}) {}",
+            "image {:>4}:{label} top-1 {} (reference {}) top-5 {} (reference {}) {}",
             f.index,
             f.top1,
             f.reference_top1,
@@ -284,6 +311,10 @@ pub fn summary(run: &Run, outputs_path: &Path, run_json: &Path) -> String {
         run.devices.len(),
         run.wall_s
     );
+    if let Some(a) = &run.accuracy {
+        s.push_str(&crate::labels::text(a));
+    }
+    s.push_str(&crate::weights::line(run.training.as_deref()));
     for l in &run.links {
         let f = &l.final_counters;
         let _ = writeln!(

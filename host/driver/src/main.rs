@@ -7,9 +7,11 @@ mod bench;
 mod finn_cu;
 mod infer;
 mod infer_report;
+mod labels;
 mod ring;
 mod ring_report;
 mod status;
+mod weights;
 
 use std::path::PathBuf;
 use std::time::Duration;
@@ -117,6 +119,10 @@ enum Command {
         /// images over the input datatype's range
         #[arg(long)]
         input: Option<PathBuf>,
+        /// The true class of every --input image as .npy (integers, shape [N]): reports
+        /// the top-1 / top-5 accuracy of the pipeline and of the unpartitioned model
+        #[arg(long, requires = "input")]
+        labels: Option<PathBuf>,
         /// Seed of the random images
         #[arg(long, default_value_t = 1)]
         seed: u64,
@@ -317,6 +323,7 @@ fn command(
         Command::Infer {
             images,
             input,
+            labels,
             seed,
             out,
             sample_ms,
@@ -324,6 +331,7 @@ fn command(
             let args = infer::InferArgs {
                 images: *images,
                 input: input.clone(),
+                labels: labels.clone(),
                 seed: *seed,
                 out: out.clone(),
                 reference: cli.reference.clone(),

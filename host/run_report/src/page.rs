@@ -141,6 +141,50 @@ fn figures_table(fig: &Figures, run: &RunRecord) -> Vec<Row> {
             run.images, run.wall_s
         ),
     });
+    rows.extend(accuracy_rows(run));
+    rows
+}
+
+/// With `infer --labels`: each model's accuracy against the labels; always: whether the
+/// weights are trained (so a random network's classes are not read as predictions).
+fn accuracy_rows(run: &RunRecord) -> Vec<Row> {
+    let mut rows = Vec::new();
+    if let Some(a) = &run.accuracy {
+        let pct = |k: u64| 100.0 * k as f64 / a.images.max(1) as f64;
+        for (who, h) in [
+            ("multi-card pipeline", &a.pipeline),
+            ("unpartitioned model", &a.unpartitioned),
+        ] {
+            rows.push(Row {
+                quantity: "accuracy",
+                what: format!("accuracy against the labels, {who}"),
+                value: format!(
+                    "{:.2} % top-1, {:.2} % top-5 ({}/{n}, {}/{n})",
+                    pct(h.top1),
+                    pct(h.top5),
+                    h.top1,
+                    h.top5,
+                    n = a.images
+                ),
+                source: "run",
+                note: format!("labels: {}", a.labels),
+            });
+        }
+    }
+    rows.push(Row {
+        quantity: "weights",
+        what: "weights".into(),
+        value: if run.training.is_some() {
+            "trained"
+        } else {
+            "untrained"
+        }
+        .into(),
+        source: "run",
+        note: run.training.clone().unwrap_or_else(|| {
+            "seeded random (the model records no training): its classes mean nothing".into()
+        }),
+    });
     rows
 }
 

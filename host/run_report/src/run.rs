@@ -14,6 +14,29 @@ pub struct RunRecord {
     pub links: Vec<RunLink>,
     pub frames: Vec<RunFrame>,
     pub wall_s: f64,
+    /// `infer --labels`: the accuracy of the pipeline and of the unpartitioned model.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub accuracy: Option<RunAccuracy>,
+    /// The model's training record; absent: seeded random (untrained) weights.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub training: Option<String>,
+}
+
+/// Correct top-1 / top-5 predictions of one model over the labelled images.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct RunHits {
+    pub top1: u64,
+    pub top5: u64,
+}
+
+/// The labels file, the number of labelled images, and the hits of the multi-card pipeline
+/// and of the unpartitioned model (accuracy = hits / images).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct RunAccuracy {
+    pub labels: String,
+    pub images: u64,
+    pub pipeline: RunHits,
+    pub unpartitioned: RunHits,
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize)]
