@@ -138,10 +138,9 @@ pub fn build(ctx: &NodeCtx) -> Result<Built> {
         "Pool" => first_input(ctx, Box::new(pool::Pool::new(ctx)?)),
         "GlobalAccPool" => first_input(ctx, Box::new(globalaccpool::GlobalAccPool::new(ctx)?)),
         "LabelSelect" => first_input(ctx, Box::new(labelselect::LabelSelect::new(ctx)?)),
-        "DuplicateStreams" => first_input(
-            ctx,
-            Box::new(duplicatestreams::DuplicateStreams::new(ctx)?),
-        ),
+        "DuplicateStreams" => {
+            first_input(ctx, Box::new(duplicatestreams::DuplicateStreams::new(ctx)?))
+        }
         "StreamingDataWidthConverter" | "StreamingFIFO" => {
             first_input(ctx, Box::new(passthrough::Passthrough::new(ctx)?))
         }
