@@ -289,9 +289,11 @@ def _finn_python_test_impl(ctx: AnalysisContext) -> list[Provider]:
         "-p",
         "no:cacheprovider",
         ctx.attrs.srcs,
-        hidden = tc.scripts + [tc.version] + ctx.attrs.data,
+        hidden = tc.scripts + [tc.version] + ctx.attrs.data + list(ctx.attrs.env_files.values()),
     )
     env = dict(ctx.attrs.env)
+    for k, v in ctx.attrs.env_files.items():
+        env[k] = cmd_args(v)
     env["FINN_PARTITION_BIN"] = cmd_args(ctx.attrs._finn[FinnToolchainInfo].partitioner, delimiter = " ")
     return [
         DefaultInfo(),
@@ -308,12 +310,14 @@ finn_python_test = rule(
     attrs = {
         "data": attrs.list(attrs.source(), default = []),
         "env": attrs.dict(attrs.string(), attrs.string(), default = {}),
+        # Variables holding the path of a built file (e.g. a network's estimates).
+        "env_files": attrs.dict(attrs.string(), attrs.source(), default = {}),
         "labels": attrs.list(attrs.string(), default = []),
         "srcs": attrs.list(attrs.source()),
         "_finn": _FINN_TOOLCHAIN,
     },
     doc = "pytest over `srcs` in the FINN environment, with FINN_PARTITION_BIN set to the " +
-          "partitioner binary.",
+          "partitioner binary and each `env_files` variable to its file's path.",
 )
 
 def _finn_exec_test_impl(ctx: AnalysisContext) -> list[Provider]:
