@@ -31,7 +31,7 @@ def estimates():
 def devices(est, n):
     """N cards, each of which could hold the whole network: the balanced objective (the
     lowest maximum utilisation) still spreads it over all of them."""
-    need = {r: sum(l["res"].get(r, 0) for l in est["layers"]) for r in RESOURCES}
+    need = {r: sum(layer["res"].get(r, 0) for layer in est["layers"]) for r in RESOURCES}
     total = {r: need[r] / 0.8 for r in RESOURCES}
     total.update({"FF": 1e6, "URAM": 10})
     return {"devices": [{"name": f"fpga{i}", "total": total, "clk_mhz": 250, "ports": 2,
@@ -58,10 +58,10 @@ def test_every_cut_carries_one_stream(n):
         assert r.returncode == 0, r.stderr
         with open(out) as f:
             plan = json.load(f)
-    device = {l["name"]: l["device"] for l in plan["layers"]}
-    assert set(device) == {l["name"] for l in est["layers"]}
-    used = sorted({device[l["name"]] for l in est["layers"]}, key=lambda x: int(x[4:]))
-    assert len(used) == n, f"{n} cards needed, the plan uses {used}"
+    device = {p["name"]: p["device"] for p in plan["layers"]}
+    assert set(device) == {layer["name"] for layer in est["layers"]}
+    used = sorted(set(device.values()), key=lambda x: int(x[4:]))
+    assert len(used) == n, f"the plan uses {used} of {n} cards"
     crossing = {}
     for layer in est["layers"]:
         for p in layer["preds"]:
