@@ -21,10 +21,14 @@ ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)
 RESOURCES = ("LUT", "BRAM_18K", "DSP")
 
 
+def built(var):
+    path = os.environ.get(var)
+    assert path, f"{var} is not set: run ./forge test //finn/resnet_tiny:cuts_carry_one_stream"
+    return path if os.path.isabs(path) else os.path.join(ROOT, path)
+
+
 def estimates():
-    path = os.environ.get("RESNET_ESTIMATES")
-    assert path, "RESNET_ESTIMATES is not set: run ./forge test //finn/resnet_tiny:cuts_carry_one_stream"
-    with open(os.path.join(ROOT, path) if not os.path.isabs(path) else path) as f:
+    with open(built("RESNET_ESTIMATES")) as f:
         return json.load(f)
 
 
@@ -75,3 +79,25 @@ def test_every_cut_carries_one_stream(n):
     # the plan's own cut list says the same
     assert sorted((c["from_layer"], c["to_layer"]) for c in plan["cuts"]) == sorted(
         e for edges in crossing.values() for e in edges)
+
+
+def test_split_refuses_a_cut_between_two_branches():
+    """A plan that cuts inside a residual block (its shortcut on the next card) is refused by
+    the split with the devices and streams named, before any model is written."""
+    import sys
+
+    sys.path.insert(0, os.path.join(ROOT, "finn", "flow"))
+    import finn_env
+    import split_partitions
+
+    finn_env.setup()
+    from qonnx.core.modelwrapper import ModelWrapper
+
+    model = ModelWrapper(built("RESNET_MODEL"))
+    names = [n.name for n in model.graph.node]
+    # the first residual Add and everything after it on fpga1: the block's main branch and
+    # its shortcut (a DuplicateStreams output) both cross
+    join = next(i for i, n in enumerate(model.graph.node) if n.op_type.startswith("ElementwiseAdd"))
+    device_of = {n: ("fpga0" if i < join else "fpga1") for i, n in enumerate(names)}
+    with pytest.raises(split_partitions.UserError, match=r"device fpga1 reads 2 stream\(s\)"):
+        split_partitions.split(model, device_of)
