@@ -213,6 +213,7 @@ def _finn_partition_impl(ctx: AnalysisContext) -> list[Provider]:
             plan.as_output(),
             "--folding-dir",
             folding.as_output(),
+            ["--replicas", ctx.attrs.replicas] if ctx.attrs.replicas else [],
         ),
         category = "finn_partition",
     )
@@ -248,13 +249,15 @@ finn_partition = rule(
         "devices": attrs.source(),
         "estimates": attrs.dep(providers = [FinnEstimatesInfo]),
         "objective": attrs.enum(["balanced", "min-cut", "throughput"], default = "balanced"),
+        "replicas": attrs.option(attrs.string(), default = None, doc = "copies of the pipeline: \"auto\" or a count (throughput objective; unset = one copy)"),
         "topology": attrs.source(),
         "_finn": _FINN_TOOLCHAIN,
     },
     doc = "The MIP partitioner on `estimates` for the devices (JSON budgets) and topology " +
           "(chain, ring, switch or links): plan JSON, per-device folding configs " +
           "(`[folding]`), per-device partition models (`[partitions]`) and the same models " +
-          "plus the unpartitioned one for the functional executor (`[exec]`).",
+          "plus the unpartitioned one for the functional executor (`[exec]`). With " +
+          "`replicas`, the plan lists every copy; `[partitions]` and `[exec]` split copy 0 only.",
 )
 
 def _finn_report_impl(ctx: AnalysisContext) -> list[Provider]:

@@ -40,8 +40,28 @@ def text(plan):
     for c in plan["cuts"]:
         s.append(f"cut {c['from_layer']} ({c['from_device']}) -> {c['to_layer']} ({c['to_device']}): "
                  f"{c['stream_bits']} bit stream, {c['bits_per_frame']} bit/frame, {c['gbps']:.2f} Gb/s")
+    s += replica_lines(plan)
     s.append("(FF: FINN's analytic model has no FF estimate; only reserved link kernels count.)")
     return "\n".join(s) + "\n"
+
+
+def replica_lines(plan):
+    """A replica plan (`--replicas`): the copies, their total and what bounds one more;
+    the device lines above then count every copy on a card."""
+    if "replicas" not in plan:
+        return []
+    copies = plan["replicas"]
+    s = ["", f"{len(copies)} replicas at {plan['fps']:.1f} FPS each: {plan['fps_total']:.1f} FPS in total"]
+    b = plan.get("binding")
+    if b:
+        s.append(f"  one more replica is bound by {b['resource']} on {b['device']} "
+                 f"({b['utilization'] * 100:.1f}% used) at layer {b['layer']}")
+    for r in copies:
+        where = " -> ".join(f"{g['device']} ({len(g['layers'])} layers)" for g in r["segments"])
+        links = ", ".join(f"{c['from_device']}:{c['from_port']}->{c['to_device']}:{c['to_port']}"
+                          for c in r["cuts"])
+        s.append(f"  replica {r['index']}: {where}" + (f" over {links}" if links else ""))
+    return s
 
 
 def picture(plan, path):

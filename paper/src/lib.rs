@@ -13,6 +13,16 @@ pub struct Figures {
     pub ring: Ring,
     pub area: Area,
     pub mobilenet_2fpga: Mobilenet,
+    pub elastic_df: ElasticDf,
+}
+
+/// Elastic-DF's MobileNet-V1 figures (another paper: its citation is its own).
+#[derive(Debug, Deserialize)]
+pub struct ElasticDf {
+    pub citation: String,
+    pub fps_1cu: f64,
+    pub fps_2cu_1card: f64,
+    pub fps_3cu_2cards: f64,
 }
 
 #[derive(Debug, Deserialize)]

@@ -17,6 +17,64 @@ pub struct Fold {
     pub pe: i64,
     pub simd: i64,
     pub parallel_window: bool,
+    /// Where an MVAU/VVAU keeps its weights.
+    pub mem: MemStyle,
+    /// What an HLS MVAU/VVAU multiplies with.
+    pub compute: Compute,
+}
+
+impl Fold {
+    /// A folding with the layer's exported resource types.
+    pub fn new(pe: i64, simd: i64, parallel_window: bool) -> Fold {
+        Fold {
+            pe,
+            simd,
+            parallel_window,
+            mem: MemStyle::Exported,
+            compute: Compute::Exported,
+        }
+    }
+}
+
+/// FINN's `ram_style` of a weight memory (with `mem_mode = internal_decoupled`, the only
+/// mode in which FINN's estimate, and its hardware, follow the attribute).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum MemStyle {
+    /// As exported (no attribute in the folding config).
+    Exported,
+    Block,
+    Ultra,
+    Distributed,
+}
+
+impl MemStyle {
+    /// The attribute value FINN understands, None for [`MemStyle::Exported`].
+    pub fn attr(self) -> Option<&'static str> {
+        match self {
+            MemStyle::Exported => None,
+            MemStyle::Block => Some("block"),
+            MemStyle::Ultra => Some("ultra"),
+            MemStyle::Distributed => Some("distributed"),
+        }
+    }
+}
+
+/// FINN's `resType` of an HLS MVAU/VVAU: multipliers in DSPs or in LUTs.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Compute {
+    Exported,
+    Dsp,
+    Lut,
+}
+
+impl Compute {
+    pub fn attr(self) -> Option<&'static str> {
+        match self {
+            Compute::Exported => None,
+            Compute::Dsp => Some("dsp"),
+            Compute::Lut => Some("lut"),
+        }
+    }
 }
 
 #[derive(Clone, Debug)]
@@ -85,11 +143,11 @@ pub fn linear_channels(l: &Layer) -> Result<i64> {
 /// The folding a layer was exported with.
 pub fn current_fold(l: &Layer) -> Fold {
     let get = |k: &str| l.attrs.get(k).and_then(|v| v.as_i64());
-    Fold {
-        pe: get("PE").unwrap_or(1),
-        simd: get("SIMD").unwrap_or(1),
-        parallel_window: get("parallel_window").unwrap_or(0) != 0,
-    }
+    Fold::new(
+        get("PE").unwrap_or(1),
+        get("SIMD").unwrap_or(1),
+        get("parallel_window").unwrap_or(0) != 0,
+    )
 }
 
 /// U280 (and every UltraScale+) has DSP48E2 slices; Versal parts have DSP58.
@@ -236,7 +294,7 @@ fn mvau(l: &Layer, f: Fold, rtl: bool, fpga_part: &str) -> Result<Cost> {
     let wmem = mw * mh / (p * q);
     let mem_width = (q * p) as f64 * w;
     let mmode = l.str_attr("mem_mode");
-    let mstyle = l.str_attr("ram_style");
+    let mstyle = f.mem.attr().unwrap_or(l.str_attr("ram_style"));
     let external = mmode == "external" || mmode == "external_mem";
     let small_embedded = mmode == "internal_embedded" && wmem <= 128;
     let decoupled = mmode == "internal_decoupled";
@@ -253,7 +311,7 @@ fn mvau(l: &Layer, f: Fold, rtl: bool, fpga_part: &str) -> Result<Cost> {
     } else {
         ceil_div(mem_width, 72.0) * ceil_div(omega, 4096.0)
     };
-    let res_type = l.str_attr("resType");
+    let res_type = f.compute.attr().unwrap_or(l.str_attr("resType"));
     let (lut, dsp) = if rtl {
         // rtl/matrixvectoractivation_rtl.py: LUT is not modelled (0).
         let dsp = if is_dsp58(fpga_part) {
@@ -306,7 +364,7 @@ fn vvau(l: &Layer, f: Fold, rtl: bool) -> Result<Cost> {
     let omega = wmem as f64;
     let mem_width = (q * p) as f64 * w;
     let mmode = l.str_attr("mem_mode");
-    let mstyle = l.str_attr("ram_style");
+    let mstyle = f.mem.attr().unwrap_or(l.str_attr("ram_style"));
     let decoupled = mmode == "internal_decoupled";
     let bram = if (decoupled && (mstyle == "distributed" || mstyle == "ultra"))
         || (mstyle == "auto" && wmem <= 128)
@@ -325,7 +383,7 @@ fn vvau(l: &Layer, f: Fold, rtl: bool) -> Result<Cost> {
     } else {
         ceil_div(mem_width, 72.0) * ceil_div(omega, 4096.0)
     };
-    let res_type = l.str_attr("resType");
+    let res_type = f.compute.attr().unwrap_or(l.str_attr("resType"));
     let (lut, dsp) = if rtl {
         (0.0, p as f64 * ceil_div(q as f64, 3.0))
     } else {

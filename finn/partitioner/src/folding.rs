@@ -13,7 +13,7 @@ use std::collections::HashMap;
 
 use anyhow::{bail, Result};
 
-use crate::cost::{self, Cost, Fold, Kind};
+use crate::cost::{self, Compute, Cost, Fold, Kind, MemStyle};
 use crate::estimates::Estimates;
 use crate::resources::{Res, NUM_RES};
 
@@ -123,11 +123,7 @@ pub fn units(est: &Estimates) -> Result<UnitGraph> {
 fn layer_folds(est: &Estimates, i: usize) -> Result<Vec<Fold>> {
     let l = &est.layers[i];
     let cur = cost::current_fold(l);
-    let f = |pe, simd, pw| Fold {
-        pe,
-        simd,
-        parallel_window: pw,
-    };
+    let f = Fold::new;
     Ok(match cost::kind(&l.op_type) {
         Kind::Mvau { .. } => {
             let mut v = Vec::new();
@@ -177,22 +173,8 @@ fn pair_folds(est: &Estimates, swg: usize, consumer: usize) -> Result<Vec<Vec<(u
         for simd in divisors(kk) {
             let pw = simd > 1;
             v.push(vec![
-                (
-                    swg,
-                    Fold {
-                        pe: 1,
-                        simd: pe,
-                        parallel_window: pw,
-                    },
-                ),
-                (
-                    consumer,
-                    Fold {
-                        pe,
-                        simd,
-                        parallel_window: false,
-                    },
-                ),
+                (swg, Fold::new(1, pe, pw)),
+                (consumer, Fold::new(pe, simd, false)),
             ]);
         }
     }
@@ -279,11 +261,66 @@ fn pareto(mut c: Vec<Candidate>, max_keep: usize) -> Vec<Candidate> {
         .collect()
 }
 
+/// Every resource-type variant of one layer's folding that FINN's estimate models: weights
+/// in BRAM, URAM or LUTRAM (`ram_style`, only with `mem_mode = internal_decoupled`; LUTRAM
+/// only for HLS layers, whose LUT model counts it: FINN models no LUTs for RTL MVAU/VVAU),
+/// multipliers in DSPs or LUTs (`resType`, HLS layers only: RTL ones always use DSPs).
+fn type_variants(est: &Estimates, i: usize, f: Fold) -> Vec<Fold> {
+    let l = &est.layers[i];
+    let rtl = match cost::kind(&l.op_type) {
+        Kind::Mvau { rtl } | Kind::Vvau { rtl } => rtl,
+        _ => return vec![f],
+    };
+    let mut mems = vec![MemStyle::Exported];
+    if l.str_attr("mem_mode") == "internal_decoupled" {
+        mems.extend([MemStyle::Block, MemStyle::Ultra]);
+        if !rtl {
+            mems.push(MemStyle::Distributed);
+        }
+    }
+    let mut computes = vec![Compute::Exported];
+    if !rtl {
+        computes.extend([Compute::Dsp, Compute::Lut]);
+    }
+    let mut v = Vec::new();
+    for &mem in &mems {
+        for &compute in &computes {
+            v.push(Fold { mem, compute, ..f });
+        }
+    }
+    v
+}
+
+/// Each combination of folds with every resource-type variant of each member layer.
+fn with_types(est: &Estimates, combos: Vec<Vec<(usize, Fold)>>) -> Vec<Vec<(usize, Fold)>> {
+    let mut out = Vec::new();
+    for folds in combos {
+        let mut acc: Vec<Vec<(usize, Fold)>> = vec![Vec::new()];
+        for &(i, f) in &folds {
+            let vars = type_variants(est, i, f);
+            acc = acc
+                .into_iter()
+                .flat_map(|pre| {
+                    vars.iter().map(move |&v| {
+                        let mut p = pre.clone();
+                        p.push((i, v));
+                        p
+                    })
+                })
+                .collect();
+        }
+        out.extend(acc);
+    }
+    out
+}
+
 /// Build units; with `choose_folding` every unit gets its legal foldings priced by
-/// FINN's formulas, otherwise the single exported folding with FINN's figures.
+/// FINN's formulas, otherwise the single exported folding with FINN's figures; with
+/// `choose_types` also every resource type of each folding ([`type_variants`]).
 pub fn build(
     est: &Estimates,
     choose_folding: bool,
+    choose_types: bool,
     part: &str,
     max_cands: usize,
 ) -> Result<(Vec<Unit>, Vec<UnitEdge>, Vec<usize>)> {
@@ -306,6 +343,11 @@ pub fn build(
                 .into_iter()
                 .map(|f| vec![(layers[0], f)])
                 .collect()
+        };
+        let combos = if choose_types {
+            with_types(est, combos)
+        } else {
+            combos
         };
         let mut cands = Vec::new();
         for folds in combos {

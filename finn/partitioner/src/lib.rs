@@ -17,12 +17,15 @@ pub mod folding;
 pub mod mip;
 pub mod plan;
 pub mod problem;
+pub mod replica_plan;
+pub mod replicas;
 pub mod resources;
 pub mod topology;
 
-use anyhow::Result;
+use anyhow::{bail, Result};
 
 pub use problem::Objective;
+pub use replicas::Replicas;
 
 #[derive(Clone, Debug)]
 pub struct Options {
@@ -33,6 +36,9 @@ pub struct Options {
     /// Folding candidates kept per unit for the throughput objective.
     pub max_candidates: usize,
     pub fpga_part: String,
+    /// Copies of the pipeline (throughput objective): None or `Count(1)` gives the
+    /// single-copy plan of the MIP; otherwise `replicas::solve` with resource-type choices.
+    pub replicas: Option<Replicas>,
 }
 
 impl Default for Options {
@@ -44,6 +50,7 @@ impl Default for Options {
             considered: [true, false, true, true, true],
             max_candidates: 24,
             fpga_part: "xcu280-fsvh2892-2L-e".into(),
+            replicas: None,
         }
     }
 }
@@ -74,10 +81,13 @@ fn partition_impl(
     opts: &Options,
     force_mip: bool,
 ) -> Result<plan::Plan> {
+    if let Some(want) = opts.replicas.filter(|r| *r != Replicas::Count(1)) {
+        return partition_replicas(est, devs, topo, opts, want);
+    }
     let layout = topo.layout(devs)?;
     let choose = opts.objective == Objective::Throughput;
     let (units, edges, unit_of) =
-        folding::build(est, choose, &opts.fpga_part, opts.max_candidates)?;
+        folding::build(est, choose, false, &opts.fpga_part, opts.max_candidates)?;
     let names: Vec<String> = est.layers.iter().map(|l| l.name.clone()).collect();
     let problem = problem::Problem {
         units: &units,
@@ -120,4 +130,53 @@ fn place(p: &problem::Problem) -> Result<problem::Placement> {
         },
         None => mip::solve(p),
     }
+}
+
+/// Several copies of the pipeline (`replicas::solve`); the plan's layers, cuts and `fps`
+/// describe copy 0, `replicas` every copy, the devices' use every copy on them.
+fn partition_replicas(
+    est: &estimates::Estimates,
+    devs: &[devices::Device],
+    topo: &topology::Topology,
+    opts: &Options,
+    want: Replicas,
+) -> Result<plan::Plan> {
+    if opts.objective != Objective::Throughput {
+        bail!("replicas need the throughput objective (--objective throughput)");
+    }
+    let layout = topo.layout(devs)?;
+    let (units, edges, unit_of) = folding::build(est, true, true, &opts.fpga_part, usize::MAX)?;
+    let order: Vec<usize> = match &layout {
+        topology::Layout::Ordered(orders) => orders[0].clone(),
+        topology::Layout::General { .. } => Vec::new(),
+    };
+    let sol = replicas::solve(&units, &edges, devs, &order, opts.considered, want)?;
+    let mut assign = vec![(0, 0); units.len()];
+    for seg in &sol.copies[0] {
+        for u in seg.start..seg.end {
+            assign[u] = (seg.device, sol.choice[u]);
+        }
+    }
+    let period_us = sol.period_cycles as f64 / devs[0].clk_mhz;
+    let placement = problem::Placement {
+        assign,
+        objective: period_us,
+        best_bound: period_us,
+        optimal: false,
+        solve_seconds: sol.seconds,
+        method: "replicas",
+    };
+    let inputs = plan::Inputs {
+        est,
+        units: &units,
+        edges: &edges,
+        unit_of: &unit_of,
+        devices: devs,
+        topology: serde_json::to_value(topo)?,
+        objective: opts.objective,
+        fpga_part: &opts.fpga_part,
+    };
+    let mut plan = plan::build(&inputs, &placement);
+    replica_plan::attach(&mut plan, &inputs, &sol, topo);
+    Ok(plan)
 }

@@ -5,7 +5,9 @@ use std::process::ExitCode;
 
 use anyhow::{Context, Result};
 use clap::Parser;
-use finn_partitioner::{devices, estimates, partition, plan, topology, Objective, Options};
+use finn_partitioner::{
+    devices, estimates, partition, plan, topology, Objective, Options, Replicas,
+};
 
 #[derive(Parser)]
 #[command(about = "Partition a FINN dataflow graph across FPGAs with a MIP (CBC)")]
@@ -29,6 +31,10 @@ struct Cli {
     folding_dir: Option<PathBuf>,
     #[arg(long, default_value_t = 60.0)]
     time_limit: f64,
+    /// Copies of the pipeline the cards hold: "auto" (as many as maximise the total FPS)
+    /// or a count; 1 (the default) is the single-copy plan. Needs --objective throughput.
+    #[arg(long)]
+    replicas: Option<Replicas>,
     /// Also budget FF (FINN's analytic estimates have none, so off by default).
     #[arg(long)]
     with_ff: bool,
@@ -54,6 +60,7 @@ fn run(cli: &Cli) -> Result<()> {
     let mut opts = Options {
         objective: cli.objective,
         time_limit_s: cli.time_limit,
+        replicas: cli.replicas,
         ..Options::default()
     };
     opts.considered[1] = cli.with_ff;
@@ -72,6 +79,9 @@ fn run(cli: &Cli) -> Result<()> {
     if let Some(path) = &cli.timing_out {
         let timing = serde_json::json!({ "solver_seconds": plan.solver.seconds });
         write_atomic(path, &serde_json::to_string_pretty(&timing)?)?;
+    }
+    if let (Some(total), Some(copies)) = (plan.fps_total, &plan.replicas) {
+        eprintln!("{} replicas, {total:.1} FPS in total", copies.len());
     }
     eprintln!(
         "{} devices, {:.1} FPS, {} cut(s), solved in {:.2} s ({})",

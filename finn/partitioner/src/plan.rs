@@ -11,6 +11,7 @@ use crate::devices::Device;
 use crate::estimates::Estimates;
 use crate::folding::{Unit, UnitEdge};
 use crate::problem::{Objective, Placement};
+use crate::replica_plan::{BindingPlan, ReplicaPlan};
 use crate::resources::{Res, NUM_RES, RES_NAMES};
 
 /// One hop over an AuroraFlow link: the paper's measured minimum latency (64 B), read from
@@ -25,7 +26,16 @@ pub struct Plan {
     pub objective: Objective,
     pub topology: Value,
     pub solver: SolverReport,
+    /// Frames per second of one copy of the pipeline.
     pub fps: f64,
+    /// Replica plans only (the `replicas` option; absent otherwise): every copy's FPS
+    /// summed, what bounds one more copy, and each copy's segments and cuts.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub fps_total: Option<f64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub binding: Option<BindingPlan>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub replicas: Option<Vec<ReplicaPlan>>,
     /// FINN's estimate (`estimated_latency_ns` of dataflow_performance.py): the sum of every
     /// layer's full cycles along the longest path, as if no layer overlapped another. Not a
     /// pipelined latency: host/perf_model models and simulates that.
@@ -82,7 +92,9 @@ pub struct LayerPlan {
     pub name: String,
     pub op_type: String,
     pub device: String,
-    pub folding: BTreeMap<&'static str, i64>,
+    /// FINN node attributes: PE/SIMD/parallel_window, and `ram_style` / `resType` where
+    /// the plan chose the weights' memory or the multipliers' resource.
+    pub folding: BTreeMap<&'static str, Value>,
     pub cycles: u64,
     pub res: Res,
     /// AXI4-Stream widths with the planned folding: what the deployment's link step gives
@@ -115,23 +127,30 @@ impl DevicePlan {
     }
 }
 
-/// The node attributes a folding sets, as FINN's folding config spells them.
-pub fn folding_attrs(op_type: &str, f: Fold) -> BTreeMap<&'static str, i64> {
+/// The node attributes a folding sets, as FINN's folding config spells them (the resource
+/// types only where the plan chose one).
+pub fn folding_attrs(op_type: &str, f: Fold) -> BTreeMap<&'static str, Value> {
     let mut m = BTreeMap::new();
     match cost::kind(op_type) {
         Kind::Mvau { .. } | Kind::Vvau { .. } => {
-            m.insert("PE", f.pe);
-            m.insert("SIMD", f.simd);
+            m.insert("PE", json!(f.pe));
+            m.insert("SIMD", json!(f.simd));
+            if let Some(style) = f.mem.attr() {
+                m.insert("ram_style", json!(style));
+            }
+            if let Some(t) = f.compute.attr() {
+                m.insert("resType", json!(t));
+            }
         }
         Kind::Swg => {
-            m.insert("SIMD", f.simd);
-            m.insert("parallel_window", f.parallel_window as i64);
+            m.insert("SIMD", json!(f.simd));
+            m.insert("parallel_window", json!(f.parallel_window as i64));
         }
         Kind::Linear { par_attr: "SIMD" } => {
-            m.insert("SIMD", f.simd);
+            m.insert("SIMD", json!(f.simd));
         }
         Kind::Linear { .. } => {
-            m.insert("PE", f.pe);
+            m.insert("PE", json!(f.pe));
         }
         Kind::Other => {}
     }
@@ -211,6 +230,9 @@ pub fn build(inp: &Inputs, pl: &Placement) -> Plan {
         topology: inp.topology.clone(),
         solver: solver_report(inp, pl),
         fps,
+        fps_total: None,
+        binding: None,
+        replicas: None,
         finn_no_overlap_latency_ms: latency_us / 1000.0,
         bottleneck,
         devices,
@@ -239,14 +261,7 @@ fn place_layers(inp: &Inputs, pl: &Placement) -> PlacedLayers {
     let nl = inp.est.layers.len();
     let mut p = PlacedLayers {
         dev: vec![0usize; nl],
-        fold: vec![
-            Fold {
-                pe: 1,
-                simd: 1,
-                parallel_window: false
-            };
-            nl
-        ],
+        fold: vec![Fold::new(1, 1, false); nl],
         cycles: vec![0u64; nl],
         res: vec![Res::default(); nl],
         width: vec![0u64; nl],
@@ -405,7 +420,11 @@ fn solver_report(inp: &Inputs, pl: &Placement) -> SolverReport {
         0.0
     };
     SolverReport {
-        solver: "CBC (good_lp coin_cbc)",
+        solver: if pl.method == "replicas" {
+            "period search (replicas.rs), no MIP"
+        } else {
+            "CBC (good_lp coin_cbc)"
+        },
         method: pl.method,
         seconds: pl.solve_seconds,
         optimal: pl.optimal,
@@ -417,11 +436,24 @@ fn solver_report(inp: &Inputs, pl: &Placement) -> SolverReport {
     }
 }
 
-/// FINN folding config (qonnx ApplyConfig format) for the layers of one device.
+/// FINN folding config (qonnx ApplyConfig format) for the layers of one device (in a
+/// replica plan: the layers of every copy on it, which share one folding).
 pub fn folding_config(plan: &Plan, device: &str) -> Value {
+    let on_device = |name: &str| match &plan.replicas {
+        None => false,
+        Some(copies) => copies.iter().any(|r| {
+            r.segments
+                .iter()
+                .any(|s| s.device == device && s.layers.iter().any(|l| l == name))
+        }),
+    };
     let mut m = serde_json::Map::new();
     m.insert("Defaults".into(), json!({}));
-    for l in plan.layers.iter().filter(|l| l.device == device) {
+    for l in plan
+        .layers
+        .iter()
+        .filter(|l| l.device == device || on_device(&l.name))
+    {
         if !l.folding.is_empty() {
             m.insert(l.name.clone(), json!(l.folding));
         }

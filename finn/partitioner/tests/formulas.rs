@@ -71,3 +71,68 @@ fn mobilenet_hls_lut_mvau_matches_finn_report() {
     assert!(est.layers.iter().any(|l| l.op_type == "MVAU_hls"));
     assert!(check(&est) >= 43);
 }
+
+/// Every weight memory (BRAM/URAM/LUTRAM) and multiplier resource (DSP/LUT) the
+/// partitioner may choose, priced by FINN's own estimate methods on the same layers
+/// (tests/data/mobilenet_v1_type_variants.json, written by finn/flow/type_variants.py
+/// from finn-plus 1.6.1's node_res_estimation): the Rust formulas give the same figures.
+#[test]
+fn resource_type_choices_match_finn_estimates() {
+    use finn_partitioner::cost::{Compute, MemStyle};
+    let text = std::fs::read_to_string(common::data_dir().join("mobilenet_v1_type_variants.json"))
+        .unwrap();
+    let v: serde_json::Value = serde_json::from_str(&text).unwrap();
+    let cases = v["cases"].as_array().unwrap();
+    let mut by_style = std::collections::BTreeMap::new();
+    for case in cases {
+        let est = data(case["estimates"].as_str().unwrap());
+        let l = est
+            .layers
+            .iter()
+            .find(|l| l.name == case["layer"].as_str().unwrap())
+            .unwrap();
+        let mut f = current_fold(l);
+        f.mem = match case["ram_style"].as_str() {
+            None => MemStyle::Exported,
+            Some("block") => MemStyle::Block,
+            Some("ultra") => MemStyle::Ultra,
+            Some("distributed") => MemStyle::Distributed,
+            Some(s) => panic!("unknown ram_style {s}"),
+        };
+        f.compute = match case["resType"].as_str() {
+            None => Compute::Exported,
+            Some("dsp") => Compute::Dsp,
+            Some("lut") => Compute::Lut,
+            Some(s) => panic!("unknown resType {s}"),
+        };
+        let c = cost::estimate(l, f, "xcu280-fsvh2892-2L-e").unwrap();
+        for name in ["LUT", "BRAM_18K", "URAM", "DSP"] {
+            let r = RES_NAMES.iter().position(|n| *n == name).unwrap();
+            assert_eq!(
+                c.res.get(r),
+                case["res"][name].as_f64().unwrap(),
+                "{name} of {} ({}) with {f:?}",
+                l.name,
+                l.op_type
+            );
+        }
+        *by_style
+            .entry((f.mem.attr(), f.compute.attr()))
+            .or_insert(0) += 1;
+    }
+    // Each choice is exercised: URAM and LUTRAM weights, DSP and LUT multipliers.
+    for key in [
+        (Some("ultra"), None),
+        (Some("distributed"), None),
+        (Some("block"), None),
+        (None, Some("dsp")),
+        (None, Some("lut")),
+        (Some("ultra"), Some("dsp")),
+    ] {
+        assert!(by_style.get(&key).copied().unwrap_or(0) >= 10, "{key:?}");
+    }
+    // The URAM choice moves weights out of BRAM for real: some layer needs URAMs.
+    assert!(cases
+        .iter()
+        .any(|c| c["res"]["URAM"].as_f64().unwrap() > 0.0));
+}
