@@ -89,14 +89,15 @@ def _finn_model_impl(ctx: AnalysisContext) -> list[Provider]:
 finn_model = rule(
     impl = _finn_model_impl,
     attrs = {
-        "net": attrs.enum(["mobilenet_v1", "tiny"], default = "mobilenet_v1"),
+        "net": attrs.enum(["mobilenet_v1", "resnet_tiny", "tiny"], default = "mobilenet_v1"),
         "seed": attrs.int(default = 0),
         "src": attrs.option(attrs.source(), default = None),
         "_finn": _FINN_TOOLCHAIN,
     },
     doc = "A QONNX model: `src` (a user's ONNX file, checked and copied) or a generated " +
           "network with seeded random weights (`net`: MobileNet-V1 1.0/224 w4a4 with an " +
-          "8-bit first layer, or a tiny CNN of the same structure).",
+          "8-bit first layer, a tiny CNN of the same structure, or `resnet_tiny`: a small " +
+          "residual network with identity and projection shortcuts).",
 )
 
 def _finn_train_impl(ctx: AnalysisContext) -> list[Provider]:
@@ -327,9 +328,11 @@ def _finn_python_test_impl(ctx: AnalysisContext) -> list[Provider]:
         "-p",
         "no:cacheprovider",
         ctx.attrs.srcs,
-        hidden = tc.scripts + [tc.version] + ctx.attrs.data,
+        hidden = tc.scripts + [tc.version] + ctx.attrs.data + list(ctx.attrs.env_files.values()),
     )
     env = dict(ctx.attrs.env)
+    for k, v in ctx.attrs.env_files.items():
+        env[k] = cmd_args(v)
     env["FINN_PARTITION_BIN"] = cmd_args(ctx.attrs._finn[FinnToolchainInfo].partitioner, delimiter = " ")
     return [
         DefaultInfo(),
@@ -346,12 +349,14 @@ finn_python_test = rule(
     attrs = {
         "data": attrs.list(attrs.source(), default = []),
         "env": attrs.dict(attrs.string(), attrs.string(), default = {}),
+        # Variables holding the path of a built file (e.g. a network's estimates).
+        "env_files": attrs.dict(attrs.string(), attrs.source(), default = {}),
         "labels": attrs.list(attrs.string(), default = []),
         "srcs": attrs.list(attrs.source()),
         "_finn": _FINN_TOOLCHAIN,
     },
     doc = "pytest over `srcs` in the FINN environment, with FINN_PARTITION_BIN set to the " +
-          "partitioner binary.",
+          "partitioner binary and each `env_files` variable to its file's path.",
 )
 
 def _finn_exec_test_impl(ctx: AnalysisContext) -> list[Provider]:

@@ -76,7 +76,89 @@ def step_mnv1_tail(model, cfg):
     return model.transform(InferDataTypes())
 
 
-CUSTOM_STEPS = {"mnv1_tail": step_mnv1_tail}
+def step_resnet_streamline(model, cfg):
+    """Streamline a residual network: finn-plus's StreamlinePlus, then MobileNet's.
+
+    StreamlinePlus (finn-plus 1.6.1, finn/transformation/streamline/streamline_plus.py)
+    moves the scales through forks (MoveMulPastFork) and joins (MoveLinearPastEltwiseAdd),
+    so both addends of each residual Add become integers on one scale and the Add an
+    integer addition; the MobileNet step after it then handles the tail (average pool
+    layout, scalar Mul past the classifier) as for the networks without branches.
+    """
+    from finn.builder.custom_step_library.mobilenet import step_mobilenet_streamline
+    from finn.transformation.streamline.streamline_plus import StreamlinePlus
+
+    model = model.transform(StreamlinePlus())
+    return step_mobilenet_streamline(model, cfg)
+
+
+def step_resnet_lower_convs(model, cfg):
+    """MobileNet's lowering of convolutions, then the transposes out of the branches.
+
+    Lowering puts an NHWC->NCHW Transpose after every convolution; where the result
+    feeds a residual Add or a fork, MobileNet's absorptions cannot reach it. The
+    transformations finn-plus 1.6.1's step_resnet50_streamline runs after
+    LowerConvsToMatMul move them past joins and forks until they cancel or end in a
+    MultiThreshold.
+    """
+    from finn.builder.custom_step_library.mobilenet import step_mobilenet_lower_convs
+    from finn.transformation.streamline.absorb import (
+        AbsorbConsecutiveTransposes,
+        AbsorbTransposeIntoMultiThreshold,
+    )
+    from finn.transformation.streamline.reorder import (
+        MoveTransposePastEltwise,
+        MoveTransposePastFork,
+        MoveTransposePastJoinAdd,
+    )
+    from qonnx.transformation.composed import ComposedTransformation
+    from qonnx.transformation.general import GiveReadableTensorNames, GiveUniqueNodeNames
+    from qonnx.transformation.infer_data_layouts import InferDataLayouts
+    from qonnx.transformation.infer_datatypes import InferDataTypes
+
+    model = step_mobilenet_lower_convs(model, cfg)
+    model = model.transform(ComposedTransformation([
+        MoveTransposePastJoinAdd(),
+        MoveTransposePastFork(),
+        MoveTransposePastEltwise(),
+        AbsorbConsecutiveTransposes(),
+        AbsorbTransposeIntoMultiThreshold(),
+    ]))
+    for t in (GiveUniqueNodeNames(), GiveReadableTensorNames(), InferDataTypes(),
+              InferDataLayouts()):
+        model = model.transform(t)
+    return model
+
+
+def step_resnet_convert_to_hw(model, cfg):
+    """MobileNet's HW conversion, then a DuplicateStreams at every fork.
+
+    A stream has one reader in hardware: each tensor with two consumers (a residual
+    block's input, read by the block's first conv and by its shortcut) gets FINN's
+    DuplicateStreams (InferDuplicateStreamsLayer, as finn-plus 1.6.1's
+    step_resnet50_convert_to_hw places it: after the compute layers); the residual Add
+    of two streams is already an ElementwiseAdd (InferElementwiseBinaryOperation).
+    """
+    from finn.builder.custom_step_library.mobilenet import (
+        step_mobilenet_convert_to_hw_layers_separate_th,
+    )
+    from finn.transformation.fpgadataflow.convert_to_hw.duplicate_streams import (
+        InferDuplicateStreamsLayer,
+    )
+    from qonnx.transformation.general import GiveReadableTensorNames, GiveUniqueNodeNames
+
+    model = step_mobilenet_convert_to_hw_layers_separate_th(model, cfg)
+    model = model.transform(InferDuplicateStreamsLayer())
+    model = model.transform(GiveUniqueNodeNames())
+    return model.transform(GiveReadableTensorNames())
+
+
+CUSTOM_STEPS = {
+    "mnv1_tail": step_mnv1_tail,
+    "resnet_streamline": step_resnet_streamline,
+    "resnet_lower_convs": step_resnet_lower_convs,
+    "resnet_convert_to_hw": step_resnet_convert_to_hw,
+}
 
 
 def resolve_step(name):

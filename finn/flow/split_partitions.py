@@ -5,7 +5,9 @@
 
 Writes DIR/<device>.onnx for every device that holds layers, and DIR/partitions.json
 listing them in pipeline order with the tensors that cross each cut. Layers are
-matched by name; the plan must name every node of the model.
+matched by name; the plan must name every node of the model. Each cut must carry one
+stream from the device before it (a cable carries one): a network with branches is cut
+only where its branches have joined again.
 """
 
 import argparse
@@ -86,7 +88,22 @@ def split(model, device_of):
             if vi.name in produced and vi.name not in outs:
                 part.graph.value_info.append(vi)
         parts.append((d, part, ins, outs))
+    _check_one_stream_per_cut(model, parts)
     return parts
+
+
+def _check_one_stream_per_cut(model, parts):
+    """Every device after the first reads exactly one stream, and from the device before it."""
+    graph_in = {i.name for i in model.graph.input}
+    for k, (d, _, ins, _) in enumerate(parts):
+        if k == 0:
+            continue
+        prev, prev_outs = parts[k - 1][0], parts[k - 1][3]
+        if len(ins) != 1 or ins[0] not in prev_outs or ins[0] in graph_in:
+            raise UserError(
+                f"device {d} reads {len(ins)} stream(s) ({', '.join(ins)}) where a cut carries "
+                f"one from {prev} (which writes {', '.join(prev_outs)}); a cut inside a "
+                "residual block splits its branches: place the whole block on one device")
 
 
 def main(argv=None):

@@ -19,6 +19,24 @@ FRONT_END_STEPS = [
     "generate_estimate_reports",
 ]
 
+# The same front end for residual networks (finn/resnet_tiny): streamlining through forks and
+# joins, the transposes of lowering moved out of the branches, and a DuplicateStreams at
+# every fork (the custom steps of finn/flow/run_step.py).
+RESNET_FRONT_END_STEPS = [
+    "qonnx_to_finn",
+    "tidy_up",
+    "streamline=resnet_streamline",
+    "mnv1_tail",
+    "lower_convs=resnet_lower_convs",
+    "convert_to_hw=resnet_convert_to_hw",
+    "create_dataflow_partition",
+    "specialize_layers",
+    "target_fps_parallelization",
+    "apply_folding_config",
+    "minimize_bit_width",
+    "generate_estimate_reports",
+]
+
 # Steps that need AMD tools, with the tools they need (finn-plus 1.6.1,
 # finn/builder/build_dataflow_steps.py: the HLSSynthIP, CreateStitchedIP, SynthOutOfContext
 # and rtlsim calls of these steps). They run only with `-c fpga.toolchain=vitis`.

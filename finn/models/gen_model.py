@@ -134,6 +134,11 @@ def build(res, blocks, first_ch, num_classes, wbits, abits, first_bits, topk, se
     spatial = res // 2
     for dw_stride, _ in blocks:
         spatial = (spatial - 1) // dw_stride + 1
+    return _tail(b, inp, x, act_scale, cin, spatial, num_classes, abits, topk, name)
+
+
+def _tail(b, inp, x, act_scale, cin, spatial, num_classes, abits, topk, name):
+    """AveragePool over the whole map -> Trunc(FLOOR) -> Flatten -> Gemm -> TopK."""
     k = spatial
     x = b.node("AveragePool", [x], {"kernel_shape": [k, k], "strides": [k, k], "pads": [0] * 4})
     in_bits = abits + math.ceil(math.log2(k * k))
@@ -171,6 +176,75 @@ def mobilenet_v1(seed=0, res=224, num_classes=1000):
 def tiny(seed=0):
     return build(32, TINY_BLOCKS, 8, 10, 4, 4, 8, 3, seed, "tiny_cnn_w4a4")
 
+
+# resnet_tiny: (output channels, stride) of each residual block. A block whose stride
+# or width changes takes a projection shortcut (1x1 conv + BN), the others the identity.
+RESNET_TINY_BLOCKS = [(16, 1), (32, 2), (32, 1)]
+
+
+def _conv_bn(b, x, cin, cout, k, stride, wbits, in_rms):
+    """Conv + BatchNormalization whose statistics roughly normalise the conv output."""
+    w, qmax = b.weight([cout, cin, k, k], wbits, per_channel=True)
+    y = b.node(
+        "Conv", [x, w],
+        {"kernel_shape": [k, k], "strides": [stride, stride], "pads": [k // 2] * 4,
+         "group": 1, "dilations": [1, 1]},
+    )
+    conv_std = math.sqrt(cin * k * k / 3.0) * in_rms
+    gamma = b.rng.uniform(0.6, 1.4, size=cout)
+    beta = b.rng.uniform(-0.3, 0.3, size=cout)
+    mean = b.rng.normal(0.0, 0.1 * conv_std, size=cout)
+    var = (conv_std * b.rng.uniform(0.8, 1.25, size=cout)) ** 2
+    return b.node(
+        "BatchNormalization",
+        [y, b.const("bn_g", gamma), b.const("bn_b", beta), b.const("bn_m", mean),
+         b.const("bn_v", var)],
+        {"epsilon": 1e-5},
+    )
+
+
+def _residual_block(b, x, x_scale, cin, cout, stride, bits):
+    """conv3x3-BN-ReLU-Quant, conv3x3-BN-Quant(signed) + shortcut, ReLU, Quant(unsigned).
+
+    Both addends are quantised with the same per-tensor scale (the shortcut's), so the
+    residual Add is an integer addition once streamlined, as in FINN's quantised
+    ResNet-50 (its Add joins two streams on one scale).
+    """
+    levels = 2 ** bits - 1
+    # Per-tensor: a per-channel scale before a full convolution cannot move past it in
+    # streamlining (only a depthwise one can), and would stay a float Mul.
+    mid_scale = np.float32(b.rng.uniform(2.0, 3.0) / levels)
+    y = _conv_bn(b, x, cin, cout, 3, stride, bits, 1.0)
+    y = b.quant(b.node("Relu", [y]), mid_scale, bits, signed=False, narrow=False)
+    y = _conv_bn(b, y, cout, cout, 3, 1, bits, 1.0)
+    if stride != 1 or cin != cout:
+        add_scale = np.float32(b.rng.uniform(0.25, 0.35))
+        short = _conv_bn(b, x, cin, cout, 1, stride, bits, 1.0)
+        short = b.quant(short, add_scale, bits, signed=True, narrow=False)
+    else:
+        add_scale, short = x_scale, x
+    y = b.quant(y, add_scale, bits, signed=True, narrow=False)
+    y = b.node("Add", [y, short])
+    out_scale = np.float32(2.5 / levels)
+    return b.quant(b.node("Relu", [y]), out_scale, bits, signed=False, narrow=False), out_scale
+
+
+def resnet_tiny(seed=0, res=32, num_classes=10, bits=4, topk=3):
+    """A small ResNet: stem conv, the blocks of RESNET_TINY_BLOCKS, global average pool,
+    FC and TopK; w4a4 with an 8-bit stem on the UINT8 input."""
+    b = Builder(seed)
+    inp = helper.make_tensor_value_info("global_in", TensorProto.FLOAT, [1, 3, res, res])
+    x = b.node("Mul", ["global_in", b.const("inv255", np.float32(1.0 / 255.0))])
+    x, _, x_scale = b.conv_block(x, 3, RESNET_TINY_BLOCKS[0][0], 3, 2, 1, 8, bits, 0.5, False)
+    cin, spatial = RESNET_TINY_BLOCKS[0][0], res // 2
+    for cout, stride in RESNET_TINY_BLOCKS:
+        x, x_scale = _residual_block(b, x, x_scale, cin, cout, stride, bits)
+        cin, spatial = cout, (spatial - 1) // stride + 1
+    return _tail(b, inp, x, x_scale, cin, spatial, num_classes, bits, topk, "resnet_tiny_w4a4")
+
+
+
+NETS = {"mobilenet_v1": mobilenet_v1, "tiny": tiny, "resnet_tiny": resnet_tiny}
 
 def finalize(model):
     """Annotate the UINT8 input and tidy the graph as a QONNX export would be."""
@@ -213,7 +287,7 @@ def save_atomic(mw, out):
 
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--net", choices=["mobilenet_v1", "tiny"], default="mobilenet_v1")
+    ap.add_argument("--net", choices=sorted(NETS), default="mobilenet_v1")
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--from", dest="user", help="use this ONNX file instead of generating one")
     ap.add_argument("--out", required=True)
@@ -221,7 +295,7 @@ def main(argv=None):
     if a.user:
         mw = load_user_model(a.user)
     else:
-        model = mobilenet_v1(a.seed) if a.net == "mobilenet_v1" else tiny(a.seed)
+        model = NETS[a.net](a.seed)
         onnx.checker.check_model(model)
         mw = finalize(model)
     save_atomic(mw, a.out)

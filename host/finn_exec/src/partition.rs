@@ -33,7 +33,8 @@ struct Step {
     name: String,
     op: Box<dyn Op>,
     inputs: Vec<usize>,
-    output: usize,
+    /// One slot per node output (a fork has several).
+    outputs: Vec<usize>,
     /// Slots whose last reader is this step (freed after it).
     frees: Vec<usize>,
 }
@@ -110,15 +111,20 @@ impl Partition {
                     })
                 })
                 .collect::<Result<Vec<_>>>()?;
-            let out = node.outputs[0].clone();
-            let n = slot_of.len();
-            let output = *slot_of.entry(out.clone()).or_insert(n);
-            producer.insert(node.outputs[0].as_str(), node.op_type.as_str());
+            let outputs = node
+                .outputs
+                .iter()
+                .map(|out| {
+                    let n = slot_of.len();
+                    producer.insert(out.as_str(), node.op_type.as_str());
+                    *slot_of.entry(out.clone()).or_insert(n)
+                })
+                .collect();
             steps.push(Step {
                 name: node.name.clone(),
                 op: built.op,
                 inputs: ins,
-                output,
+                outputs,
                 frees: Vec::new(),
             });
             if !op_types.contains(&node.op_type) {
@@ -206,11 +212,13 @@ impl Partition {
                 .iter()
                 .map(|&s| slots[s].as_ref().expect("produced before use"))
                 .collect();
-            let out = step
+            let outs = step
                 .op
-                .run(&args)
+                .run_outputs(&args)
                 .with_context(|| format!("{}: node {}", self.dir.display(), step.name))?;
-            slots[step.output] = Some(out);
+            for (&slot, out) in step.outputs.iter().zip(outs) {
+                slots[slot] = Some(out);
+            }
             for &s in &step.frees {
                 slots[s] = None;
             }

@@ -157,3 +157,59 @@ fn unsupported_op_is_refused_at_load() {
         "{e}"
     );
 }
+
+/// A residual block's shape in miniature: DuplicateStreams forks x into three streams, one
+/// goes through Thresholding (x >= 8: the "main branch"), and two ElementwiseAdds join them
+/// again: y = (x >= 8) + x + x, computed here directly.
+fn fork_join_graph(dir: &Path, copies: i64) {
+    write_f32(dir, "tensors/t.f32", &[8.0, 8.0]);
+    let elementwise = |name: &str, l: &str, r: &str, out: &str| {
+        json!({"name": name, "op_type": "ElementwiseAdd", "inputs": [l, r], "outputs": [out],
+               "attrs": {"lhs_dtype": "UINT4", "rhs_dtype": "UINT4", "lhs_shape": [1, 2, 2, 2],
+                         "rhs_shape": [1, 2, 2, 2], "out_shape": [1, 2, 2, 2]}})
+    };
+    let g = json!({
+        "format": "auroraforge-finn-exec/1", "inputs": ["x"], "outputs": ["y"],
+        "tensors": {
+            "x": {"shape": [1, 2, 2, 2], "dtype": "UINT4"},
+            "a": {"shape": [1, 2, 2, 2], "dtype": "UINT4"},
+            "b": {"shape": [1, 2, 2, 2], "dtype": "UINT4"},
+            "c": {"shape": [1, 2, 2, 2], "dtype": "UINT4"},
+            "t": {"shape": [1, 2, 2, 2], "dtype": "UINT1"},
+            "s": {"shape": [1, 2, 2, 2], "dtype": "UINT5"},
+            "y": {"shape": [1, 2, 2, 2], "dtype": "UINT6"}
+        },
+        "initializers": {"th": {"shape": [2, 1], "file": "tensors/t.f32", "dtype": "UINT4"}},
+        "nodes": [
+            {"name": "dup", "op_type": "DuplicateStreams", "inputs": ["x"], "outputs": ["a", "b", "c"],
+             "attrs": {"NumChannels": 2, "numInputVectors": [1, 2, 2], "NumOutputStreams": copies}},
+            {"name": "thr", "op_type": "Thresholding", "inputs": ["a", "th"], "outputs": ["t"],
+             "attrs": {"ActVal": 0, "outputDataType": "UINT1"}},
+            elementwise("add0", "t", "b", "s"),
+            elementwise("add1", "s", "c", "y")
+        ]
+    });
+    fs::write(dir.join("graph.json"), g.to_string()).unwrap();
+}
+
+#[test]
+fn duplicate_streams_fork_and_join_again() {
+    let d = tempfile::tempdir().unwrap();
+    fork_join_graph(d.path(), 3);
+    let p = Partition::load(d.path()).unwrap();
+    assert!(p.op_types().iter().any(|t| t == "DuplicateStreams"));
+    let x: Vec<i64> = vec![0, 7, 8, 15, 3, 12, 9, 1];
+    let want: Vec<i64> = x.iter().map(|&v| (v >= 8) as i64 + 2 * v).collect();
+    assert_eq!(p.run_frame(&x).unwrap(), want);
+}
+
+#[test]
+fn duplicate_streams_with_the_wrong_stream_count_is_refused() {
+    let d = tempfile::tempdir().unwrap();
+    fork_join_graph(d.path(), 2);
+    let e = format!("{:#}", Partition::load(d.path()).err().unwrap());
+    assert!(
+        e.contains("node dup: NumOutputStreams is 2, the node has 3 outputs"),
+        "{e}"
+    );
+}

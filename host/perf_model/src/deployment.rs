@@ -73,6 +73,8 @@ pub struct Deployment {
     pub geometry: Geometry,
     pub links: Vec<LinkUse>,
     pub pipeline: Pipeline,
+    /// Layers beside the modelled path (a residual block's shortcut), not in `pipeline`.
+    pub off_path: Vec<String>,
 }
 
 impl Deployment {
@@ -168,14 +170,17 @@ pub fn build(
         delay_s: 0.0,
     }];
     let mut links = Vec::new();
-    let mut prev_out: Option<&str> = None;
-    for l in &plan.layers {
-        let g = geometry.layers.get(&l.name).with_context(|| {
-            format!("plan layer {} is in no executor graph: are plan and [exec] from the same partition?", l.name)
-        })?;
+    let (on_path, off_path) = longest_path(&plan.layers, &geometry)?;
+    let mut prev_out: Option<&[String]> = None;
+    for l in on_path {
+        let g = &geometry.layers[&l.name];
         if let Some(p) = prev_out {
-            if g.in_tensor != p {
-                bail!("layer {} reads {} but the layer before it writes {}: the pipeline model handles chains only", l.name, g.in_tensor, p);
+            if !g.in_tensors.iter().any(|t| p.contains(t)) {
+                bail!(
+                    "layer {} reads {:?} but the layer before it on the path writes {p:?}",
+                    l.name,
+                    g.in_tensors
+                );
             }
         }
         if g.device != l.device {
@@ -186,7 +191,7 @@ pub fn build(
                 g.device
             );
         }
-        prev_out = Some(&g.out_tensor);
+        prev_out = Some(&g.out_tensors);
         stages.push(Stage {
             name: l.name.clone(),
             kind: StageKind::Layer,
@@ -226,5 +231,54 @@ pub fn build(
         geometry,
         links,
         pipeline,
+        off_path,
     })
+}
+
+/// The plan's layers split into the longest path from the network input to the last
+/// layer (by layer count, the plan's order being topological) and the layers beside it.
+///
+/// The pipeline model is a chain of stages; a network with branches is modelled along
+/// its longest path, which every cut lies on (a cut carries the one stream between two
+/// blocks) and which sets the fill latency, the shorter branch (a shortcut) filling
+/// alongside it.
+pub fn longest_path<'a>(
+    layers: &'a [PlanLayer],
+    geometry: &Geometry,
+) -> Result<(Vec<&'a PlanLayer>, Vec<String>)> {
+    let mut producer: BTreeMap<&str, usize> = BTreeMap::new();
+    let mut depth = vec![0usize; layers.len()];
+    let mut from: Vec<Option<usize>> = vec![None; layers.len()];
+    for (i, l) in layers.iter().enumerate() {
+        let g = geometry.layers.get(&l.name).with_context(|| {
+            format!("plan layer {} is in no executor graph: are plan and [exec] from the same partition?", l.name)
+        })?;
+        for t in &g.in_tensors {
+            if let Some(&p) = producer.get(t.as_str()) {
+                if depth[p] + 1 > depth[i] {
+                    depth[i] = depth[p] + 1;
+                    from[i] = Some(p);
+                }
+            }
+        }
+        for t in &g.out_tensors {
+            producer.insert(t.as_str(), i);
+        }
+    }
+    let mut on = vec![false; layers.len()];
+    let mut cur = layers.len().checked_sub(1);
+    while let Some(i) = cur {
+        on[i] = true;
+        cur = from[i];
+    }
+    if !on[0] {
+        bail!(
+            "plan layer {} is not on the path to the last layer {} in the executor graphs: are plan and [exec] from the same partition?",
+            layers[0].name,
+            layers[layers.len() - 1].name
+        );
+    }
+    let path = layers.iter().zip(&on).filter(|(_, &o)| o).map(|(l, _)| l);
+    let off = layers.iter().zip(&on).filter(|(_, &o)| !o);
+    Ok((path.collect(), off.map(|(l, _)| l.name.clone()).collect()))
 }

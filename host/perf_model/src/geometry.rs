@@ -9,6 +9,10 @@
 //!   right]); rows of padding need the row next to them;
 //! - every other op (MVAU, VVAU, Thresholding, Pool, ElementwiseAdd, LabelSelect) maps rows
 //!   in order: output row r needs ⌈(r+1)·I/O⌉ input rows (all of them when O = 1).
+//!
+//! A join (ElementwiseAdd of two streams) reads its inputs row by row together, and a fork
+//! (DuplicateStreams) writes the same rows to each output: both keep every tensor's rows, so
+//! their geometry is their first stream's (the deployment follows one path through them).
 
 use std::collections::BTreeMap;
 use std::path::Path;
@@ -21,8 +25,12 @@ use serde_json::Value;
 pub struct LayerGeometry {
     pub op_type: String,
     pub device: String,
+    /// The first streamed input and output.
     pub in_tensor: String,
     pub out_tensor: String,
+    /// Every streamed input (two at a join) and every output (several at a fork).
+    pub in_tensors: Vec<String>,
+    pub out_tensors: Vec<String>,
     pub in_rows: u32,
     pub out_rows: u32,
     pub need: Vec<u32>,
@@ -207,18 +215,14 @@ pub fn load_graphs(
             }
         }
         for n in &g.nodes {
-            let dynamic: Vec<&String> = n
+            let dynamic: Vec<String> = n
                 .inputs
                 .iter()
-                .filter(|i| !g.initializers.contains_key(*i))
+                .filter(|i| !i.is_empty() && !g.initializers.contains_key(*i))
+                .cloned()
                 .collect();
-            let [inp] = dynamic.as_slice() else {
-                bail!(
-                    "{}: node {} has {} streamed inputs; the pipeline model handles chains only",
-                    path.display(),
-                    n.name,
-                    dynamic.len()
-                );
+            let Some(inp) = dynamic.first() else {
+                bail!("{}: node {} has no streamed input", path.display(), n.name);
             };
             let out = n
                 .outputs
@@ -233,8 +237,10 @@ pub fn load_graphs(
                 LayerGeometry {
                     op_type: n.op_type.clone(),
                     device: device.clone(),
-                    in_tensor: (*inp).clone(),
+                    in_tensor: inp.clone(),
                     out_tensor: out.clone(),
+                    in_tensors: dynamic.clone(),
+                    out_tensors: n.outputs.clone(),
                     in_rows: ir,
                     out_rows: or,
                     need,

@@ -1,6 +1,7 @@
 //! One module per FINN HW op type. Each follows that op's `execute_node` in
 //! finn-plus 1.6.1 (`finn/custom_op/fpgadataflow/<op>.py`), which is the reference.
 
+mod duplicatestreams;
 mod elementwise;
 mod fmpadding;
 mod globalaccpool;
@@ -23,6 +24,7 @@ use crate::tensor::Tensor;
 /// exported under these).
 pub const SUPPORTED: &[&str] = &[
     "ConvolutionInputGenerator",
+    "DuplicateStreams",
     "ElementwiseAdd",
     "ElementwiseSub",
     "ElementwiseMul",
@@ -38,9 +40,14 @@ pub const SUPPORTED: &[&str] = &[
     "VVAU",
 ];
 
-/// An executable node: its dynamic inputs (tensors, in order) produce one output.
+/// An executable node: its dynamic inputs (tensors, in order) produce its output.
 pub trait Op: Send + Sync {
     fn run(&self, inputs: &[&Tensor]) -> Result<Tensor>;
+
+    /// Every output in the node's order; only a fork (DuplicateStreams) has more than one.
+    fn run_outputs(&self, inputs: &[&Tensor]) -> Result<Vec<Tensor>> {
+        Ok(vec![self.run(inputs)?])
+    }
 }
 
 /// What an op builder sees of the graph.
@@ -115,9 +122,9 @@ fn first_input(ctx: &NodeCtx, op: Box<dyn Op>) -> Result<Built> {
 }
 
 pub fn build(ctx: &NodeCtx) -> Result<Built> {
-    if ctx.node.outputs.len() != 1 {
+    if ctx.node.outputs.len() != 1 && ctx.node.op_type != "DuplicateStreams" {
         bail!(
-            "node {}: {} outputs; the executor supports single-output ops",
+            "node {}: {} outputs; the executor supports single-output ops and DuplicateStreams",
             ctx.name(),
             ctx.node.outputs.len()
         );
@@ -131,6 +138,9 @@ pub fn build(ctx: &NodeCtx) -> Result<Built> {
         "Pool" => first_input(ctx, Box::new(pool::Pool::new(ctx)?)),
         "GlobalAccPool" => first_input(ctx, Box::new(globalaccpool::GlobalAccPool::new(ctx)?)),
         "LabelSelect" => first_input(ctx, Box::new(labelselect::LabelSelect::new(ctx)?)),
+        "DuplicateStreams" => {
+            first_input(ctx, Box::new(duplicatestreams::DuplicateStreams::new(ctx)?))
+        }
         "StreamingDataWidthConverter" | "StreamingFIFO" => {
             first_input(ctx, Box::new(passthrough::Passthrough::new(ctx)?))
         }
