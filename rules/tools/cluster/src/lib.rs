@@ -234,8 +234,8 @@ impl Cluster {
         let raw: RawCluster = toml::from_str(text).map_err(|e| {
             let line = e.span().map(|s| line_of(text, s.start)).unwrap_or(1);
             anyhow::anyhow!(
-                "{file}:{line}: {}(every key of a cluster file: toolchains/clusters/README.md)",
-                e.message().trim_end().to_string() + " "
+                "{file}:{line}: {} (every key of a cluster file: toolchains/clusters/README.md)",
+                e.message().trim_end()
             )
         })?;
         let r = Reader { file, text };
