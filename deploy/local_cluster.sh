@@ -121,9 +121,9 @@ up)
 Slurm cluster up in $SLURM_DIR: node $(hostname -s), partition local, $cpus CPUs.
 Use it from a shell with
     export SLURM_CONF=$SLURM_CONF        (or: source $SLURM_DIR/env)
-then $sbatch, $srun, squeue, scancel and sinfo talk to it; so do the local-profile job
-scripts (./forge build -c deploy.profile=local ...) and
-./forge run //remote:workers -- submit --profile local ...
+then $sbatch, $srun, squeue, scancel and sinfo talk to it; so do the job scripts of the
+local cluster (toolchains/clusters/local.toml: ./forge build -c deploy.cluster=local ...) and
+./forge run //remote:workers -- submit --cluster local ...
 Logs: $SLURM_DIR/log. Stop it (and remove $SLURM_DIR):
     $prog down --dir $SLURM_DIR
 EOF

@@ -1,15 +1,17 @@
 """Remote execution's workers as a Slurm job.
 
 `slurm_workers` is a runnable: `./forge run //remote:workers -- submit --count N --address
-grpc://HOST:PORT [--profile noctua2|local] [--partition P] [--qos Q] [--time T] [--account A]`
+grpc://HOST:PORT [--cluster NAME|FILE] [--partition P] [--qos Q] [--time T] [--account A]`
 runs `//remote/workers_job:re-workers` (an `exec_dep`), which writes a job directory (default
 `buck-out/remote-workers/workers-<time>-<pid>/`: `job.sh`, a copy of the worker, the logs),
 submits `job.sh` with the slurm toolchain's `sbatch` and prints the script's path and the
 job id; `script` instead of `submit` only writes it. The job starts `--count` `worker`s
 (forge-re-worker), one per Slurm task through `srun`, each offering the `platform`'s
-`remote_execution_properties`, so they take exactly the actions that platform sends. Both
-profiles come from one template (`noctua2`: partition `normal`, QoS `fpgasynthesis`, 32 CPUs
-and 64G per worker, 4 h; `local`: the test cluster). The workers stop when the job ends or is
+`remote_execution_properties`, so they take exactly the actions that platform sends. Every
+cluster comes from one template, its request from the cluster's file (`[workers]` of
+toolchains/clusters/<name>.toml, through `toolchains//:clusters`; `noctua2`: partition
+`normal`, QoS `fpgasynthesis`, 32 CPUs and 64G per worker, 4 h; `local`: the test cluster);
+`--cluster` names one of them (default: `[deploy] cluster`) or a cluster file's path. The workers stop when the job ends or is
 cancelled (`scancel`).
 
 `worker_pool_test` and `worker_pool_run` (a test, a runnable) run a script of
@@ -18,6 +20,7 @@ command.
 """
 
 load("//platforms:defs.bzl", "RemoteExecutionPropertiesInfo")
+load("//rules/toolchains:cluster.bzl", "ClusterToolchainInfo")
 load("//rules/toolchains:slurm.bzl", "SlurmToolchainInfo")
 load("//rules/toolchains:system.bzl", "SystemToolInfo")
 
@@ -36,6 +39,10 @@ def _slurm_workers_impl(ctx: AnalysisContext) -> list[Provider]:
     )
     for key in sorted(properties):
         args.add("--property", "{}={}".format(key, properties[key]))
+    clusters = ctx.attrs._clusters[ClusterToolchainInfo]
+    for name in sorted(clusters.clusters):
+        args.add("--cluster-file", clusters.clusters[name])
+    args.add("--default-cluster", clusters.default)
     return [DefaultInfo(), RunInfo(args = args)]
 
 slurm_workers = rule(
@@ -51,6 +58,10 @@ slurm_workers = rule(
             default = "root//remote:worker",
             doc = "the Remote Workers API bot each Slurm task runs",
         ),
+        "_clusters": attrs.default_only(attrs.toolchain_dep(
+            providers = [ClusterToolchainInfo],
+            default = "toolchains//:clusters",
+        )),
         "_slurm": attrs.default_only(attrs.toolchain_dep(
             providers = [SlurmToolchainInfo],
             default = "toolchains//:slurm",
@@ -61,7 +72,7 @@ slurm_workers = rule(
         )),
     },
     doc = "Runnable: `submit` (or `script`) the Slurm job that starts remote execution " +
-          "workers for the `platform`'s properties (profiles `noctua2` and `local`).",
+          "workers for the `platform`'s properties on a cluster of `toolchains//:clusters`.",
 )
 
 def _pool_command(ctx: AnalysisContext) -> cmd_args:

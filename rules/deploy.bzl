@@ -25,8 +25,8 @@ Every action runs `deploy-tool` (deploy/tool, through `toolchains//:deploy`): it
 `deploy/<name>.toml` (devices with node/card/clock, cables as `device:port` pairs or a
 generated `chain`/`ring`/`pair`/`loopback` topology, `app = "finn" | "aurora_bench" | "hls"`) against
 the platform TOML of `toolchains//:fpga`; subcommands `check`, `partitioner-inputs`,
-`plan-slice`, `link-config`, `scripts` (Slurm `job.sh` for `--profile noctua2|local` and
-`run.sh`), `report` (HTML + inline SVG). Errors name the file and line (`error:
+`plan-slice`, `link-config`, `scripts` (Slurm `job.sh` for `--cluster FILE`, one per
+cluster file of `toolchains//:clusters`, and `run.sh`), `report` (HTML + inline SVG). Errors name the file and line (`error:
 deploy/x.toml:12: ...`), exit 1 and write nothing. A FINN cable carries its cut in one
 direction; the link kernel's other direction gets a tie-off (`//hw/hls:tie_off_source`,
 `//hw/hls:tie_off_sink`), as FINN+ 1.6.1 parks its `tx_dummy_kernel` / `rx_dummy_kernel`
@@ -35,6 +35,7 @@ there. Format, checks and outputs: [`deploy/tool/README.md`](../deploy/tool/READ
 
 load("//rules:finn.bzl", "FinnEstimatesInfo", "PartitionPlanInfo", "finn_partition", "finn_script")
 load("//rules:vitis_link.bzl", "BitstreamInfo", "DeploymentDescInfo", "vitis_link")
+load("//rules/toolchains:cluster.bzl", "ClusterToolchainInfo")
 load("//rules/toolchains:deploy.bzl", "DeployToolchainInfo")
 load("//rules/toolchains:finn.bzl", "FinnToolchainInfo")
 load("//rules/toolchains:fpga.bzl", "FpgaToolchainInfo")
@@ -50,6 +51,11 @@ _FPGA_TOOLCHAIN = attrs.default_only(attrs.toolchain_dep(
     providers = [FpgaToolchainInfo],
 ))
 
+_CLUSTER_TOOLCHAIN = attrs.default_only(attrs.toolchain_dep(
+    default = "toolchains//:clusters",
+    providers = [ClusterToolchainInfo],
+))
+
 _FINN_TOOLCHAIN = attrs.default_only(attrs.toolchain_dep(
     default = "toolchains//:finn",
     providers = [FinnToolchainInfo],
@@ -59,11 +65,11 @@ DeploymentInfo = provider(
     doc = "A built deployment. `name`: str; `devices`: list[str] in pipeline order; " +
           "`xclbins`, `link_configs`, `sim_descriptions`: dict device -> Artifact; " +
           "`topology`: Artifact (JSON: devices, cables, cuts); `job_script`, " +
-          "`run_script`, `report`: Artifact; `job_scripts`: dict profile -> job " +
-          "script (noctua2, local); `host`: Artifact, the host driver; `bundle`: " +
-          "Artifact (dir), the self-contained directory to take to the cluster; " +
-          "`bundles`: dict profile -> bundle (noctua2, local); " +
-          "`profile`: str, the job script's profile (noctua2 | local); for a FINN " +
+          "`run_script`, `report`: Artifact; `job_scripts`: dict cluster -> job " +
+          "script (one per cluster file of toolchains//:clusters); `host`: Artifact, the " +
+          "host driver; `bundle`: Artifact (dir), the self-contained directory to take to " +
+          "the cluster; `bundles`: dict cluster -> bundle; " +
+          "`cluster`: str, the cluster of `job_script` and `bundle`; for a FINN " +
           "network `finn_exec` (the plan's executor export: exec.json, <device>/, whole/), " +
           "`finn_partitions` (the partition ONNX models) and `finn_model` (the unpartitioned " +
           "HW model), else None; `run_inputs`: list[Artifact], every file the run " +
@@ -71,6 +77,7 @@ DeploymentInfo = provider(
     fields = {
         "bundle": provider_field(Artifact),
         "bundles": provider_field(dict[str, Artifact]),
+        "cluster": provider_field(str),
         "devices": provider_field(list),
         "finn_exec": provider_field(Artifact | None, default = None),
         "finn_model": provider_field(Artifact | None, default = None),
@@ -80,7 +87,6 @@ DeploymentInfo = provider(
         "job_scripts": provider_field(dict),
         "link_configs": provider_field(dict),
         "name": provider_field(str),
-        "profile": provider_field(str),
         "report": provider_field(Artifact),
         "run_inputs": provider_field(list),
         "run_script": provider_field(Artifact),
@@ -160,9 +166,9 @@ deployment_description = rule(
           "check`), and the partitioner's devices/topology inputs derived from it.",
 )
 
-def _deploy_tool_per_profile(tool, verb: str, desc, fpga, profile: str, host, links: dict) -> cmd_args:
-    """`deploy-tool VERB` with what every per-profile step reads: the description, the
-    platform, the profile, the host driver and each card's xclbin."""
+def _deploy_tool_per_cluster(tool, verb: str, desc, fpga, cluster: Artifact, host, links: dict) -> cmd_args:
+    """`deploy-tool VERB` with what every per-cluster step reads: the description, the
+    platform, the cluster file, the host driver and each card's xclbin."""
     args = cmd_args(
         tool,
         verb,
@@ -170,8 +176,8 @@ def _deploy_tool_per_profile(tool, verb: str, desc, fpga, profile: str, host, li
         desc.description,
         "--platform",
         fpga.platform_desc,
-        "--profile",
-        profile,
+        "--cluster",
+        cluster,
         "--host",
         host,
         hidden = [desc.checked],
@@ -196,17 +202,25 @@ def _fpga_deployment_impl(ctx: AnalysisContext) -> list[Provider]:
     plan = plan_info.plan if plan_info else None
     finn_exec = plan_info.exec if plan_info else None
 
-    # Both profiles' job scripts from the one template; `[job_script]` is the configured one.
+    # Every cluster's job script from the one template; `[job_script]` is the configured one's.
+    clusters = ctx.attrs._clusters[ClusterToolchainInfo]
+    configured = ctx.attrs.cluster or clusters.default
+    if configured not in clusters.clusters:
+        fail("{}: cluster = {}: no such cluster file; the clusters: {} (toolchains/clusters/<name>.toml)".format(
+            ctx.label,
+            configured,
+            ", ".join(sorted(clusters.clusters)),
+        ))
     job_scripts = {}
     topologies = {}
     run = None
     topology = None
-    for profile in ["noctua2", "local"]:
-        prefix = "" if profile == ctx.attrs.profile else profile + "/"
-        job = ctx.actions.declare_output(prefix + "job_{}.sh".format(profile))
+    for cluster in sorted(clusters.clusters):
+        prefix = "" if cluster == configured else cluster + "/"
+        job = ctx.actions.declare_output(prefix + "job_{}.sh".format(cluster))
         this_run = ctx.actions.declare_output(prefix + "run.sh")
         this_topology = ctx.actions.declare_output(prefix + "topology.json")
-        scripts = _deploy_tool_per_profile(tool, "scripts", desc, fpga, profile, host, links)
+        scripts = _deploy_tool_per_cluster(tool, "scripts", desc, fpga, clusters.clusters[cluster], host, links)
         if plan != None:
             scripts.add("--plan", plan)
         if finn_exec != None:
@@ -216,13 +230,13 @@ def _fpga_deployment_impl(ctx: AnalysisContext) -> list[Provider]:
         for d in desc.devices:
             scripts.add("--sim", links[d].sim_description)
         scripts.add("--job-out", job.as_output(), "--run-out", this_run.as_output(), "--topology-out", this_topology.as_output())
-        ctx.actions.run(scripts, category = "deploy_scripts", identifier = profile)
-        job_scripts[profile] = job
-        topologies[profile] = this_topology
-        if profile == ctx.attrs.profile:
+        ctx.actions.run(scripts, category = "deploy_scripts", identifier = cluster)
+        job_scripts[cluster] = job
+        topologies[cluster] = this_topology
+        if cluster == configured:
             run = this_run
             topology = this_topology
-    job = job_scripts[ctx.attrs.profile]
+    job = job_scripts[configured]
 
     report = ctx.actions.declare_output("report.html")
     rep = cmd_args(
@@ -244,12 +258,12 @@ def _fpga_deployment_impl(ctx: AnalysisContext) -> list[Provider]:
 
     sub_targets = {
         "job_script": [DefaultInfo(default_output = job)],
-        "job_script_local": [DefaultInfo(default_output = job_scripts["local"])],
-        "job_script_noctua2": [DefaultInfo(default_output = job_scripts["noctua2"])],
         "report": [DefaultInfo(default_output = report)],
         "run_script": [DefaultInfo(default_output = run)],
         "topology": [DefaultInfo(default_output = topology)],
     }
+    for cluster in job_scripts:
+        sub_targets["job_script_" + cluster] = [DefaultInfo(default_output = job_scripts[cluster])]
     for d in desc.devices:
         sub_targets["link_config_" + d] = [DefaultInfo(default_output = links[d].link_config)]
         sub_targets["xclbin_" + d] = [DefaultInfo(default_output = links[d].xclbin)]
@@ -260,21 +274,21 @@ def _fpga_deployment_impl(ctx: AnalysisContext) -> list[Provider]:
     run_inputs = [host] + xclbins + finn_run_inputs
 
     # The one directory to take to the cluster: every file a run reads, scripts whose paths
-    # are relative to it, and SHA256SUMS; `--out DIR` copies it out. One per profile, as the
+    # are relative to it, and SHA256SUMS; `--out DIR` copies it out. One per cluster, as the
     # job scripts: `[bundle]` is the configured one, `[bundle_local]` runs under any Slurm.
     bundles = {}
-    for profile in ["noctua2", "local"]:
-        prefix = "" if profile == ctx.attrs.profile else profile + "/"
+    for cluster in sorted(clusters.clusters):
+        prefix = "" if cluster == configured else cluster + "/"
         this_bundle = ctx.actions.declare_output(prefix + ctx.label.name, dir = True)
-        pack = _deploy_tool_per_profile(tool, "bundle", desc, fpga, profile, host, links)
-        pack.add("--topology", topologies[profile], "--report", report)
+        pack = _deploy_tool_per_cluster(tool, "bundle", desc, fpga, clusters.clusters[cluster], host, links)
+        pack.add("--topology", topologies[cluster], "--report", report)
         if finn_exec != None:
             pack.add("--finn-exec", finn_exec, "--plan", plan, "--devices-json", desc.devices_json)
         pack.add("--out", this_bundle.as_output())
-        ctx.actions.run(pack, category = "deploy_bundle", identifier = profile)
-        bundles[profile] = this_bundle
-        sub_targets["bundle_" + profile] = [DefaultInfo(default_output = this_bundle)]
-    bundle = bundles[ctx.attrs.profile]
+        ctx.actions.run(pack, category = "deploy_bundle", identifier = cluster)
+        bundles[cluster] = this_bundle
+        sub_targets["bundle_" + cluster] = [DefaultInfo(default_output = this_bundle)]
+    bundle = bundles[configured]
     sub_targets["bundle"] = [DefaultInfo(default_output = bundle)]
     return [
         DefaultInfo(
@@ -287,6 +301,7 @@ def _fpga_deployment_impl(ctx: AnalysisContext) -> list[Provider]:
         DeploymentInfo(
             bundle = bundle,
             bundles = bundles,
+            cluster = configured,
             devices = desc.devices,
             finn_exec = finn_exec,
             finn_model = ctx.attrs.estimates[FinnEstimatesInfo].model if ctx.attrs.estimates else None,
@@ -296,7 +311,6 @@ def _fpga_deployment_impl(ctx: AnalysisContext) -> list[Provider]:
             job_scripts = job_scripts,
             link_configs = {d: links[d].link_config for d in desc.devices},
             name = desc.name,
-            profile = ctx.attrs.profile,
             report = report,
             run_inputs = run_inputs,
             run_script = run,
@@ -314,7 +328,8 @@ fpga_deployment_rule = rule(
         "host": attrs.dep(doc = "the host driver binary (cargo_binary)"),
         "links": attrs.list(attrs.dep(providers = [BitstreamInfo])),
         "partition": attrs.option(attrs.dep(providers = [PartitionPlanInfo]), default = None),
-        "profile": attrs.enum(["noctua2", "local"], default = "noctua2"),
+        "cluster": attrs.option(attrs.string(), default = None, doc = "the cluster of `[job_script]` and `[bundle]`; default: `[deploy] cluster` (toolchains//:clusters)"),
+        "_clusters": _CLUSTER_TOOLCHAIN,
         "_deploy": _DEPLOY_TOOLCHAIN,
         "_fpga": _FPGA_TOOLCHAIN,
     },
@@ -330,14 +345,15 @@ def fpga_deployment(
         objective = "throughput",
         clock_mhz = 250,
         flow_control = None,
-        profile = None,
+        cluster = None,
         visibility = None):
     """A deployment: `description` (TOML), `devices` (its device names, in order; checked
     against the TOML), `kernels` (every kernel a device may carry: AuroraFlow per QSFP
     port, DMA and benchmark kernels, tie-offs, a user's `hls_kernel`s), `host` (cargo_binary of the host driver), and for a
     FINN network `estimates` (finn_estimates) which the partitioner splits with
-    `objective` over the deployment's devices and cables. `profile` of the job script
-    defaults to `[deploy] profile` (noctua2 | local)."""
+    `objective` over the deployment's devices and cables. `cluster` (a file of
+    toolchains/clusters) of `[job_script]` and `[bundle]` defaults to `[deploy] cluster`
+    (noctua2); every cluster's are `[job_script_<cluster>]` and `[bundle_<cluster>]`."""
     desc = name + "__desc"
     deployment_description(
         name = desc,
@@ -376,7 +392,7 @@ def fpga_deployment(
         host = host,
         links = links,
         partition = partition,
-        profile = profile or read_config("deploy", "profile", "noctua2"),
+        cluster = cluster,
         visibility = visibility,
     )
 

@@ -92,7 +92,7 @@ _pool_sessions() { cat "$POOL_JOBDIR"/worker-*.log 2>/dev/null | grep -c 'bot se
 
 pool_submit() {
     local n=$1 out script _
-    out=$("${WORKERS_CMD[@]}" submit --count "$n" --address "$POOL_ADDRESS" --profile local \
+    out=$("${WORKERS_CMD[@]}" submit --count "$n" --address "$POOL_ADDRESS" --cluster local \
         --time 5 --dir "$POOL_WORK/jobs") || pool_fail "//remote:workers submit failed: $out"
     script=$(sed -n 's/^job script: //p' <<<"$out")
     POOL_JOB=$(sed -n 's/^job id: //p' <<<"$out")

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Remote execution's workers as a Slurm job, end to end (pool.sh: a BuildGrid, a throwaway
-# one-node Slurm cluster): 4 workers submitted through //remote:workers (`submit --profile
+# one-node Slurm cluster): 4 workers submitted through //remote:workers (`submit --cluster
 # local`), then `forge build -c ci.remote_exec=true` of 8 stand-in place & route actions of
 # T seconds in a scratch project. It must take at most 1.5 x ceil(8/4) x T of wall time, run
 # all 8 on the job's workers (the summary's `remote: 8`, the workers' logs, every worker

@@ -13,7 +13,7 @@ root=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 size=${1:-16384} iterations=${2:-4}
 if [ "${SLURM_ISOLATED:-}" != 1 ]; then
     cd "$root"
-    built=$(./forge build -c deploy.profile=local --show-output \
+    built=$(./forge build -c deploy.cluster=local --show-output \
         '//deploy:aurora_ring_48[job_script]' '//deploy:aurora_ring_48[topology]')
     RING48_JOB=$root/$(awk '/\[job_script\]/ {print $2}' <<<"$built")
     RING48_TOPOLOGY=$root/$(awk '/\[topology\]/ {print $2}' <<<"$built")

@@ -11,13 +11,14 @@ use std::path::{Path, PathBuf};
 use anyhow::{bail, Context, Result};
 use sha2::{Digest, Sha256};
 
-use crate::commands::{load, parse_xclbins};
-use crate::scripts::{self, Launch, Profile, Root};
+use crate::commands::{load, load_cluster, parse_xclbins};
+use crate::scripts::{self, Launch, Root};
 
 pub struct BundleArgs<'a> {
     pub deployment: &'a Path,
     pub platform: &'a Path,
-    pub profile: Profile,
+    /// The cluster file the bundle's job script is for.
+    pub cluster: &'a Path,
     /// DEVICE=PATH, one per device.
     pub xclbins: &'a [String],
     pub host: &'a Path,
@@ -118,6 +119,7 @@ pub fn sha256sums(dir: &Path) -> Result<String> {
 
 fn fill(a: &BundleArgs, dir: &Path) -> Result<()> {
     let (d, p) = load(a.deployment, a.platform)?;
+    let cluster = load_cluster(a.cluster, &d)?;
     let xclbins = parse_xclbins(&d, a.xclbins)?;
     let host = file_name(a.host)?;
     copy_in(a.host, &dir.join(&host))?;
@@ -152,7 +154,7 @@ fn fill(a: &BundleArgs, dir: &Path) -> Result<()> {
     };
     write_file(
         &dir.join(JOB),
-        &scripts::job_script(&d, &p, &launch, a.profile),
+        &scripts::job_script(&d, &p, &launch, &cluster),
         0o755,
     )?;
     write_file(&dir.join(RUN), &scripts::run_script(&d, &p, &launch), 0o755)?;

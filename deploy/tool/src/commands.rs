@@ -3,6 +3,7 @@
 use std::path::{Path, PathBuf};
 
 use anyhow::{Context, Result};
+use cluster_file::Cluster;
 use serde_json::Value;
 
 use crate::deployment::{App, Deployment};
@@ -11,7 +12,7 @@ use crate::instances::{self, Inputs};
 use crate::kernel::Kernel;
 use crate::plan::{self, Plan};
 use crate::platform::Platform;
-use crate::scripts::{self, Launch, Profile};
+use crate::scripts::{self, Launch};
 use crate::{flow_control, linkcfg, partitioner, report, validate};
 
 pub fn load(deployment: &Path, platform: &Path) -> Result<(Deployment, Platform)> {
@@ -123,7 +124,8 @@ pub fn link_config(a: &LinkConfigArgs) -> Result<()> {
 pub struct ScriptArgs<'a> {
     pub deployment: &'a Path,
     pub platform: &'a Path,
-    pub profile: Profile,
+    /// The cluster file (toolchains/clusters/<name>.toml) the job script is for.
+    pub cluster: &'a Path,
     pub xclbins: &'a [String],
     pub host: &'a str,
     pub plan: Option<&'a Path>,
@@ -182,19 +184,28 @@ fn cuts_of(d: &Deployment, plan: Option<&Path>) -> Result<(Option<Plan>, Vec<pla
     }
 }
 
+/// The cluster file, read and held against the description: no node of it may carry more
+/// cards than the cluster's nodes have.
+pub fn load_cluster(file: &Path, d: &Deployment) -> Result<Cluster> {
+    let c = Cluster::read(file)?;
+    if let Some((n, line)) = c.job.cards_per_node {
+        if d.cards_per_node > n {
+            return Err(d.src.at(
+                &d.cards_span,
+                format!(
+                    "cards_per_node = {} but a node of cluster {} has {n} cards ({}:{line}); \
+                     spread the devices over more nodes (cards_per_node = {n} or fewer)",
+                    d.cards_per_node, c.name, c.file
+                ),
+            ));
+        }
+    }
+    Ok(c)
+}
+
 pub fn scripts_text(a: &ScriptArgs) -> Result<(String, String, Value)> {
     let (d, p) = load(a.deployment, a.platform)?;
-    if a.profile == Profile::Noctua2 && d.cards_per_node > scripts::NOCTUA2_CARDS_PER_NODE {
-        return Err(d.src.at(
-            &d.cards_span,
-            format!(
-                "cards_per_node = {} but a Noctua 2 FPGA node has {} U280s (acl0..acl2); \
-                 spread the devices over more nodes",
-                d.cards_per_node,
-                scripts::NOCTUA2_CARDS_PER_NODE
-            ),
-        ));
-    }
+    let cluster = load_cluster(a.cluster, &d)?;
     let xclbins = parse_xclbins(&d, a.xclbins)?;
     let (_, cuts) = cuts_of(&d, a.plan)?;
     let topo_path = a.topology_out.display().to_string();
@@ -215,7 +226,7 @@ pub fn scripts_text(a: &ScriptArgs) -> Result<(String, String, Value)> {
         crate::hls_app::assigned_banks(&mut topology, &read_sims(a.sims)?);
     }
     Ok((
-        scripts::job_script(&d, &p, &launch, a.profile),
+        scripts::job_script(&d, &p, &launch, &cluster),
         scripts::run_script(&d, &p, &launch),
         topology,
     ))

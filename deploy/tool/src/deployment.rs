@@ -17,7 +17,7 @@ use crate::fields;
 use crate::hls_app::parse as hls_parse;
 use crate::hls_app::HlsApp;
 use crate::platform::Platform;
-use crate::slurm::{default_modules, parse_slurm, RawSlurm};
+use crate::slurm::{parse_slurm, RawSlurm};
 pub use crate::slurm::{Slurm, DEFAULT_TIME};
 
 /// An integer or a float in TOML (`clock_mhz = 250` and `= 322.265625` both read).
@@ -101,8 +101,21 @@ struct RawLink {
     cable_m: Option<Spanned<Number>>,
 }
 
-/// Noctua 2's U280 nodes carry three cards.
-pub const DEFAULT_CARDS_PER_NODE: u32 = 3;
+/// The cards per node of a description that gives none: those of the paper's system, Noctua
+/// 2 (its cluster file, built into this binary; the job script of every cluster is held to
+/// that cluster's own file).
+pub fn default_cards_per_node() -> u32 {
+    static N: std::sync::OnceLock<u32> = std::sync::OnceLock::new();
+    *N.get_or_init(|| {
+        let file = "toolchains/clusters/noctua2.toml";
+        let text = include_str!("../../../toolchains/clusters/noctua2.toml");
+        let c = cluster_file::Cluster::parse(file, text).expect("the built-in noctua2.toml");
+        c.job
+            .cards_per_node
+            .expect("noctua2.toml has job.cards_per_node")
+            .0
+    })
+}
 /// Fibre of one cable through the optical switch when the file gives none.
 pub const DEFAULT_CABLE_M: f64 = 5.0;
 /// FINN+'s `max_utilization` default (finn-plus 1.6.1 PartitioningConfiguration).
@@ -236,7 +249,7 @@ impl Deployment {
             .cards_per_node
             .as_ref()
             .map(|c| *c.get_ref())
-            .unwrap_or(DEFAULT_CARDS_PER_NODE);
+            .unwrap_or_else(default_cards_per_node);
         if cards_per_node == 0 {
             return Err(src.at(
                 &raw.cards_per_node.as_ref().unwrap().span(),
@@ -278,7 +291,7 @@ impl Deployment {
             Some(s) => parse_slurm(&src, s)?,
             None => Slurm {
                 time: DEFAULT_TIME.into(),
-                modules: default_modules(),
+                modules: None,
                 ..Slurm::default()
             },
         };

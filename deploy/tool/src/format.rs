@@ -20,7 +20,7 @@ pub const TOP: &[(&str, &str)] = &[
     ),
     (
         "`cards_per_node`",
-        "cards per node (default 3, Noctua 2's U280 nodes); `card` must be below it",
+        "cards per node (default: the cards per node of toolchains/clusters/noctua2.toml, Noctua 2's U280 nodes); `card` must be below it, and a job script's cluster must have as many",
     ),
     (
         "`clock_mhz`",
@@ -44,7 +44,7 @@ pub const TOP: &[(&str, &str)] = &[
     ),
     (
         "`[slurm]`",
-        "optional: `time` (default `00:30:00`), `account`, `constraint` (default: the platform's `xrt_constraint`), `modules` (default `fpga`, `xilinx/xrt/2.16`, `changeFPGAlinks`, `gompi/2025b`)",
+        "optional: `time` (default `00:30:00`), `account`, `constraint` (default: the platform's `xrt_constraint`; on a cluster with `job.platform_constraint`), `modules` (default: the cluster file's `job.modules`; on a cluster with modules)",
     ),
     (
         "`[[kernel]]`",

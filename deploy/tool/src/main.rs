@@ -5,7 +5,6 @@ use std::process::ExitCode;
 
 use clap::{Parser, Subcommand};
 use deploy_tool::commands::{self, LinkConfigArgs, ScriptArgs};
-use deploy_tool::scripts::Profile;
 
 #[derive(Parser)]
 #[command(
@@ -91,8 +90,9 @@ enum Cmd {
         /// The platform TOML (Slurm constraint); default: toolchains/fpga_platforms/<platform>.toml.
         #[arg(long)]
         platform: Option<PathBuf>,
-        #[arg(long, value_enum)]
-        profile: Profile,
+        /// The cluster file the job script is for (toolchains/clusters/<name>.toml).
+        #[arg(long)]
+        cluster: PathBuf,
         /// DEVICE=PATH, one per device.
         #[arg(long = "xclbin", num_args = 1..)]
         xclbins: Vec<String>,
@@ -126,9 +126,9 @@ enum Cmd {
         deployment: PathBuf,
         #[arg(long)]
         platform: PathBuf,
-        /// The job script's profile.
-        #[arg(long, value_enum)]
-        profile: Profile,
+        /// The cluster file the job script is for (toolchains/clusters/<name>.toml).
+        #[arg(long)]
+        cluster: PathBuf,
         /// DEVICE=PATH, one per device.
         #[arg(long = "xclbin", num_args = 1..)]
         xclbins: Vec<String>,
@@ -180,6 +180,12 @@ enum Cmd {
     /// The description's key reference in markdown (deploy/tool/README.md holds it); with
     /// --write FILE, the part of FILE between its describe-format markers is replaced.
     DescribeFormat {
+        #[arg(long)]
+        write: Option<PathBuf>,
+    },
+    /// The cluster file's key reference in markdown (toolchains/clusters/README.md holds it);
+    /// with --write FILE, the part of FILE between its cluster-keys markers is replaced.
+    DescribeCluster {
         #[arg(long)]
         write: Option<PathBuf>,
     },
@@ -253,7 +259,7 @@ fn run(cli: Cli) -> anyhow::Result<()> {
         Cmd::Scripts {
             deployment,
             platform,
-            profile,
+            cluster,
             xclbins,
             host,
             plan,
@@ -271,7 +277,7 @@ fn run(cli: Cli) -> anyhow::Result<()> {
             commands::scripts(&ScriptArgs {
                 deployment: &deployment,
                 platform: &platform,
-                profile,
+                cluster: &cluster,
                 xclbins: &xclbins,
                 host: &host,
                 plan: plan.as_deref(),
@@ -286,7 +292,7 @@ fn run(cli: Cli) -> anyhow::Result<()> {
         Cmd::Bundle {
             deployment,
             platform,
-            profile,
+            cluster,
             xclbins,
             host,
             topology,
@@ -298,7 +304,7 @@ fn run(cli: Cli) -> anyhow::Result<()> {
         } => deploy_tool::bundle::bundle(&deploy_tool::bundle::BundleArgs {
             deployment: &deployment,
             platform: &platform,
-            profile,
+            cluster: &cluster,
             xclbins: &xclbins,
             host: &host,
             topology: &topology,
@@ -334,21 +340,38 @@ fn run(cli: Cli) -> anyhow::Result<()> {
             println!("{}", deploy_tool::format::markdown());
             Ok(())
         }
-        Cmd::DescribeFormat { write: Some(file) } => {
-            let text = std::fs::read_to_string(&file)
-                .map_err(|e| anyhow::anyhow!("{}: cannot read: {e}", file.display()))?;
-            let new = deploy_tool::format::splice(&text).ok_or_else(|| {
-                anyhow::anyhow!(
-                    "{}: no describe-format markers; add the lines\n{}\n{}\nwhere the \
-                     reference goes",
-                    file.display(),
-                    deploy_tool::format::BEGIN,
-                    deploy_tool::format::END
-                )
-            })?;
-            deploy_tool::diag::write_atomic(&file, &new)
+        Cmd::DescribeFormat { write: Some(file) } => splice_into(
+            &file,
+            deploy_tool::format::splice,
+            (deploy_tool::format::BEGIN, deploy_tool::format::END),
+        ),
+        Cmd::DescribeCluster { write: None } => {
+            println!("{}", cluster_file::keys::markdown());
+            Ok(())
         }
+        Cmd::DescribeCluster { write: Some(file) } => splice_into(
+            &file,
+            cluster_file::keys::splice,
+            (cluster_file::keys::BEGIN, cluster_file::keys::END),
+        ),
     }
+}
+
+/// FILE with the part between its markers replaced by `splice`, written atomically.
+fn splice_into(
+    file: &std::path::Path,
+    splice: fn(&str) -> Option<String>,
+    (begin, end): (&str, &str),
+) -> anyhow::Result<()> {
+    let text = std::fs::read_to_string(file)
+        .map_err(|e| anyhow::anyhow!("{}: cannot read: {e}", file.display()))?;
+    let new = splice(&text).ok_or_else(|| {
+        anyhow::anyhow!(
+            "{}: no markers; add the lines\n{begin}\n{end}\nwhere the reference goes",
+            file.display()
+        )
+    })?;
+    deploy_tool::diag::write_atomic(file, &new)
 }
 
 fn main() -> ExitCode {

@@ -1,10 +1,11 @@
 //! The Slurm job script and the run script, both from one template, and the topology JSON.
-//! Noctua 2 facts: PC2 wiki "FPGA-to-FPGA Networking" (`--fpgalink=nXX:aclY:chZ-nXX:aclY:chZ`,
-//! each channel endpoint at most once, `changeFPGAlinksXilinx` inside the job) and
-//! pc2/AuroraFlow test/scripts/run_*_hw.sh (`#SBATCH -p fpga`, `--constraint=`).
+//! What a job asks of its cluster (partition, constraint, modules, the link-switching command
+//! and its syntax, the host's backend) comes from the cluster file
+//! (toolchains/clusters/<name>.toml, read by cluster_file), each fact there with its source.
 
 use std::fmt::Write as _;
 
+use cluster_file::{Cluster, Links};
 use serde_json::{json, Value};
 
 use crate::deployment::App;
@@ -12,26 +13,22 @@ use crate::deployment::{Deployment, End};
 use crate::plan::CutOnCable;
 use crate::platform::Platform;
 
-/// "each FPGA node has 128 CPU cores and is equipped with ... 3x Xilinx Alveo U280 cards"
-/// (PC2 wiki, "Additional Information for FPGA Projects").
-pub const NOCTUA2_CARDS_PER_NODE: u32 = 3;
-
-#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
-pub enum Profile {
-    Noctua2,
-    Local,
-}
-
-/// `nXX:aclY:chZ` of a device port (U280: ch0/ch1 = QSFP0/QSFP1).
+/// `nXX:aclY:chZ` of a device port (U280: ch0/ch1 = QSFP0/QSFP1): topology.json's own name
+/// of a cable end, whatever the cluster.
 pub fn endpoint(dep: &Deployment, e: &End) -> String {
     let d = dep.device(&e.device).unwrap();
     format!("n{:02}:acl{}:ch{}", d.node, d.card, e.port)
 }
 
-pub fn fpgalinks(dep: &Deployment) -> Vec<String> {
+/// The link-switching command's argument for each cable, in the cluster's syntax.
+pub fn cable_arguments(dep: &Deployment, links: &Links) -> Vec<String> {
+    let end = |e: &End| {
+        let d = dep.device(&e.device).unwrap();
+        links.end(d.node, d.card, e.port)
+    };
     dep.links
         .iter()
-        .map(|l| format!("--fpgalink={}-{}", endpoint(dep, &l.a), endpoint(dep, &l.b)))
+        .map(|l| links.cable(&end(&l.a), &end(&l.b)))
         .collect()
 }
 
@@ -85,13 +82,15 @@ impl Launch<'_> {
     }
 }
 
-enum Kind {
-    Job(Profile),
+#[derive(Clone, Copy)]
+enum Kind<'a> {
+    Job(&'a Cluster),
     Run,
 }
 
-/// The one template: header (Slurm directives for a job, none for a plain run), environment,
-/// cabling (noctua2), then every rank started with the xclbins in rank order.
+/// The one template: header (Slurm directives for a job, none for a plain run), environment
+/// and cabling (what the cluster has of them), then every rank started with the xclbins in
+/// rank order.
 fn render(dep: &Deployment, platform: &Platform, launch: &Launch, kind: Kind) -> String {
     let ranks = dep.devices.len();
     let mut s = String::from("#!/usr/bin/env bash\n");
@@ -103,7 +102,7 @@ fn render(dep: &Deployment, platform: &Platform, launch: &Launch, kind: Kind) ->
         dep.nodes(),
         dep.src.path
     );
-    if let Kind::Job(profile) = kind {
+    if let Kind::Job(cluster) = kind {
         let _ = writeln!(s, "#SBATCH -J {}", quote(&dep.name));
         let _ = writeln!(s, "#SBATCH -N {}", dep.nodes());
         let _ = writeln!(s, "#SBATCH --ntasks-per-node={}", dep.tasks_per_node());
@@ -112,13 +111,15 @@ fn render(dep: &Deployment, platform: &Platform, launch: &Launch, kind: Kind) ->
         if let Some(acct) = &dep.slurm.account {
             let _ = writeln!(s, "#SBATCH -A {}", quote(acct));
         }
-        if profile == Profile::Noctua2 {
+        if let Some(p) = &cluster.job.partition {
+            let _ = writeln!(s, "#SBATCH -p {p}");
+        }
+        if cluster.job.platform_constraint {
             let constraint = dep
                 .slurm
                 .constraint
                 .clone()
                 .unwrap_or_else(|| platform.xrt_constraint.clone());
-            let _ = writeln!(s, "#SBATCH -p fpga");
             // Not shell-quoted: sbatch reads a directive itself, and a constraint holds only
             // feature names and `&|*[]()` (checked when the description and platform are read).
             let _ = writeln!(s, "#SBATCH --constraint={constraint}");
@@ -134,21 +135,8 @@ fn render(dep: &Deployment, platform: &Platform, launch: &Launch, kind: Kind) ->
         }
         Root::Bundle => s.push_str(&bundle_root(&dep.name, &kind)),
     }
-    if let Kind::Job(Profile::Noctua2) = kind {
-        // Lmod's shell functions read unset variables
-        s.push_str("set +u\nmodule reset\n");
-        for m in &dep.slurm.modules {
-            let _ = writeln!(s, "ml {}", quote(m));
-        }
-        s.push_str("set -u\n");
-        if !dep.links.is_empty() {
-            s.push_str("\n# cable the optical switch; complete when the command returns\n");
-            s.push_str("changeFPGAlinksXilinx");
-            for l in fpgalinks(dep) {
-                let _ = write!(s, " \\\n    {l}");
-            }
-            s.push_str("\n\n");
-        }
+    if let Kind::Job(cluster) = kind {
+        environment(&mut s, dep, cluster);
     }
     // The host driver starts one MPI rank per device itself (mpirun -n <devices>; inside a
     // Slurm allocation Open MPI takes the allocation's nodes), so a job and a plain run start
@@ -174,9 +162,13 @@ fn render(dep: &Deployment, platform: &Platform, launch: &Launch, kind: Kind) ->
         launch.path(launch.host),
         launch.path(launch.topology)
     );
-    // On the cluster the ranks drive the cards (XRT); elsewhere the simulated devices.
-    if let Kind::Job(Profile::Noctua2) = kind {
-        s.push_str(" --backend xrt");
+    // On a cluster with cards the ranks drive them (its backend: XRT on Noctua 2); elsewhere,
+    // and in a plain run, the simulated devices.
+    if let Some(b) = match kind {
+        Kind::Job(c) => c.job.backend.as_ref(),
+        Kind::Run => None,
+    } {
+        let _ = write!(s, " --backend {}", quote(b));
     }
     for (flag, path) in [
         ("--reference", launch.reference),
@@ -208,7 +200,7 @@ fn render(dep: &Deployment, platform: &Platform, launch: &Launch, kind: Kind) ->
                 s,
                 "usage() {{\n    echo \"usage: run.sh [submit|local] [{commands}] ...\" >&2\n}}\n\
                  case \"${{1:-}}\" in\n\
-                 submit)\n    # the job script of the configured profile; prints the job id\n    shift\n\
+                 submit)\n    # the job script of the configured cluster; prints the job id\n    shift\n\
                  \x20   id=$(timeout 60 sbatch --parsable {job} \"$@\") || {{ echo \"run.sh: sbatch failed (is Slurm reachable? SLURM_CONF=${{SLURM_CONF:-unset}})\" >&2; exit 1; }}\n\
                  \x20   echo \"Submitted {name} as job ${{id%%;*}}\"\n    exit 0\n    ;;\n\
                  local) shift ;;\n\
@@ -222,6 +214,27 @@ fn render(dep: &Deployment, platform: &Platform, launch: &Launch, kind: Kind) ->
         }
     }
     s
+}
+
+/// A job's modules (the description's, else the cluster's, on a cluster with Lmod) and the
+/// cabling of its links (on a cluster with a link-switching command).
+fn environment(s: &mut String, dep: &Deployment, cluster: &Cluster) {
+    if let Some(modules) = &cluster.job.modules {
+        // Lmod's shell functions read unset variables
+        s.push_str("set +u\nmodule reset\n");
+        for m in dep.slurm.modules.as_ref().unwrap_or(modules) {
+            let _ = writeln!(s, "ml {}", quote(m));
+        }
+        s.push_str("set -u\n");
+    }
+    if let Some(links) = cluster.links.as_ref().filter(|_| !dep.links.is_empty()) {
+        s.push_str("\n# cable the optical switch; complete when the command returns\n");
+        s.push_str(&links.command);
+        for l in cable_arguments(dep, links) {
+            let _ = write!(s, " \\\n    {l}");
+        }
+        s.push_str("\n\n");
+    }
 }
 
 /// The bundle's directory, from the script itself, and the check that every file arrived
@@ -269,8 +282,8 @@ fn quote_in_double(name: &str) -> String {
         .collect()
 }
 
-pub fn job_script(dep: &Deployment, platform: &Platform, launch: &Launch, p: Profile) -> String {
-    render(dep, platform, launch, Kind::Job(p))
+pub fn job_script(dep: &Deployment, platform: &Platform, launch: &Launch, c: &Cluster) -> String {
+    render(dep, platform, launch, Kind::Job(c))
 }
 
 pub fn run_script(dep: &Deployment, platform: &Platform, launch: &Launch) -> String {

@@ -1,5 +1,6 @@
 //! The `[slurm]` table of a description: the job's time limit, account, constraint and
-//! modules, each held to what sbatch and `ml` accept (`fields`).
+//! modules, each held to what sbatch and `ml` accept (`fields`). What a cluster asks by
+//! default (its partition, modules, ...) is its cluster file's (cluster_file).
 
 use anyhow::Result;
 use serde::Deserialize;
@@ -22,7 +23,8 @@ pub struct Slurm {
     pub time: String,
     pub account: Option<String>,
     pub constraint: Option<String>,
-    pub modules: Vec<String>,
+    /// The description's modules; None: the cluster's (its file's `job.modules`).
+    pub modules: Option<Vec<String>>,
 }
 
 /// The job's time limit when the description gives none.
@@ -49,11 +51,12 @@ pub(crate) fn parse_slurm(src: &Source, s: RawSlurm) -> Result<Slurm> {
         .map(|c| checked(c, "constraint", fields::slurm_constraint(c.get_ref())))
         .transpose()?;
     let modules = match &s.modules {
-        Some(ms) => ms
-            .iter()
-            .map(|m| checked(m, "module", fields::module_name(m.get_ref())))
-            .collect::<Result<Vec<_>>>()?,
-        None => default_modules(),
+        Some(ms) => Some(
+            ms.iter()
+                .map(|m| checked(m, "module", fields::module_name(m.get_ref())))
+                .collect::<Result<Vec<_>>>()?,
+        ),
+        None => None,
     };
     Ok(Slurm {
         time,
@@ -61,13 +64,4 @@ pub(crate) fn parse_slurm(src: &Source, s: RawSlurm) -> Result<Slurm> {
         constraint,
         modules,
     })
-}
-
-/// Noctua 2's FPGA environment (pc2/AuroraFlow env.sh: `ml fpga; ml xilinx/xrt/2.16;
-/// ml changeFPGAlinks; ml gompi/2025b`).
-pub(crate) fn default_modules() -> Vec<String> {
-    ["fpga", "xilinx/xrt/2.16", "changeFPGAlinks", "gompi/2025b"]
-        .iter()
-        .map(|s| s.to_string())
-        .collect()
 }

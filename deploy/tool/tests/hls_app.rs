@@ -15,7 +15,6 @@ use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 
 use deploy_tool::commands::{link_config_text, scripts_text, LinkConfigArgs, ScriptArgs};
-use deploy_tool::scripts::Profile;
 
 fn kernels() -> Vec<PathBuf> {
     let mut k = common::all_kernels();
@@ -129,7 +128,7 @@ fn pipe_width_converters_in_the_sim_description() {
     assert_eq!(s1["links"][0]["idle_tx"], true);
 }
 
-fn scripts(desc: &Path, profile: Profile) -> (String, String, serde_json::Value) {
+fn scripts(desc: &Path, cluster: &str) -> (String, String, serde_json::Value) {
     let plat = common::platform();
     let dir = tempfile::tempdir().unwrap();
     let sims: Vec<PathBuf> = ["fpga0", "fpga1"]
@@ -142,7 +141,7 @@ fn scripts(desc: &Path, profile: Profile) -> (String, String, serde_json::Value)
     scripts_text(&ScriptArgs {
         deployment: desc,
         platform: &plat,
-        profile,
+        cluster: &common::cluster(cluster),
         xclbins: &["fpga0=x/fpga0.xclbin".into(), "fpga1=x/fpga1.xclbin".into()],
         host: "x/host",
         plan: None,
@@ -165,7 +164,7 @@ fn pipe_2fpga_topology_cus() {
     let desc = common::deployment("pipe_2fpga");
     let topo: serde_json::Value = match built("PIPE_2FPGA_TOPOLOGY") {
         Some(t) => serde_json::from_str(&t).unwrap(),
-        None => scripts(&desc, Profile::Local).2,
+        None => scripts(&desc, "local").2,
     };
     let want = serde_json::json!([
         {"device": "fpga0", "cu": "producer_0", "kernel": "producer",
@@ -190,7 +189,7 @@ fn pipe_2fpga_topology_cus() {
 #[test]
 fn pipe_2fpga_scripts_without_a_default_command() {
     let desc = common::deployment("pipe_2fpga");
-    let (job, run, _) = scripts(&desc, Profile::Noctua2);
+    let (job, run, _) = scripts(&desc, "noctua2");
     let job = built("PIPE_2FPGA_JOB").unwrap_or(job);
     for (name, text) in [("job.sh", &job), ("run.sh", &run)] {
         assert!(!text.contains("set -- "), "{name}:\n{text}");

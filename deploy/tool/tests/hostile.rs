@@ -232,6 +232,7 @@ fn first_action_and_scripts(dep: &Path, out: &Path) -> [Output; 2] {
     let plat = common::platform();
     let (d, p) = (dep.to_str().unwrap(), plat.to_str().unwrap());
     let o = |n: &str| out.join(n).display().to_string();
+    let noctua2 = common::cluster("noctua2").display().to_string();
     [
         run(&[
             "check",
@@ -252,8 +253,8 @@ fn first_action_and_scripts(dep: &Path, out: &Path) -> [Output; 2] {
             d,
             "--platform",
             p,
-            "--profile",
-            "noctua2",
+            "--cluster",
+            &noctua2,
             "--xclbin",
             "fpga0=a.xclbin",
             "fpga1=b.xclbin",

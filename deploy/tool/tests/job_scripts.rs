@@ -1,5 +1,5 @@
 //! Job and run scripts: the `--fpgalink` lines against AuroraFlow's documented examples,
-//! the Slurm header of both profiles, and both scripts through `bash -n` and shellcheck.
+//! the Slurm header on both clusters of the project (toolchains/clusters), and both scripts through `bash -n` and shellcheck.
 
 mod common;
 
@@ -8,7 +8,6 @@ use std::path::Path;
 use std::process::Command;
 
 use deploy_tool::commands::{scripts_text, ScriptArgs};
-use deploy_tool::scripts::Profile;
 
 /// pc2/AuroraFlow test/scripts/configure_pair_hw.sh at 957c8bb6df0bcb3686d4dbc0314e3703466699be:
 /// on each of the three cards of a node, QSFP 0 to QSFP 1.
@@ -28,7 +27,7 @@ fn three_cards(kind: &str, roles: [&str; 3]) -> String {
     s + &format!("\n[topology]\nkind = \"{kind}\"\n")
 }
 
-fn scripts(dep: &Path, profile: Profile, n: usize) -> (String, String, serde_json::Value) {
+fn scripts(dep: &Path, cluster: &str, n: usize) -> (String, String, serde_json::Value) {
     let xclbins: Vec<String> = (0..n)
         .map(|i| format!("fpga{i}=buck-out/x/fpga{i}.xclbin"))
         .collect();
@@ -36,7 +35,7 @@ fn scripts(dep: &Path, profile: Profile, n: usize) -> (String, String, serde_jso
     scripts_text(&ScriptArgs {
         deployment: dep,
         platform: &plat,
-        profile,
+        cluster: &common::cluster(cluster),
         xclbins: &xclbins,
         host: "buck-out/x/host",
         plan: None,
@@ -95,7 +94,7 @@ fn port_loop_on_three_cards_is_auroraflows_pair_configuration() {
         "pair3.toml",
         &three_cards("loopback", ["bench"; 3]),
     );
-    let (job, _, _) = scripts(&dep, Profile::Noctua2, 3);
+    let (job, _, _) = scripts(&dep, "noctua2", 3);
     assert_eq!(
         sorted(links(&job)),
         sorted(links(CONFIGURE_PAIR_HW)),
@@ -111,7 +110,7 @@ fn ring_of_three_is_auroraflows_ring_configuration() {
         "ring3.toml",
         &three_cards("ring", ["bench", "forward", "forward"]),
     );
-    let (job, _, topo) = scripts(&dep, Profile::Noctua2, 3);
+    let (job, _, topo) = scripts(&dep, "noctua2", 3);
     let cmd: String = job
         .lines()
         .skip_while(|l| !l.starts_with("changeFPGAlinksXilinx"))
@@ -128,7 +127,7 @@ fn ring_of_three_is_auroraflows_ring_configuration() {
 #[test]
 fn noctua2_job_has_the_fpga_partition_constraint_and_ranks() {
     let dep = common::deployment("aurora_ring_48");
-    let (job, run, topo) = scripts(&dep, Profile::Noctua2, 48);
+    let (job, run, topo) = scripts(&dep, "noctua2", 48);
     // the script's links are the topology's links, and the ring closes on fpga0
     let from_topology: Vec<BTreeSet<String>> = topo["links"]
         .as_array()
@@ -181,9 +180,9 @@ fn noctua2_job_has_the_fpga_partition_constraint_and_ranks() {
 }
 
 #[test]
-fn local_profile_has_the_same_ranks_without_fpga_options() {
+fn local_cluster_has_the_same_ranks_without_fpga_options() {
     let dep = common::deployment("aurora_pair");
-    let (job, run, _) = scripts(&dep, Profile::Local, 2);
+    let (job, run, _) = scripts(&dep, "local", 2);
     assert!(job.contains("#SBATCH -N 1\n"));
     assert!(job.contains("#SBATCH --ntasks-per-node=2\n"));
     assert_eq!(job.matches("--xclbin ").count(), 2);
@@ -201,7 +200,7 @@ fn local_profile_has_the_same_ranks_without_fpga_options() {
     assert!(run.contains("submit)") && run.contains("sbatch --parsable"));
     assert_valid_bash("job.sh", &job);
     assert_valid_bash("run.sh", &run);
-    let (noctua, _, _) = scripts(&dep, Profile::Noctua2, 2);
+    let (noctua, _, _) = scripts(&dep, "noctua2", 2);
     assert_eq!(
         sorted(links(&noctua)),
         sorted(links(
@@ -216,17 +215,18 @@ fn local_profile_has_the_same_ranks_without_fpga_options() {
 }
 
 #[test]
-fn noctua2_profile_rejects_more_cards_per_node_than_a_node_has() {
+fn noctua2_rejects_more_cards_per_node_than_a_node_has() {
     let dir = tempfile::tempdir().unwrap();
     let text = three_cards("ring", ["bench", "forward", "forward"])
         .replace("cards_per_node = 3", "cards_per_node = 4");
     let dep = common::write(dir.path(), "four.toml", &text);
     let plat = common::platform();
     let xclbins: Vec<String> = (0..3).map(|i| format!("fpga{i}=x{i}")).collect();
-    let args = |profile| ScriptArgs {
+    let (noctua2, local) = (common::cluster("noctua2"), common::cluster("local"));
+    let args = |cluster| ScriptArgs {
         deployment: &dep,
         platform: &plat,
-        profile,
+        cluster,
         xclbins: &xclbins,
         host: "host",
         plan: None,
@@ -237,7 +237,7 @@ fn noctua2_profile_rejects_more_cards_per_node_than_a_node_has() {
         run_out: Path::new("run.sh"),
         topology_out: Path::new("t.json"),
     };
-    let msg = format!("{:#}", scripts_text(&args(Profile::Noctua2)).unwrap_err());
+    let msg = format!("{:#}", scripts_text(&args(&noctua2)).unwrap_err());
     let line = text
         .lines()
         .position(|l| l.starts_with("cards_per_node"))
@@ -247,7 +247,18 @@ fn noctua2_profile_rejects_more_cards_per_node_than_a_node_has() {
         msg.starts_with(&format!("{}:{line}:", dep.display())),
         "{msg}"
     );
-    assert!(msg.contains("3 U280s"), "{msg}");
-    // the same deployment on a local machine has no such limit
-    assert!(scripts_text(&args(Profile::Local)).is_ok());
+    // PC2 wiki, "Additional Information for FPGA Projects": 3 U280s per FPGA node; the
+    // message names the cluster file's line that says so
+    let cards_line = std::fs::read_to_string(&noctua2)
+        .unwrap()
+        .lines()
+        .position(|l| l.starts_with("cards_per_node = 3"))
+        .unwrap()
+        + 1;
+    assert!(
+        msg.contains(&format!("has 3 cards ({}:{cards_line})", noctua2.display())),
+        "{msg}"
+    );
+    // the local clusters' simulated ranks are processes: no such limit
+    assert!(scripts_text(&args(&local)).is_ok());
 }

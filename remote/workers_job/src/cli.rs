@@ -4,8 +4,6 @@
 use clap::{Args, Parser, Subcommand};
 use std::path::PathBuf;
 
-use crate::profile::Profile;
-
 #[derive(Parser, Debug)]
 #[command(name = "re-workers", about = "Remote execution workers as a Slurm job")]
 pub struct Cli {
@@ -18,6 +16,13 @@ pub struct Cli {
     /// Slurm's srun as the job script calls it on the allocated node.
     #[arg(long, default_value = "srun")]
     pub srun: String,
+    /// A cluster file `--cluster NAME` may name (by its stem): the rule passes every
+    /// toolchains/clusters/<name>.toml.
+    #[arg(long = "cluster-file")]
+    pub cluster_files: Vec<PathBuf>,
+    /// The cluster when the user names none (the rule's: `[deploy] cluster`).
+    #[arg(long, default_value = "noctua2")]
+    pub default_cluster: String,
     /// A platform property KEY=VALUE every worker offers (the execution platform's).
     #[arg(long = "property", value_parser = parse_property)]
     pub properties: Vec<(String, String)>,
@@ -44,22 +49,23 @@ pub struct Job {
     /// REAPI instance name, if BuildGrid serves a named one.
     #[arg(long, default_value = "")]
     pub instance: String,
-    /// noctua2: the synthesis QoS of PC2's Noctua 2; local: the test cluster.
-    #[arg(long, value_enum, default_value_t = Profile::Noctua2)]
-    pub profile: Profile,
-    /// Slurm partition (default: the profile's).
+    /// The cluster: a name (noctua2: the synthesis QoS of PC2's Noctua 2; local: the test
+    /// cluster; any toolchains/clusters/<name>.toml) or a cluster file's path.
+    #[arg(long)]
+    pub cluster: Option<String>,
+    /// Slurm partition (default: the cluster's).
     #[arg(long)]
     pub partition: Option<String>,
-    /// Slurm QoS (default: the profile's).
+    /// Slurm QoS (default: the cluster's).
     #[arg(long)]
     pub qos: Option<String>,
     /// Slurm account (-A) to charge.
     #[arg(long)]
     pub account: Option<String>,
-    /// The job's time limit, Slurm's format (default: the profile's); the workers stop then.
+    /// The job's time limit, Slurm's format (default: the cluster's); the workers stop then.
     #[arg(long)]
     pub time: Option<String>,
-    /// CPUs per worker (default: the profile's).
+    /// CPUs per worker (default: the cluster's).
     #[arg(long)]
     pub cpus_per_worker: Option<u32>,
     /// Where the job directory is made (default: buck-out/remote-workers of the project

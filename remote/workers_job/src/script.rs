@@ -1,15 +1,14 @@
-//! The one template of the job script, for either profile: a header a cluster user can read
+//! The one template of the job script, for any cluster file: a header a cluster user can read
 //! (what the job starts, for which BuildGrid, how it ends, where the logs go), the Slurm
-//! directives of the profile, then one bot per Slurm task through srun.
+//! directives of the cluster, then one bot per Slurm task through srun.
 
 use std::fmt::Write as _;
 use std::path::Path;
 
-use crate::profile::Profile;
-
-/// Everything the script says, resolved (profile defaults with the user's overrides).
+/// Everything the script says, resolved (the cluster's defaults with the user's overrides).
 pub struct Spec<'a> {
-    pub profile: Profile,
+    /// The cluster's name.
+    pub cluster: &'a str,
     pub count: u32,
     pub address: &'a str,
     pub instance: &'a str,
@@ -54,7 +53,7 @@ pub fn render(spec: &Spec) -> String {
     let _ = writeln!(
         s,
         "# Remote execution workers: {n} forge-re-worker bot(s) for the BuildGrid at\n\
-         # {addr} (profile {profile}), written by `./forge run //remote:workers`.\n\
+         # {addr} (cluster {cluster}), written by `./forge run //remote:workers`.\n\
          #\n\
          # Each Slurm task runs one bot. A bot takes one action at a time from BuildGrid, runs\n\
          # it in its sandbox on inputs from BuildGrid's CAS and uploads the outputs. It offers\n\
@@ -69,7 +68,7 @@ pub fn render(spec: &Spec) -> String {
          # again as it is with sbatch.",
         n = spec.count,
         addr = spec.address,
-        profile = spec.profile.name(),
+        cluster = spec.cluster,
         props = if props.is_empty() {
             "(none)".to_string()
         } else {
@@ -137,25 +136,31 @@ mod tests {
     use std::path::PathBuf;
     use std::process::Command;
 
+    /// The project's cluster file (tests run from remote/workers_job).
+    fn cluster(name: &str) -> cluster_file::Workers {
+        let file = PathBuf::from(format!("../../toolchains/clusters/{name}.toml"));
+        cluster_file::Cluster::read(&file).unwrap().workers
+    }
+
     fn spec<'a>(
-        profile: Profile,
+        cluster: &'a str,
+        req: &'a cluster_file::Workers,
         props: &'a [(String, String)],
         dir: &'a Path,
         worker: &'a Path,
     ) -> Spec<'a> {
-        let req = profile.request();
         Spec {
-            profile,
+            cluster,
             count: 3,
             address: "grpc://login1:50051",
             instance: "",
             properties: props,
-            partition: req.partition,
-            qos: req.qos,
+            partition: req.partition.as_deref(),
+            qos: req.qos.as_deref(),
             account: None,
-            time: req.time,
+            time: &req.time,
             cpus_per_worker: req.cpus_per_worker,
-            mem_per_cpu: req.mem_per_cpu,
+            mem_per_cpu: req.mem_per_cpu.as_deref(),
             dir,
             worker,
             srun: "srun",
@@ -195,7 +200,10 @@ mod tests {
         let props = vec![("OSFamily".to_string(), "linux".to_string())];
         let dir = PathBuf::from("/scratch/job dir");
         let worker = dir.join("forge-re-worker");
-        let n2 = render(&spec(Profile::Noctua2, &props, &dir, &worker));
+        let (n2_req, local_req) = (cluster("noctua2"), cluster("local"));
+        // PC2 Noctua 2 documentation, "Additional Information for FPGA Projects": synthesis
+        // in partition normal under QoS fpgasynthesis, 32 to 64 CPUs, 64 GB, 4 to 12 hours
+        let n2 = render(&spec("noctua2", &n2_req, &props, &dir, &worker));
         let d = directives(&n2);
         for want in [
             "-n 3",
@@ -207,7 +215,7 @@ mod tests {
         ] {
             assert!(d.contains(&want), "{want} missing from {d:?}");
         }
-        let local = render(&spec(Profile::Local, &props, &dir, &worker));
+        let local = render(&spec("local", &local_req, &props, &dir, &worker));
         let d = directives(&local);
         assert!(
             d.iter()
@@ -244,6 +252,7 @@ mod tests {
         std::fs::set_permissions(&srun, std::os::unix::fs::PermissionsExt::from_mode(0o755))
             .unwrap();
         let worker = dir.join("forge-re-worker");
+        let local_req = cluster("local");
         let flags: Vec<String> = ["--read-only", "/opt/xilinx tools", "--share-network"]
             .map(str::to_string)
             .to_vec();
@@ -251,7 +260,7 @@ mod tests {
         let script = render(&Spec {
             worker_flags: &flags,
             srun: &srun_path,
-            ..spec(Profile::Local, &[], &dir, &worker)
+            ..spec("local", &local_req, &[], &dir, &worker)
         });
         let out = Command::new("bash")
             .args(["-c", &script])

@@ -1,4 +1,4 @@
-//! The verbs: resolve the job from the profile and the user's choices, check it, write the
+//! The verbs: resolve the job from the cluster file and the user's choices, check it, write the
 //! job directory and (for `submit`) hand the script to sbatch.
 
 use std::os::unix::fs::PermissionsExt;
@@ -8,12 +8,12 @@ use std::process::Command;
 use anyhow::{bail, Context, Result};
 
 use crate::cli::{Cli, Job, Verb};
+use crate::cluster;
 use crate::jobdir;
-use crate::profile::Profile;
 use crate::script::{render, Spec};
 
 /// `grpc://HOST:PORT` or `grpcs://HOST:PORT`, nothing a shell or sbatch could misread.
-fn check_address(job: &Job) -> Result<()> {
+fn check_address(job: &Job, on_compute_nodes: bool) -> Result<()> {
     let a = &job.address;
     let rest = a
         .strip_prefix("grpc://")
@@ -31,8 +31,7 @@ fn check_address(job: &Job) -> Result<()> {
         bail!("--address `{a}`: expected grpc://HOST:PORT (or grpcs://HOST:PORT for TLS)");
     }
     let host = rest.and_then(|r| r.rsplit_once(':')).map(|(h, _)| h);
-    if job.profile == Profile::Noctua2 && matches!(host, Some("localhost" | "127.0.0.1" | "[::1]"))
-    {
+    if on_compute_nodes && matches!(host, Some("localhost" | "127.0.0.1" | "[::1]")) {
         bail!(
             "--address `{a}`: the workers run on compute nodes, where {} is the node itself; \
              give the BuildGrid host's name as the nodes reach it",
@@ -62,7 +61,11 @@ fn write_script(cli: &Cli, job: &Job) -> Result<std::path::PathBuf> {
     if job.count == 0 {
         bail!("--count 0: a job needs at least one worker");
     }
-    check_address(job)?;
+    let c = cluster::resolve(
+        job.cluster.as_deref().unwrap_or(&cli.default_cluster),
+        &cli.cluster_files,
+    )?;
+    check_address(job, c.workers.on_compute_nodes)?;
     for (flag, value) in [
         ("--partition", &job.partition),
         ("--qos", &job.qos),
@@ -72,20 +75,20 @@ fn write_script(cli: &Cli, job: &Job) -> Result<std::path::PathBuf> {
         check_directive(flag, value.as_deref())?;
     }
     let (dir, worker) = jobdir::make(job.dir.as_deref(), &cli.worker)?;
-    let req = job.profile.request();
+    let req = &c.workers;
     let worker_flags = job.worker_flags();
     let text = render(&Spec {
-        profile: job.profile,
+        cluster: &c.name,
         count: job.count,
         address: &job.address,
         instance: &job.instance,
         properties: &cli.properties,
-        partition: job.partition.as_deref().or(req.partition),
-        qos: job.qos.as_deref().or(req.qos),
+        partition: job.partition.as_deref().or(req.partition.as_deref()),
+        qos: job.qos.as_deref().or(req.qos.as_deref()),
         account: job.account.as_deref(),
-        time: job.time.as_deref().unwrap_or(req.time),
+        time: job.time.as_deref().unwrap_or(&req.time),
         cpus_per_worker: job.cpus_per_worker.unwrap_or(req.cpus_per_worker),
-        mem_per_cpu: req.mem_per_cpu,
+        mem_per_cpu: req.mem_per_cpu.as_deref(),
         dir: &dir,
         worker: &worker,
         srun: &cli.srun,
@@ -157,12 +160,12 @@ pub fn run(cli: &Cli) -> Result<()> {
 mod tests {
     use super::*;
 
-    fn job(address: &str, profile: Profile) -> Job {
+    fn job(address: &str) -> Job {
         Job {
             count: 1,
             address: address.to_string(),
             instance: String::new(),
-            profile,
+            cluster: None,
             partition: None,
             qos: None,
             account: None,
@@ -190,10 +193,10 @@ mod tests {
 
     #[test]
     fn addresses() {
-        assert!(check_address(&job("grpc://login1:50051", Profile::Noctua2)).is_ok());
-        assert!(check_address(&job("grpcs://n2login.pc2.de:443", Profile::Noctua2)).is_ok());
-        assert!(check_address(&job("grpc://127.0.0.1:50051", Profile::Local)).is_ok());
-        let e = check_address(&job("grpc://localhost:50051", Profile::Noctua2)).unwrap_err();
+        assert!(check_address(&job("grpc://login1:50051"), true).is_ok());
+        assert!(check_address(&job("grpcs://n2login.pc2.de:443"), true).is_ok());
+        assert!(check_address(&job("grpc://127.0.0.1:50051"), false).is_ok());
+        let e = check_address(&job("grpc://localhost:50051"), true).unwrap_err();
         assert!(format!("{e}").contains("compute nodes"), "{e}");
         for bad in [
             "login1:50051",
@@ -201,7 +204,7 @@ mod tests {
             "grpc://login1",
             "grpc://a b:1",
         ] {
-            assert!(check_address(&job(bad, Profile::Local)).is_err(), "{bad}");
+            assert!(check_address(&job(bad), false).is_err(), "{bad}");
         }
     }
 }

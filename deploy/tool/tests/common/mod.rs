@@ -20,6 +20,11 @@ pub fn platform() -> PathBuf {
     root().join("toolchains/fpga_platforms/xilinx_u280_gen3x16_xdma_1_202211_1.toml")
 }
 
+/// A cluster file of the project (toolchains/clusters/<name>.toml).
+pub fn cluster(name: &str) -> PathBuf {
+    root().join(format!("toolchains/clusters/{name}.toml"))
+}
+
 pub fn deployment(name: &str) -> PathBuf {
     root().join(format!("deploy/{name}.toml"))
 }
