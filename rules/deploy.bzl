@@ -37,7 +37,7 @@ load("//rules:finn.bzl", "FinnEstimatesInfo", "PartitionPlanInfo", "finn_partiti
 load("//rules:vitis_link.bzl", "BitstreamInfo", "DeploymentDescInfo", "vitis_link")
 load("//rules/toolchains:deploy.bzl", "DeployToolchainInfo")
 load("//rules/toolchains:finn.bzl", "FinnToolchainInfo")
-load("//rules/toolchains:fpga.bzl", "FpgaToolchainInfo")
+load("//rules/toolchains:fpga.bzl", "FpgaToolchainInfo", "fpga_platform")
 load("//rules/toolchains:system.bzl", "SystemToolInfo", "tool_test_env")
 
 _DEPLOY_TOOLCHAIN = attrs.default_only(attrs.toolchain_dep(
@@ -49,6 +49,10 @@ _FPGA_TOOLCHAIN = attrs.default_only(attrs.toolchain_dep(
     default = "toolchains//:fpga",
     providers = [FpgaToolchainInfo],
 ))
+
+# The board of a deployment's cards: the `platform` of its description, which `deploy-tool
+# check` compares with this file's name (error at the description's `platform =` line).
+_PLATFORM_ATTR = attrs.string(default = "", doc = "the board (a file of toolchains/fpga_platforms/, the description's `platform`); \"\": the FPGA toolchain's default")
 
 _FINN_TOOLCHAIN = attrs.default_only(attrs.toolchain_dep(
     default = "toolchains//:finn",
@@ -97,7 +101,7 @@ def _deployment_description_impl(ctx: AnalysisContext) -> list[Provider]:
         "--deployment",
         ctx.attrs.description,
         "--platform",
-        fpga.platform_desc,
+        fpga_platform(fpga, ctx.label, ctx.attrs.platform).desc,
     ]
     checked = ctx.actions.declare_output("checked.txt")
     ctx.actions.run(
@@ -153,6 +157,7 @@ deployment_description = rule(
         "deployment_name": attrs.string(),
         "description": attrs.source(doc = "deploy/<name>.toml"),
         "devices": attrs.list(attrs.string(), doc = "device names as in the TOML, in order (checked against it)"),
+        "platform": _PLATFORM_ATTR,
         "_deploy": _DEPLOY_TOOLCHAIN,
         "_fpga": _FPGA_TOOLCHAIN,
     },
@@ -160,7 +165,7 @@ deployment_description = rule(
           "check`), and the partitioner's devices/topology inputs derived from it.",
 )
 
-def _deploy_tool_per_profile(tool, verb: str, desc, fpga, profile: str, host, links: dict) -> cmd_args:
+def _deploy_tool_per_profile(tool, verb: str, desc, platform_desc, profile: str, host, links: dict) -> cmd_args:
     """`deploy-tool VERB` with what every per-profile step reads: the description, the
     platform, the profile, the host driver and each card's xclbin."""
     args = cmd_args(
@@ -169,7 +174,7 @@ def _deploy_tool_per_profile(tool, verb: str, desc, fpga, profile: str, host, li
         "--deployment",
         desc.description,
         "--platform",
-        fpga.platform_desc,
+        platform_desc,
         "--profile",
         profile,
         "--host",
@@ -181,7 +186,7 @@ def _deploy_tool_per_profile(tool, verb: str, desc, fpga, profile: str, host, li
     return args
 
 def _fpga_deployment_impl(ctx: AnalysisContext) -> list[Provider]:
-    fpga = ctx.attrs._fpga[FpgaToolchainInfo]
+    platform_desc = fpga_platform(ctx.attrs._fpga[FpgaToolchainInfo], ctx.label, ctx.attrs.platform).desc
     desc = ctx.attrs.deployment[DeploymentDescInfo]
     tool = ctx.attrs._deploy[DeployToolchainInfo].compiler
     links = {}
@@ -206,7 +211,7 @@ def _fpga_deployment_impl(ctx: AnalysisContext) -> list[Provider]:
         job = ctx.actions.declare_output(prefix + "job_{}.sh".format(profile))
         this_run = ctx.actions.declare_output(prefix + "run.sh")
         this_topology = ctx.actions.declare_output(prefix + "topology.json")
-        scripts = _deploy_tool_per_profile(tool, "scripts", desc, fpga, profile, host, links)
+        scripts = _deploy_tool_per_profile(tool, "scripts", desc, platform_desc, profile, host, links)
         if plan != None:
             scripts.add("--plan", plan)
         if finn_exec != None:
@@ -231,7 +236,7 @@ def _fpga_deployment_impl(ctx: AnalysisContext) -> list[Provider]:
         "--deployment",
         desc.description,
         "--platform",
-        fpga.platform_desc,
+        platform_desc,
         "--out",
         report.as_output(),
         hidden = [desc.checked],
@@ -266,7 +271,7 @@ def _fpga_deployment_impl(ctx: AnalysisContext) -> list[Provider]:
     for profile in ["noctua2", "local"]:
         prefix = "" if profile == ctx.attrs.profile else profile + "/"
         this_bundle = ctx.actions.declare_output(prefix + ctx.label.name, dir = True)
-        pack = _deploy_tool_per_profile(tool, "bundle", desc, fpga, profile, host, links)
+        pack = _deploy_tool_per_profile(tool, "bundle", desc, platform_desc, profile, host, links)
         pack.add("--topology", topologies[profile], "--report", report)
         if finn_exec != None:
             pack.add("--finn-exec", finn_exec, "--plan", plan, "--devices-json", desc.devices_json)
@@ -314,6 +319,7 @@ fpga_deployment_rule = rule(
         "host": attrs.dep(doc = "the host driver binary (cargo_binary)"),
         "links": attrs.list(attrs.dep(providers = [BitstreamInfo])),
         "partition": attrs.option(attrs.dep(providers = [PartitionPlanInfo]), default = None),
+        "platform": _PLATFORM_ATTR,
         "profile": attrs.enum(["noctua2", "local"], default = "noctua2"),
         "_deploy": _DEPLOY_TOOLCHAIN,
         "_fpga": _FPGA_TOOLCHAIN,
@@ -331,19 +337,23 @@ def fpga_deployment(
         clock_mhz = 250,
         flow_control = None,
         profile = None,
+        platform = None,
         visibility = None):
     """A deployment: `description` (TOML), `devices` (its device names, in order; checked
     against the TOML), `kernels` (every kernel a device may carry: AuroraFlow per QSFP
     port, DMA and benchmark kernels, tie-offs, a user's `hls_kernel`s), `host` (cargo_binary of the host driver), and for a
     FINN network `estimates` (finn_estimates) which the partitioner splits with
     `objective` over the deployment's devices and cables. `profile` of the job script
-    defaults to `[deploy] profile` (noctua2 | local)."""
+    defaults to `[deploy] profile` (noctua2 | local). `platform` names the board of every card
+    (the description's `platform`, a file of toolchains/fpga_platforms/; default: the FPGA
+    toolchain's), for the link configs, xclbins, scripts and report."""
     desc = name + "__desc"
     deployment_description(
         name = desc,
         deployment_name = name,
         description = description,
         devices = devices,
+        platform = platform or "",
         visibility = visibility,
     )
     partition = None
@@ -367,6 +377,7 @@ def fpga_deployment(
             flow_control = flow_control,
             kernels = kernels,
             partition = partition,
+            platform = platform or "",
         )
         links.append(":{}__{}".format(name, device))
     fpga_deployment_rule(
@@ -376,6 +387,7 @@ def fpga_deployment(
         host = host,
         links = links,
         partition = partition,
+        platform = platform or "",
         profile = profile or read_config("deploy", "profile", "noctua2"),
         visibility = visibility,
     )
