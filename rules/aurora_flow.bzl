@@ -16,6 +16,7 @@ or `vivado_package_xo` (`<name>.xo`, vitis), and `kernel.json` (params include `
 
 load("//rules/toolchains:aurora_flow.bzl", "AuroraFlowToolchainInfo")
 load("//rules/toolchains:fpga.bzl", "FpgaToolchainInfo")
+load("//rules/toolchains:fpga_platforms.bzl", "FPGA_PLATFORMS")
 load(":aurora_flow_desc.bzl", "AXILITE", "FLOW_CONTROL", "LINK", "PARAMETERS", "headroom_beats", "need_beats")
 load(":kernel.bzl", "KernelInfo", "kernel_description")
 load(":verilator.bzl", "HDL_TOOLCHAIN_ATTRS", "include_dirs", "verilator_model")
@@ -77,8 +78,9 @@ def _check(ctx: AnalysisContext) -> dict:
         bad("rx_fifo_prog_full", "{} must be below the RX FIFO depth {} words".format(full, depth))
     if empty >= full:
         bad("rx_fifo_prog_empty", "{} must be below rx_fifo_prog_full ({})".format(empty, full))
-    if a.instance not in (0, 1):
-        bad("instance", "{}: an Alveo U280 has QSFP ports 0 and 1".format(a.instance))
+    board = FPGA_PLATFORMS[ctx.attrs._fpga[FpgaToolchainInfo].platform]
+    if a.instance not in board["qsfp_ports"]:
+        bad("instance", "{}: the {} has QSFP ports {} (its platform file)".format(a.instance, board["board"], board["qsfp_ports"]))
     if a.use_framing and a.stream_frame_words != 0:
         bad("stream_frame_words", "{} is for streaming; with use_framing the user's frames are the wire's".format(a.stream_frame_words))
 
@@ -110,7 +112,7 @@ def _check(ctx: AnalysisContext) -> dict:
         "ins_loss_nyq": a.ins_loss_nyq,
         "instance": a.instance,
         "kernel_name": a.kernel_name or ctx.label.name,
-        "part": a.part,
+        "part": a.part or board["part"],
         "rx_eq_mode": a.rx_eq_mode,
         "rx_fifo_prog_empty": empty,
         "rx_fifo_prog_full": full,
@@ -257,7 +259,7 @@ aurora_flow_kernel = rule(
         "instance": attrs.int(doc = "QSFP port 0 or 1"),
         "kernel_name": attrs.string(default = "", doc = "kernel and CU name; default: the target name"),
         "packaging": attrs.list(attrs.source(), default = [], doc = "Tcl scripts build_xo uses"),
-        "part": attrs.string(default = "xcu280-fsvh2892-2L-e"),
+        "part": attrs.string(default = "", doc = "the FPGA part; \"\": the FPGA toolchain's default board's (its platform file)"),
         "rtl": attrs.list(attrs.source()),
         "rtl_headers": attrs.list(attrs.source(), default = [], doc = "files the RTL `include`s; their directories become -I"),
         "rx_eq_mode": attrs.string(default = PARAMETERS["rx_eq_mode"]["default"]),

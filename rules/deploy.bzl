@@ -38,7 +38,7 @@ load("//rules:vitis_link.bzl", "BitstreamInfo", "DeploymentDescInfo", "vitis_lin
 load("//rules/toolchains:cluster.bzl", "ClusterToolchainInfo")
 load("//rules/toolchains:deploy.bzl", "DeployToolchainInfo")
 load("//rules/toolchains:finn.bzl", "FinnToolchainInfo")
-load("//rules/toolchains:fpga.bzl", "FpgaToolchainInfo")
+load("//rules/toolchains:fpga.bzl", "FpgaToolchainInfo", "fpga_platform")
 load("//rules/toolchains:system.bzl", "SystemToolInfo", "tool_test_env")
 
 _DEPLOY_TOOLCHAIN = attrs.default_only(attrs.toolchain_dep(
@@ -55,6 +55,10 @@ _CLUSTER_TOOLCHAIN = attrs.default_only(attrs.toolchain_dep(
     default = "toolchains//:clusters",
     providers = [ClusterToolchainInfo],
 ))
+
+# The board of a deployment's cards: the `platform` of its description, which `deploy-tool
+# check` compares with this file's name (error at the description's `platform =` line).
+_PLATFORM_ATTR = attrs.string(default = "", doc = "the board (a file of toolchains/fpga_platforms/, the description's `platform`); \"\": the FPGA toolchain's default")
 
 _FINN_TOOLCHAIN = attrs.default_only(attrs.toolchain_dep(
     default = "toolchains//:finn",
@@ -103,7 +107,7 @@ def _deployment_description_impl(ctx: AnalysisContext) -> list[Provider]:
         "--deployment",
         ctx.attrs.description,
         "--platform",
-        fpga.platform_desc,
+        fpga_platform(fpga, ctx.label, ctx.attrs.platform).desc,
     ]
     checked = ctx.actions.declare_output("checked.txt")
     ctx.actions.run(
@@ -159,6 +163,7 @@ deployment_description = rule(
         "deployment_name": attrs.string(),
         "description": attrs.source(doc = "deploy/<name>.toml"),
         "devices": attrs.list(attrs.string(), doc = "device names as in the TOML, in order (checked against it)"),
+        "platform": _PLATFORM_ATTR,
         "_deploy": _DEPLOY_TOOLCHAIN,
         "_fpga": _FPGA_TOOLCHAIN,
     },
@@ -166,7 +171,7 @@ deployment_description = rule(
           "check`), and the partitioner's devices/topology inputs derived from it.",
 )
 
-def _deploy_tool_per_cluster(tool, verb: str, desc, fpga, cluster: Artifact, host, links: dict) -> cmd_args:
+def _deploy_tool_per_cluster(tool, verb: str, desc, platform_desc, cluster: Artifact, host, links: dict) -> cmd_args:
     """`deploy-tool VERB` with what every per-cluster step reads: the description, the
     platform, the cluster file, the host driver and each card's xclbin."""
     args = cmd_args(
@@ -175,7 +180,7 @@ def _deploy_tool_per_cluster(tool, verb: str, desc, fpga, cluster: Artifact, hos
         "--deployment",
         desc.description,
         "--platform",
-        fpga.platform_desc,
+        platform_desc,
         "--cluster",
         cluster,
         "--host",
@@ -187,7 +192,7 @@ def _deploy_tool_per_cluster(tool, verb: str, desc, fpga, cluster: Artifact, hos
     return args
 
 def _fpga_deployment_impl(ctx: AnalysisContext) -> list[Provider]:
-    fpga = ctx.attrs._fpga[FpgaToolchainInfo]
+    platform_desc = fpga_platform(ctx.attrs._fpga[FpgaToolchainInfo], ctx.label, ctx.attrs.platform).desc
     desc = ctx.attrs.deployment[DeploymentDescInfo]
     tool = ctx.attrs._deploy[DeployToolchainInfo].compiler
     links = {}
@@ -220,7 +225,7 @@ def _fpga_deployment_impl(ctx: AnalysisContext) -> list[Provider]:
         job = ctx.actions.declare_output(prefix + "job_{}.sh".format(cluster))
         this_run = ctx.actions.declare_output(prefix + "run.sh")
         this_topology = ctx.actions.declare_output(prefix + "topology.json")
-        scripts = _deploy_tool_per_cluster(tool, "scripts", desc, fpga, clusters.clusters[cluster], host, links)
+        scripts = _deploy_tool_per_cluster(tool, "scripts", desc, platform_desc, clusters.clusters[cluster], host, links)
         if plan != None:
             scripts.add("--plan", plan)
         if finn_exec != None:
@@ -245,7 +250,7 @@ def _fpga_deployment_impl(ctx: AnalysisContext) -> list[Provider]:
         "--deployment",
         desc.description,
         "--platform",
-        fpga.platform_desc,
+        platform_desc,
         "--out",
         report.as_output(),
         hidden = [desc.checked],
@@ -280,7 +285,7 @@ def _fpga_deployment_impl(ctx: AnalysisContext) -> list[Provider]:
     for cluster in sorted(clusters.clusters):
         prefix = "" if cluster == configured else cluster + "/"
         this_bundle = ctx.actions.declare_output(prefix + ctx.label.name, dir = True)
-        pack = _deploy_tool_per_cluster(tool, "bundle", desc, fpga, clusters.clusters[cluster], host, links)
+        pack = _deploy_tool_per_cluster(tool, "bundle", desc, platform_desc, clusters.clusters[cluster], host, links)
         pack.add("--topology", topologies[cluster], "--report", report)
         if finn_exec != None:
             pack.add("--finn-exec", finn_exec, "--plan", plan, "--devices-json", desc.devices_json)
@@ -330,6 +335,7 @@ fpga_deployment_rule = rule(
         "partition": attrs.option(attrs.dep(providers = [PartitionPlanInfo]), default = None),
         "cluster": attrs.option(attrs.string(), default = None, doc = "the cluster of `[job_script]` and `[bundle]`; default: `[deploy] cluster` (toolchains//:clusters)"),
         "_clusters": _CLUSTER_TOOLCHAIN,
+        "platform": _PLATFORM_ATTR,
         "_deploy": _DEPLOY_TOOLCHAIN,
         "_fpga": _FPGA_TOOLCHAIN,
     },
@@ -346,6 +352,7 @@ def fpga_deployment(
         clock_mhz = 250,
         flow_control = None,
         cluster = None,
+        platform = None,
         visibility = None):
     """A deployment: `description` (TOML), `devices` (its device names, in order; checked
     against the TOML), `kernels` (every kernel a device may carry: AuroraFlow per QSFP
@@ -353,13 +360,17 @@ def fpga_deployment(
     FINN network `estimates` (finn_estimates) which the partitioner splits with
     `objective` over the deployment's devices and cables. `cluster` (a file of
     toolchains/clusters) of `[job_script]` and `[bundle]` defaults to `[deploy] cluster`
-    (noctua2); every cluster's are `[job_script_<cluster>]` and `[bundle_<cluster>]`."""
+    (noctua2); every cluster's are `[job_script_<cluster>]` and `[bundle_<cluster>]`.
+    `platform` names the board of every card (the description's `platform`, a file of
+    toolchains/fpga_platforms/; default: the FPGA toolchain's), for the link configs,
+    xclbins, scripts and report."""
     desc = name + "__desc"
     deployment_description(
         name = desc,
         deployment_name = name,
         description = description,
         devices = devices,
+        platform = platform or "",
         visibility = visibility,
     )
     partition = None
@@ -383,6 +394,7 @@ def fpga_deployment(
             flow_control = flow_control,
             kernels = kernels,
             partition = partition,
+            platform = platform or "",
         )
         links.append(":{}__{}".format(name, device))
     fpga_deployment_rule(
@@ -393,6 +405,7 @@ def fpga_deployment(
         links = links,
         partition = partition,
         cluster = cluster,
+        platform = platform or "",
         visibility = visibility,
     )
 

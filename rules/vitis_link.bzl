@@ -25,7 +25,7 @@ load("//rules:kernel.bzl", "KernelInfo")
 load("//rules/toolchains:aurora_flow.bzl", "AuroraFlowToolchainInfo")
 load("//rules/toolchains:deploy.bzl", "DeployToolchainInfo")
 load("//rules/toolchains:finn.bzl", "FinnToolchainInfo")
-load("//rules/toolchains:fpga.bzl", "FpgaToolchainInfo")
+load("//rules/toolchains:fpga.bzl", "FpgaToolchainInfo", "fpga_platform")
 
 DeploymentDescInfo = provider(
     doc = "A checked deployment description. `name`: str; `description`: Artifact, the " +
@@ -90,7 +90,7 @@ def _finn_kernel(ctx: AnalysisContext, fpga, plan_info, plan_slice, device: str)
                 "--device",
                 device,
                 "--part",
-                fpga.part,
+                fpga_platform(fpga, ctx.label, ctx.attrs.platform).part,
                 "--clk-mhz",
                 str(ctx.attrs.clock_mhz),
                 "--vitis-hls",
@@ -110,6 +110,7 @@ def _finn_kernel(ctx: AnalysisContext, fpga, plan_info, plan_slice, device: str)
 
 def _vitis_link_impl(ctx: AnalysisContext) -> list[Provider]:
     fpga = ctx.attrs._fpga[FpgaToolchainInfo]
+    plat = fpga_platform(fpga, ctx.label, ctx.attrs.platform)
     desc = ctx.attrs.deployment[DeploymentDescInfo]
     device = ctx.attrs.device
     if device not in desc.devices:
@@ -155,7 +156,7 @@ def _vitis_link_impl(ctx: AnalysisContext) -> list[Provider]:
         "--deployment",
         desc.description,
         "--platform",
-        fpga.platform_desc,
+        plat.desc,
         "--device",
         device,
         "--flow-control",
@@ -178,7 +179,7 @@ def _vitis_link_impl(ctx: AnalysisContext) -> list[Provider]:
             "--vpp",
             fpga.tools["vpp"],
             "--platform",
-            fpga.platform,
+            plat.name,
             "--config",
             cfg,
             "--sim-description",
@@ -210,7 +211,9 @@ def _vitis_link_impl(ctx: AnalysisContext) -> list[Provider]:
                 "--description",
                 sim,
                 "--platform",
-                fpga.platform,
+                plat.name,
+                "--platform-desc",
+                plat.desc,
                 "--out",
                 xclbin.as_output(),
                 hidden = models + descriptions,
@@ -230,7 +233,7 @@ def _vitis_link_impl(ctx: AnalysisContext) -> list[Provider]:
         BitstreamInfo(
             device = device,
             link_config = cfg,
-            platform = fpga.platform,
+            platform = plat.name,
             sim_description = sim,
             toolchain = fpga.kind,
             xclbin = xclbin,
@@ -246,6 +249,7 @@ vitis_link = rule(
         "flow_control": attrs.option(attrs.source(), default = None, doc = "the AuroraFlow kernel description (its [flow_control] sizing rule); default: the AuroraFlow toolchain's"),
         "kernels": attrs.list(attrs.dep(providers = [KernelInfo]), default = []),
         "partition": attrs.option(attrs.dep(providers = [PartitionPlanInfo]), default = None),
+        "platform": attrs.string(default = "", doc = "the board (a file of toolchains/fpga_platforms/); \"\": the FPGA toolchain's default"),
         "_aurora_flow": attrs.default_only(attrs.toolchain_dep(
             default = "toolchains//:aurora_flow",
             providers = [AuroraFlowToolchainInfo],

@@ -14,13 +14,16 @@ never reads the config itself. The graph has the same shape for both kinds.
 ```
 """
 
+load(":fpga_platforms.bzl", "FPGA_PLATFORMS")
 load(":system.bzl", "probe_tool_version")
 
 FpgaToolchainInfo = provider(
     doc = "The FPGA tools. `kind`: \"sim\" or \"vitis\"; `platform`: str, the platform " +
           "name given to v++ --platform; `platform_desc`: Artifact, the platform's TOML " +
           "(memories, SLRs, QSFP interfaces, resources; toolchains/fpga_platforms/); " +
-          "`part`: str; `tools`: dict name -> command (sim: cxx; vitis: vpp, vivado, " +
+          "`part`: str (the default platform's, from its file); `platforms`: dict name -> " +
+          "struct(name, desc, part, board_id), every platform file of " +
+          "toolchains/fpga_platforms/ (a target selects one with `fpga_platform`); `tools`: dict name -> command (sim: cxx; vitis: vpp, vivado, " +
           "vitis_hls, xclbinutil); `version`: Artifact, every tool's probed version (an " +
           "input of every FPGA action); `hls_headers`: list[Artifact], the project's own " +
           "C-simulation headers (streams, ABI) whose directory sim puts first on every HLS " +
@@ -34,10 +37,22 @@ FpgaToolchainInfo = provider(
         "part": provider_field(str),
         "platform": provider_field(str),
         "platform_desc": provider_field(Artifact),
+        "platforms": provider_field(dict),
         "tools": provider_field(dict),
         "version": provider_field(Artifact),
     },
 )
+
+_REGENERATE = "`fpga-platform starlark toolchains/fpga_platforms --out rules/toolchains/fpga_platforms.bzl` (rules/tools/fpga_platform)"
+
+def fpga_platform(fpga, label, name: str):
+    """The platform `name` of the toolchain (struct name, desc, part, board_id); "" is the
+    toolchain's default. An unknown name fails analysis naming the target and the boards."""
+    if not name:
+        name = fpga.platform
+    if name not in fpga.platforms:
+        fail("{}: platform `{}` is not known; the boards are {} (one file each in toolchains/fpga_platforms/; a new board is a new file there)".format(label, name, ", ".join(sorted(fpga.platforms))))
+    return fpga.platforms[name]
 
 _VITIS_TOOLS = {
     # name -> (install root config key, path below it, version arguments)
@@ -98,15 +113,27 @@ def _fpga_toolchain_impl(ctx: AnalysisContext) -> list[Provider]:
             category = "hls_vendor_headers",
             local_only = True,
         )
+    platforms = {}
+    for name, desc in ctx.attrs.platform_descs.items():
+        if name not in FPGA_PLATFORMS:
+            fail("{}: platform file {} is not in rules/toolchains/fpga_platforms.bzl; regenerate it: {}".format(ctx.label, desc, _REGENERATE))
+        facts = FPGA_PLATFORMS[name]
+        platforms[name] = struct(name = name, desc = desc, part = facts["part"], board_id = facts["board_id"])
+    for name in FPGA_PLATFORMS:
+        if name not in platforms:
+            fail("{}: rules/toolchains/fpga_platforms.bzl names platform {} but no file is given; regenerate it: {}".format(ctx.label, name, _REGENERATE))
+    if ctx.attrs.platform not in platforms:
+        fail("{}: default platform {} has no file in toolchains/fpga_platforms/ (known: {})".format(ctx.label, ctx.attrs.platform, ", ".join(sorted(platforms))))
     return [
         DefaultInfo(default_output = version),
         FpgaToolchainInfo(
             hls_headers = ctx.attrs.hls_headers[DefaultInfo].default_outputs,
             hls_vendor_headers = vendor,
             kind = ctx.attrs.kind,
-            part = ctx.attrs.part,
+            part = platforms[ctx.attrs.platform].part,
             platform = ctx.attrs.platform,
-            platform_desc = ctx.attrs.platform_desc,
+            platform_desc = platforms[ctx.attrs.platform].desc,
+            platforms = platforms,
             tools = tools,
             version = version,
         ),
@@ -128,9 +155,12 @@ fpga_toolchain = rule(
             doc = "sim: the bootstrap spec `hls_types` comes from (its files re-key the probe)",
         ),
         "kind": attrs.enum(["sim", "vitis"], default = "sim"),
-        "part": attrs.string(default = "xcu280-fsvh2892-2L-e"),
-        "platform": attrs.string(default = "xilinx_u280_gen3x16_xdma_1_202211_1"),
-        "platform_desc": attrs.source(doc = "the platform's TOML (toolchains/fpga_platforms/)"),
+        "platform": attrs.string(doc = "the default platform: a target that names none is built for it"),
+        "platform_descs": attrs.dict(
+            attrs.string(),
+            attrs.source(),
+            doc = "platform name -> its TOML (toolchains/fpga_platforms/<name>.toml), every board a target may select",
+        ),
         "vitis_root": attrs.string(default = "", doc = "vitis: XILINX_VITIS"),
         "vivado_root": attrs.string(default = "", doc = "vitis: XILINX_VIVADO"),
         "_probe": attrs.default_only(attrs.exec_dep(

@@ -16,7 +16,7 @@ use crate::scripts::{self, Launch};
 use crate::{flow_control, linkcfg, partitioner, report, validate};
 
 pub fn load(deployment: &Path, platform: &Path) -> Result<(Deployment, Platform)> {
-    let p = Platform::load(platform)?;
+    let p = crate::platform::load(platform)?;
     let d = Deployment::load(deployment, &p)?;
     Ok((d, p))
 }

@@ -425,6 +425,43 @@ struct Defaults {
     clock_mhz: f64,
 }
 
+/// Why the description's `platform` is not the board its target is built for: a board with
+/// no file beside the target's (unknown), or another board than the target's (each
+/// deployment is one board; `platform` of its `fpga_deployment` in deploy/BUCK selects it).
+fn wrong_platform(named: &str, platform: &Platform) -> String {
+    let dir = Path::new(&platform.source)
+        .parent()
+        .unwrap_or(Path::new(""));
+    let file = dir.join(format!("{named}.toml"));
+    if named.contains('/') || !file.is_file() {
+        let mut known: Vec<String> = std::fs::read_dir(dir)
+            .into_iter()
+            .flatten()
+            .filter_map(|e| {
+                e.ok()?
+                    .file_name()
+                    .to_str()?
+                    .strip_suffix(".toml")
+                    .map(String::from)
+            })
+            .collect();
+        known.sort();
+        format!(
+            "platform '{named}' is not known: the boards are {} (one file each in {}); name \
+             one of them, or add the board's file (docs/guide.md, \"A new board\")",
+            known.join(", "),
+            dir.display()
+        )
+    } else {
+        format!(
+            "platform '{named}' is not the board this target is built for, '{}' ({}): every \
+             card of a deployment is one board; set `platform = \"{named}\"` on its \
+             fpga_deployment in deploy/BUCK, or name '{}' here",
+            platform.name, platform.source, platform.name
+        )
+    }
+}
+
 /// The deployment's name, platform and app: the name must be one the scripts and targets
 /// can carry, the platform the FPGA toolchain's.
 fn parse_header(src: &Source, raw: &RawDeployment, platform: &Platform) -> Result<App> {
@@ -437,13 +474,7 @@ fn parse_header(src: &Source, raw: &RawDeployment, platform: &Platform) -> Resul
     if raw.platform.get_ref() != &platform.name {
         return Err(src.at(
             &raw.platform.span(),
-            format!(
-                "platform '{}' is not known: the FPGA toolchain's platform is '{}' ({}); \
-                 name that platform or select another with toolchains//:fpga",
-                raw.platform.get_ref(),
-                platform.name,
-                platform.source
-            ),
+            wrong_platform(raw.platform.get_ref(), platform),
         ));
     }
     match raw.app.get_ref().as_str() {

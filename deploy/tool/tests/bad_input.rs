@@ -554,3 +554,37 @@ fn a_plan_that_leaves_a_card_idle() {
     )
     .expect("fpga0's slice has its layers");
 }
+
+/// A board that has a file, but not the one the target is built for: every card of a
+/// deployment is one board, and the message says where the target's board is set.
+#[test]
+fn another_board_than_the_targets() {
+    let c = case(two_bench("", "[topology]\nkind = \"pair\"\n").replace(
+        "xilinx_u280_gen3x16_xdma_1_202211_1",
+        "xilinx_u55c_gen3x16_xdma_3_202210_1",
+    ));
+    assert_at(
+        load(&c).unwrap_err(),
+        &c,
+        "platform =",
+        &["not the board this target is built for", "deploy/BUCK"],
+    );
+}
+
+/// Two boards in one deployment: a card cannot name a board of its own (one `platform` per
+/// description), refused at the card's key.
+#[test]
+fn a_second_board_in_one_deployment() {
+    let c = case(two_bench(
+        "platform = \"xilinx_u55c_gen3x16_xdma_3_202210_1\"\n",
+        "[topology]\nkind = \"pair\"\n",
+    ));
+    let err = load(&c).unwrap_err();
+    let msg = format!("{err:#}");
+    let at = format!(
+        "{}:{}:",
+        c.path.display(),
+        line_of(&c.text, "platform = \"xilinx_u55c")
+    );
+    assert!(msg.starts_with(&at), "expected {at} in: {msg}");
+}

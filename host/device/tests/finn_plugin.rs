@@ -63,6 +63,7 @@ fn finn_cu_runs_the_plugged_in_partition() {
         description_path: desc,
         payloads: vec![("finn_0".into(), part)],
         platform: "xilinx_u280_gen3x16_xdma_1_202211_1".into(),
+        platform_desc: None,
     })
     .unwrap();
     let path = tmp.path().join("d.xclbin");

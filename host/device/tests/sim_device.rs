@@ -49,6 +49,7 @@ fn pack(dir: &Path, description: serde_json::Value, payloads: Vec<(String, PathB
         description_path: desc,
         payloads,
         platform: PLATFORM.into(),
+        platform_desc: None,
     })
     .unwrap();
     let out = dir.join("device.xclbin");

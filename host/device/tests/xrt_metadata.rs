@@ -56,6 +56,7 @@ fn packed(dir: &Path) -> PathBuf {
         description_path: desc,
         payloads: vec![],
         platform: PLATFORM.into(),
+        platform_desc: None,
     })
     .unwrap();
     let out = dir.join("fpga0.xclbin");

@@ -22,6 +22,9 @@ struct Cli {
     /// Platform name written to the header (must equal the description's platform)
     #[arg(long)]
     platform: String,
+    /// The platform's file (toolchains/fpga_platforms/<platform>.toml): board id, part, banks
+    #[arg(long)]
+    platform_desc: PathBuf,
     /// The xclbin to write
     #[arg(long)]
     out: PathBuf,
@@ -47,6 +50,7 @@ fn run() -> Result<()> {
         description_path: cli.description,
         payloads,
         platform: cli.platform,
+        platform_desc: Some(cli.platform_desc),
     })?;
     write_atomic(&cli.out, &xclbin.to_bytes()?)
 }

@@ -11,7 +11,16 @@ fn escape(s: &str) -> String {
         .replace('"', "&quot;")
 }
 
-pub fn embedded_metadata(d: &DeviceDescription) -> String {
+/// The XML; the board id and FPGA device name come from the board's file (the part's first
+/// field, `xcu280` of `xcu280-fsvh2892-2L-e`, as v++ writes it), the U280's without one.
+pub fn embedded_metadata(d: &DeviceDescription, board: Option<&fpga_platform::Platform>) -> String {
+    let (board_id, fpga_device) = match board {
+        Some(p) => (
+            p.board_id.as_str(),
+            p.part.split('-').next().unwrap_or(&p.part),
+        ),
+        None => ("u280", "xcu280"),
+    };
     let mut kernels: Vec<&str> = Vec::new();
     for k in &d.kernels {
         if !kernels.contains(&k.kernel.as_str()) {
@@ -22,13 +31,15 @@ pub fn embedded_metadata(d: &DeviceDescription) -> String {
     x.push_str("<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n");
     x.push_str(&format!("<project name=\"{}\">\n", escape(&d.deployment)));
     x.push_str(&format!(
-        "  <platform vendor=\"xilinx\" boardid=\"u280\" name=\"{}\" featureRomTime=\"0\">\n",
+        "  <platform vendor=\"xilinx\" boardid=\"{}\" name=\"{}\" featureRomTime=\"0\">\n",
+        escape(board_id),
         escape(&d.platform)
     ));
     x.push_str("    <version major=\"1\" minor=\"0\"/>\n");
     x.push_str(&format!(
-        "    <device name=\"{}\" fpgaDevice=\"xcu280\" addrWidth=\"0\">\n",
-        escape(&d.device)
+        "    <device name=\"{}\" fpgaDevice=\"{}\" addrWidth=\"0\">\n",
+        escape(&d.device),
+        escape(fpga_device)
     ));
     x.push_str(&format!(
         "      <core name=\"OCL_REGION_0\" target=\"hw\" type=\"clc_region\" clockFreq=\"{}MHz\" numComputeUnits=\"{}\">\n",

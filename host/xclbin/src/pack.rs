@@ -18,6 +18,9 @@ pub struct PackInput {
     pub description_path: PathBuf,
     pub payloads: Vec<(String, PathBuf)>,
     pub platform: String,
+    /// The board's file (toolchains/fpga_platforms/<platform>.toml): its board id, part and
+    /// banks. None: a container for the U280 (the library's tests without a board file).
+    pub platform_desc: Option<PathBuf>,
 }
 
 /// Reads a payload: a file as is, a directory as an AFARCH1 archive.
@@ -95,7 +98,22 @@ pub fn build(input: &PackInput) -> Result<Xclbin> {
         }
     }
 
-    let banks = sections::banks_of(&description)?;
+    let board = match &input.platform_desc {
+        Some(path) => {
+            let p = fpga_platform::Platform::load(path)?;
+            if p.name != input.platform {
+                bail!(
+                    "--platform-desc {}: the file is platform '{}' but --platform is '{}'",
+                    path.display(),
+                    p.name,
+                    input.platform
+                );
+            }
+            Some(p)
+        }
+        None => None,
+    };
+    let banks = sections::banks_of(&description, board.as_ref())?;
     // USER_METADATA holds the description exactly as given (validated above), so the reader
     // sees the deploy tool's bytes, not a re-serialisation of them.
     let user_metadata = text.clone().into_bytes();
@@ -123,7 +141,7 @@ pub fn build(input: &PackInput) -> Result<Xclbin> {
         XclbinSection {
             kind: SectionKind::EmbeddedMetadata,
             name: String::new(),
-            data: embedded_metadata(&description).into_bytes(),
+            data: embedded_metadata(&description, board.as_ref()).into_bytes(),
         },
         XclbinSection {
             kind: SectionKind::UserMetadata,

@@ -58,12 +58,36 @@ pub fn bank(tag: &str) -> Result<MemBank> {
     })
 }
 
-/// The banks the description's memory connections use, in first-use order.
-pub fn banks_of(d: &DeviceDescription) -> Result<Vec<MemBank>> {
+/// The bank `tag` on this board: it must have the bank, whose size is the file's.
+pub fn bank_on(tag: &str, board: &fpga_platform::Platform) -> Result<MemBank> {
+    let mut b = bank(tag)?;
+    let kind = tag.split('[').next().unwrap_or_default();
+    board
+        .check_bank(tag)
+        .map_err(|e| anyhow::anyhow!("memory bank: {e}"))?;
+    let bytes = board.bank_size(kind).unwrap_or(0);
+    b.size_kb = bytes / 1024;
+    if kind == "HBM" {
+        // The pseudo-channels lie back to back: the U280's 256 MB apart, the U55C's 512 MB.
+        let index: u64 = tag["HBM[".len()..tag.len() - 1].parse()?;
+        b.base = index * bytes;
+    }
+    Ok(b)
+}
+
+/// The banks the description's memory connections use, in first-use order (on `board`'s
+/// banks when given).
+pub fn banks_of(
+    d: &DeviceDescription,
+    board: Option<&fpga_platform::Platform>,
+) -> Result<Vec<MemBank>> {
     let mut banks: Vec<MemBank> = Vec::new();
     for m in &d.memory {
         if !banks.iter().any(|b| b.tag == m.bank) {
-            banks.push(bank(&m.bank)?);
+            banks.push(match board {
+                Some(p) => bank_on(&m.bank, p)?,
+                None => bank(&m.bank)?,
+            });
         }
     }
     Ok(banks)

@@ -26,6 +26,12 @@ fn data(name: &str) -> PathBuf {
         .join(name)
 }
 
+/// The U280's platform file (the board id, part and banks xclbin-pack writes).
+fn u280_file() -> std::path::PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../../toolchains/fpga_platforms/xilinx_u280_gen3x16_xdma_1_202211_1.toml")
+}
+
 /// Runs the real `xclbin-pack` binary.
 fn pack(dir: &Path, extra: &[&str]) -> std::process::Output {
     let out = dir.join("fpga0.xclbin");
@@ -35,6 +41,8 @@ fn pack(dir: &Path, extra: &[&str]) -> std::process::Output {
         .args(extra)
         .arg("--platform")
         .arg("xilinx_u280_gen3x16_xdma_1_202211_1")
+        .arg("--platform-desc")
+        .arg(u280_file())
         .arg("--out")
         .arg(&out)
         .output()
@@ -139,8 +147,10 @@ fn bad_input_names_what_to_fix() {
         .args([
             "--platform",
             "xilinx_u250_gen3x16_xdma_4_1_202210_1",
-            "--out",
+            "--platform-desc",
         ])
+        .arg(u280_file())
+        .arg("--out")
         .arg(tmp.path().join("x.xclbin"))
         .output()
         .unwrap();
@@ -172,9 +182,10 @@ fn payloads_default_to_the_kernels_models() {
         .args([
             "--platform",
             "xilinx_u280_gen3x16_xdma_1_202211_1",
-            "--out",
-            "x.xclbin",
+            "--platform-desc",
         ])
+        .arg(u280_file())
+        .args(["--out", "x.xclbin"])
         .output()
         .unwrap();
     assert!(
@@ -195,4 +206,57 @@ fn payloads_default_to_the_kernels_models() {
         xclbin::read::Payload::Dir(files) => assert!(files.iter().any(|f| f.path == "graph.json")),
         other => panic!("{other:?}"),
     }
+}
+
+/// The board's facts come from its file: packed for the U55C (DS978: XCU55C, 16 GB HBM2 in
+/// 32 pseudo-channels of 512 MB, no DDR), the container names its board and device, its HBM
+/// banks are 512 MB, and a DDR bank is refused naming the board's memories.
+#[test]
+fn the_board_file_sets_board_device_and_banks() {
+    let tmp = tempfile::tempdir().unwrap();
+    let u55c = "xilinx_u55c_gen3x16_xdma_3_202210_1";
+    let file = u280_file().with_file_name(format!("{u55c}.toml"));
+    let text = std::fs::read_to_string(data("fpga0.json"))
+        .unwrap()
+        .replace("xilinx_u280_gen3x16_xdma_1_202211_1", u55c);
+    let desc = tmp.path().join("fpga0.json");
+    std::fs::write(&desc, &text).unwrap();
+    let run = |desc: &Path| {
+        Command::new(env!("CARGO_BIN_EXE_xclbin-pack"))
+            .current_dir(tmp.path())
+            .arg("--description")
+            .arg(desc)
+            .args(payload_dir(tmp.path()))
+            .args(["--platform", u55c, "--platform-desc"])
+            .arg(&file)
+            .args(["--out", "x.xclbin"])
+            .output()
+            .unwrap()
+    };
+    let out = run(&desc);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let bytes = std::fs::read(tmp.path().join("x.xclbin")).unwrap();
+    let x = xclbin::axlf::Xclbin::from_bytes("x.xclbin", &bytes).unwrap();
+    let xml = x
+        .section(xclbin::axlf::SectionKind::EmbeddedMetadata)
+        .map(|s| String::from_utf8_lossy(&s.data).to_string())
+        .unwrap();
+    assert!(xml.contains("boardid=\"u55c\""), "{xml}");
+    assert!(xml.contains("fpgaDevice=\"xcu55c\""), "{xml}");
+    let hbm3 = xclbin::sections::bank_on("HBM[3]", &fpga_platform::Platform::load(&file).unwrap())
+        .unwrap();
+    assert_eq!((hbm3.size_kb, hbm3.base), (512 * 1024, 3 * (512 << 20)));
+
+    let ddr = tmp.path().join("ddr.json");
+    std::fs::write(&ddr, text.replace("HBM[3]", "DDR[0]")).unwrap();
+    let out = run(&ddr);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        !out.status.success() && err.contains("has no DDR memory"),
+        "{err}"
+    );
 }
