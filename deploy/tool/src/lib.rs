@@ -3,6 +3,7 @@
 //! the Slurm job and run scripts, the topology, an HTML report and the bundle that takes them
 //! to the cluster, each checked first.
 
+pub mod board_checks;
 pub mod budget;
 pub mod bundle;
 pub mod cabling;
