@@ -331,12 +331,15 @@ def fpga_deployment(
         clock_mhz = 250,
         flow_control = None,
         profile = None,
+        replicas = None,
         visibility = None):
     """A deployment: `description` (TOML), `devices` (its device names, in order; checked
     against the TOML), `kernels` (every kernel a device may carry: AuroraFlow per QSFP
     port, DMA and benchmark kernels, tie-offs, a user's `hls_kernel`s), `host` (cargo_binary of the host driver), and for a
     FINN network `estimates` (finn_estimates) which the partitioner splits with
-    `objective` over the deployment's devices and cables. `profile` of the job script
+    `objective` over the deployment's devices and cables; `replicas` ("auto" or a count,
+    throughput objective) asks it for copies of the pipeline, each card carrying its copies'
+    CUs and each copy its own input and output DMA. `profile` of the job script
     defaults to `[deploy] profile` (noctua2 | local)."""
     desc = name + "__desc"
     deployment_description(
@@ -354,6 +357,7 @@ def fpga_deployment(
             devices = ":{}[devices]".format(desc),
             estimates = estimates,
             objective = objective,
+            replicas = replicas,
             topology = ":{}[topology]".format(desc),
             visibility = visibility,
         )
@@ -367,6 +371,7 @@ def fpga_deployment(
             flow_control = flow_control,
             kernels = kernels,
             partition = partition,
+            replicas = replicas != None,
         )
         links.append(":{}__{}".format(name, device))
     fpga_deployment_rule(
