@@ -292,7 +292,12 @@ pub fn finn(d: &mut DeviceDesign, inp: &Inputs, cuts: &[CutOnCable]) -> Result<u
             let kname = segment_kernel_name(plan, seg);
             let fk = match inp.kernels.iter().find(|k| k.name == kname) {
                 Some(k) => k.clone(),
-                None => segment_kernel(plan, seg, inp.finn_model.clone())?,
+                // `--finn-model` is the unpartitioned network (vitis_link passes `whole/`): the
+                // model of a whole copy only.
+                None => {
+                    let whole = kname == "finn_whole";
+                    segment_kernel(plan, seg, inp.finn_model.clone().filter(|_| whole))?
+                }
             };
             let cu = format!("finn_r{}", r.index);
             let input = if i == 0 {
