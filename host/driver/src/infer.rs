@@ -237,7 +237,7 @@ fn output_layout(
     WordLayout::new(feeder, out, port.dtype, stage.partition.frame_out_len())
 }
 
-/// What each rank tells the others before the run: [has dma_in, has dma_out, FINN CUs,
+/// What each rank tells the others before the run: [input DMAs, output DMAs, FINN CUs,
 /// images (rank 0; -1 when its input or reference was refused)].
 fn exchange(world: &SimpleCommunicator, mine: [i64; 4]) -> Vec<[i64; 4]> {
     let mut all = vec![0i64; 4 * world.size() as usize];
@@ -268,14 +268,15 @@ fn agree(
         Some(Err(_)) => -1,
         None => 0,
     };
+    let dmas = |kernel: &str| {
+        d.kernels
+            .iter()
+            .filter(|k| k.kind == "hls" && k.kernel == kernel)
+            .count() as i64
+    };
     let all = exchange(
         world,
-        [
-            hls_cu(d, "dma_in").is_some() as i64,
-            hls_cu(d, "dma_out").is_some() as i64,
-            finn_cus as i64,
-            n_images,
-        ],
+        [dmas("dma_in"), dmas("dma_out"), finn_cus as i64, n_images],
     );
     if all.iter().map(|r| r[2]).sum::<i64>() == 0 {
         return Ok(Err(Outcome::Failed(format!(
@@ -283,6 +284,16 @@ fn agree(
             d.deployment,
             d.device,
             d.kernels.iter().map(|k| k.cu.as_str()).collect::<Vec<_>>().join(", ")
+        ))));
+    }
+    // A replica plan's deployment has an input DMA per copy; feeding them is not done yet.
+    let copies = all.iter().map(|r| r[0]).sum::<i64>();
+    if copies > 1 {
+        return Ok(Err(Outcome::Failed(format!(
+            "infer: deployment {} has {copies} copies of the pipeline (input DMAs over its \
+             devices; a replica plan), but infer feeds one copy: splitting a batch across the \
+             copies is not done yet (docs/limits.md, \"Replicas\")",
+            d.deployment
         ))));
     }
     let n = all[0][3];
@@ -300,7 +311,7 @@ fn agree(
             d.device
         ))));
     }
-    let out_rank = all.iter().position(|r| r[1] == 1).with_context(|| {
+    let out_rank = all.iter().position(|r| r[1] >= 1).with_context(|| {
         format!(
             "infer: no device of deployment {} has the output DMA (dma_out)",
             d.deployment
