@@ -38,21 +38,49 @@ fn replica_plan(cut_ports: (u32, u32)) -> (serde_json::Value, [String; 4]) {
 }
 
 fn link(plan: &serde_json::Value, device: &str) -> anyhow::Result<String> {
+    link_sim(plan, device, None).map(|(cfg, _)| cfg)
+}
+
+/// The link config and the simulated device, `finn_model` as vitis_link passes it.
+fn link_sim(
+    plan: &serde_json::Value,
+    device: &str,
+    finn_model: Option<&str>,
+) -> anyhow::Result<(String, serde_json::Value)> {
     let dir = tempfile::tempdir().unwrap();
     let path = common::write(dir.path(), "plan.json", &plan.to_string());
     let kernels = common::all_kernels();
-    let (cfg, _, _) = link_config_text(&LinkConfigArgs {
+    let (cfg, sim, _) = link_config_text(&LinkConfigArgs {
         deployment: &common::deployment("mobilenet_2fpga"),
         platform: &common::platform(),
         device,
         kernels: &kernels,
         plan: Some(&path),
         flow_control: Some(&common::kernel_toml()),
-        finn_model: None,
+        finn_model,
         cfg_out: Path::new("x.cfg"),
         sim_out: Path::new("x.json"),
     })?;
-    Ok(cfg)
+    Ok((cfg, sim))
+}
+
+/// vitis_link passes the unpartitioned network (`exec/whole`) as the FINN model of a replica
+/// deployment: a whole copy simulates it, a cut copy's segment must not claim it.
+#[test]
+fn only_whole_copies_simulate_the_unpartitioned_model() {
+    let (plan, _) = replica_plan((1, 0));
+    let (_, sim) = link_sim(&plan, "fpga0", Some("buck-out/x/exec/whole")).unwrap();
+    let model = |cu: &str| {
+        sim["kernels"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|k| k["cu"] == cu)
+            .unwrap_or_else(|| panic!("no CU {cu}"))["model"]
+            .clone()
+    };
+    assert_eq!(model("finn_r0"), "buck-out/x/exec/whole");
+    assert_eq!(model("finn_r2"), serde_json::Value::Null);
 }
 
 fn assert_lines(cfg: &str, lines: &[String]) {
