@@ -42,7 +42,7 @@ pub struct InferArgs {
 }
 
 /// DMA memory words are 512 bits; buffers are whole words.
-const MEM_WORD: usize = 64;
+pub(crate) const MEM_WORD: usize = 64;
 const TAG_OUTPUTS: i32 = 11;
 
 fn hls_cu<'a>(d: &'a DeviceDescription, kernel: &str) -> Option<&'a xclbin::KernelEntry> {
@@ -53,10 +53,10 @@ fn hls_cu<'a>(d: &'a DeviceDescription, kernel: &str) -> Option<&'a xclbin::Kern
 
 /// The memory bank of `cu`'s m_axi port.
 /// Rank 0's part before anything runs: the reference and the images.
-struct Inputs {
+pub(crate) struct Inputs {
     whole: Partition,
     whole_dir: PathBuf,
-    images: Vec<Vec<i64>>,
+    pub(crate) images: Vec<Vec<i64>>,
 }
 
 fn read_images(path: &Path, port: &Port) -> Result<Vec<Vec<i64>>> {
@@ -192,7 +192,7 @@ fn link_roles(d: &DeviceDescription) -> Vec<LinkRoles> {
 
 /// The layout of the words the FINN CU `feeder` sends into the output DMA: what the
 /// simulation opened it with, or (on a card) its partition in the executor export.
-fn output_layout(
+pub(crate) fn output_layout(
     d: &DeviceDescription,
     feeder: &str,
     factory: Option<&Arc<FinnExecFactory>>,
@@ -249,6 +249,8 @@ fn exchange(world: &SimpleCommunicator, mine: [i64; 4]) -> Vec<[i64; 4]> {
 /// output DMA, and (rank 0) the images and the reference.
 struct Agreed {
     n: usize,
+    /// Input DMAs over every rank: more than one in a replica deployment.
+    copies: usize,
     out_rank: i32,
     inputs: Option<Inputs>,
 }
@@ -286,16 +288,8 @@ fn agree(
             d.kernels.iter().map(|k| k.cu.as_str()).collect::<Vec<_>>().join(", ")
         ))));
     }
-    // A replica plan's deployment has an input DMA per copy; feeding them is not done yet.
-    let copies = all.iter().map(|r| r[0]).sum::<i64>();
-    if copies > 1 {
-        return Ok(Err(Outcome::Failed(format!(
-            "infer: deployment {} has {copies} copies of the pipeline (input DMAs over its \
-             devices; a replica plan), but infer feeds one copy: splitting a batch across the \
-             copies is not done yet (docs/limits.md, \"Replicas\")",
-            d.deployment
-        ))));
-    }
+    // A replica plan's deployment has an input DMA per copy (infer_replicas feeds them).
+    let copies = all.iter().map(|r| r[0]).sum::<i64>() as usize;
     let n = all[0][3];
     if n < 0 {
         // Only rank 0 has the reason; the others just end with it.
@@ -319,6 +313,7 @@ fn agree(
     })? as i32;
     Ok(Ok(Agreed {
         n: n as usize,
+        copies,
         out_rank,
         inputs: prepared.map(|p| p.expect("checked above")),
     }))
@@ -437,7 +432,7 @@ fn start_dmas(
 
 /// Waits for `runs`, sampling the links' counters every `period` (time since `t0`); every
 /// stage has its own stall timeout, `budget` only bounds the whole run.
-fn wait_sampling(
+pub(crate) fn wait_sampling(
     device: &mut dyn Device,
     runs: Vec<RunId>,
     link_cus: &[String],
@@ -501,7 +496,7 @@ fn collect_outputs(
 }
 
 /// This rank's links over the run (samples and final counters), collected on rank 0.
-fn gather_reports(
+pub(crate) fn gather_reports(
     world: &SimpleCommunicator,
     d: &DeviceDescription,
     links: &[LinkRoles],
@@ -532,7 +527,7 @@ fn gather_reports(
 
 /// Rank 0: every image through the unpartitioned reference, compared with what the
 /// partitioned pipeline gave; writes the outputs, run.json and the report.
-fn compare_with_reference(
+pub(crate) fn compare_with_reference(
     d: &DeviceDescription,
     args: &InferArgs,
     inputs: &Inputs,
@@ -588,6 +583,14 @@ pub fn run(
         Ok(a) => a,
         Err(outcome) => return Ok(outcome),
     };
+    if agreed.copies > 1 {
+        let batch = crate::infer_replicas::Batch {
+            copies: agreed.copies,
+            n: agreed.n,
+            prepared: agreed.inputs,
+        };
+        return crate::infer_replicas::run(world, rank, factory, args, timeout, batch);
+    }
     let device: &mut dyn Device = &mut *rank.device;
     let links = link_roles(&d);
     let link_cus: Vec<String> = links.iter().map(|(c, _)| c.clone()).collect();
