@@ -199,5 +199,23 @@ pub fn run(
         "infer {}: {copies} copies, images per copy (round robin): {fed:?}",
         d.deployment
     );
-    infer::compare_with_reference(&d, args, &inputs, &outputs, &reports, wall)
+    let outcome = infer::compare_with_reference(&d, args, &inputs, &outputs, &reports, wall)?;
+    if let Some(r) = &args.report {
+        println!("{}", whole_line(&r.plan, copies)?);
+    }
+    Ok(outcome)
+}
+
+/// The whole's modelled FPS: the plan's `fps_total`, every copy's FINN-estimate FPS summed.
+fn whole_line(plan: &std::path::Path, copies: usize) -> Result<String> {
+    let text = std::fs::read_to_string(plan)
+        .with_context(|| format!("{}: cannot read the plan", plan.display()))?;
+    let v: serde_json::Value = serde_json::from_str(&text)
+        .with_context(|| format!("{}: not a partition plan JSON", plan.display()))?;
+    let total = v["fps_total"]
+        .as_f64()
+        .with_context(|| format!("{}: a replica plan without fps_total", plan.display()))?;
+    Ok(format!(
+        "modelled whole: {total:.0} FPS ({copies} copies, the plan's fps_total)"
+    ))
 }
