@@ -353,12 +353,15 @@ def fpga_deployment(
         flow_control = None,
         cluster = None,
         platform = None,
+        replicas = None,
         visibility = None):
     """A deployment: `description` (TOML), `devices` (its device names, in order; checked
     against the TOML), `kernels` (every kernel a device may carry: AuroraFlow per QSFP
     port, DMA and benchmark kernels, tie-offs, a user's `hls_kernel`s), `host` (cargo_binary of the host driver), and for a
     FINN network `estimates` (finn_estimates) which the partitioner splits with
-    `objective` over the deployment's devices and cables. `cluster` (a file of
+    `objective` over the deployment's devices and cables; `replicas` ("auto" or a count,
+    throughput objective) asks it for copies of the pipeline, each card carrying its copies'
+    CUs and each copy its own input and output DMA. `cluster` (a file of
     toolchains/clusters) of `[job_script]` and `[bundle]` defaults to `[deploy] cluster`
     (noctua2); every cluster's are `[job_script_<cluster>]` and `[bundle_<cluster>]`.
     `platform` names the board of every card (the description's `platform`, a file of
@@ -381,6 +384,7 @@ def fpga_deployment(
             devices = ":{}[devices]".format(desc),
             estimates = estimates,
             objective = objective,
+            replicas = replicas,
             topology = ":{}[topology]".format(desc),
             visibility = visibility,
         )
@@ -395,6 +399,7 @@ def fpga_deployment(
             kernels = kernels,
             partition = partition,
             platform = platform or "",
+            replicas = replicas != None,
         )
         links.append(":{}__{}".format(name, device))
     fpga_deployment_rule(

@@ -67,9 +67,12 @@ def _finn_kernel(ctx: AnalysisContext, fpga, plan_info, plan_slice, device: str)
     # Copies of this device's share of the partition step's directories: an action reading a
     # projection depends on the whole directory, so another device's change would re-run
     # it; the copy re-runs (in-process, cheap) and leaves the same bytes, and the link
-    # config, xclbin and FINN IP steps downstream stay cached.
-    model = ctx.actions.copy_file("finn_{}_exec".format(device), plan_info.exec.project(device))
+    # config, xclbin and FINN IP steps downstream stay cached. A replica plan's copies are whole networks or segments of one; the executor export
+    # splits copy 0 only, so a card's copies simulate the unpartitioned model (`whole/`).
+    model = ctx.actions.copy_file("finn_{}_exec".format(device), plan_info.exec.project("whole" if ctx.attrs.replicas else device))
     xo = None
+    if fpga.kind == "vitis" and ctx.attrs.replicas:
+        fail("{}: a replica plan's FINN kernels (finn_whole, finn_<first>__<last>) have no .xo build yet (docs/limits.md); build it with the sim toolchain".format(ctx.label))
     if fpga.kind == "vitis":
         part = ctx.actions.copy_file("finn_{}.onnx".format(device), plan_info.partitions.project(device + ".onnx"))
         folding = ctx.actions.copy_file("finn_{}_folding.json".format(device), plan_info.folding.project(device + ".json"))
@@ -250,6 +253,7 @@ vitis_link = rule(
         "kernels": attrs.list(attrs.dep(providers = [KernelInfo]), default = []),
         "partition": attrs.option(attrs.dep(providers = [PartitionPlanInfo]), default = None),
         "platform": attrs.string(default = "", doc = "the board (a file of toolchains/fpga_platforms/); \"\": the FPGA toolchain's default"),
+        "replicas": attrs.bool(default = False, doc = "the partition is a replica plan (finn_partition(replicas = ...))"),
         "_aurora_flow": attrs.default_only(attrs.toolchain_dep(
             default = "toolchains//:aurora_flow",
             providers = [AuroraFlowToolchainInfo],

@@ -207,7 +207,7 @@ pub fn scripts_text(a: &ScriptArgs) -> Result<(String, String, Value)> {
     let (d, p) = load(a.deployment, a.platform)?;
     let cluster = load_cluster(a.cluster, &d)?;
     let xclbins = parse_xclbins(&d, a.xclbins)?;
-    let (_, cuts) = cuts_of(&d, a.plan)?;
+    let (plan, cuts) = cuts_of(&d, a.plan)?;
     let topo_path = a.topology_out.display().to_string();
     let plan_path = a.plan.map(|p| p.display().to_string());
     let job_path = a.job_out.display().to_string();
@@ -222,6 +222,9 @@ pub fn scripts_text(a: &ScriptArgs) -> Result<(String, String, Value)> {
         devices: a.devices_json,
     };
     let mut topology = scripts::topology(&d, &p, &cuts);
+    if let Some(plan) = plan.filter(crate::replicas::is_replica_plan) {
+        topology["replicas"] = crate::replicas::topology(&plan);
+    }
     if d.app == App::Hls {
         crate::hls_app::assigned_banks(&mut topology, &read_sims(a.sims)?);
     }

@@ -11,6 +11,7 @@ use crate::iodma;
 use crate::kernel::{self, Kernel};
 use crate::plan::{self, CutOnCable, Plan};
 use crate::platform::Platform;
+use crate::replicas;
 
 #[derive(Clone, Debug)]
 pub struct Cu {
@@ -224,6 +225,10 @@ pub fn design(inp: &Inputs) -> Result<DeviceDesign> {
     match (dep.app, &dev.role) {
         (App::AuroraBench, Role::Bench) => bench(&mut d, inp.kernels, &ports)?,
         (App::AuroraBench, Role::Forward) => forward(&mut d, inp.kernels, &ports)?,
+        (App::Finn, _) if inp.plan.is_some_and(replicas::is_replica_plan) => {
+            let bank = replicas::finn(&mut d, inp, &cuts)?;
+            tie_off_idle_directions(&mut d, inp.kernels, bank)?
+        }
         (App::Finn, _) => finn(&mut d, inp, &cuts)?,
         (App::Hls, _) => hls_app::design::device(&mut d, inp)?,
         (App::AuroraBench, Role::None) => unreachable!("checked when parsing"),
@@ -330,7 +335,7 @@ fn forward(d: &mut DeviceDesign, kernels: &[Kernel], ports: &[u32]) -> Result<()
 /// The DMA (`top`, stream port `dir`) for the FINN CU's port `finn_port`, at the width
 /// finn-plus's InsertIODMA would give it (`iodma`). Named by its v++ kernel, so the link
 /// config says `nk=dma_out:...` whichever width variant was built.
-fn io_dma(
+pub(crate) fn io_dma(
     kernels: &[Kernel],
     fk: &Kernel,
     finn_port: &str,

@@ -126,7 +126,7 @@ pub fn padded(bits: u64) -> u64 {
     bits.div_ceil(8) * 8
 }
 
-fn port(name: &str, kind: &str, dir: &str, width: u64) -> Port {
+pub(crate) fn port(name: &str, kind: &str, dir: &str, width: u64) -> Port {
     Port {
         name: name.into(),
         kind: kind.into(),
@@ -140,7 +140,12 @@ fn port(name: &str, kind: &str, dir: &str, width: u64) -> Port {
 /// stream width (elements per cycle x element bits), which tells the simulated partition
 /// how many values each word packs, and `frame_bits`, one frame of its tensor (the plan's;
 /// absent from older plans), which with the width gives the words per frame.
-fn finn_stream(name: &str, dir: &str, bits: u64, frame_bits: Option<u64>) -> Result<Port> {
+pub(crate) fn finn_stream(
+    name: &str,
+    dir: &str,
+    bits: u64,
+    frame_bits: Option<u64>,
+) -> Result<Port> {
     let mut p = port(name, "axis", dir, padded(bits));
     p.extra.insert("stream_bits".into(), Value::from(bits));
     if let Some(frame) = frame_bits.filter(|&f| f > 0) {

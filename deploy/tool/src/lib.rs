@@ -22,6 +22,7 @@ pub mod linkcfg;
 pub mod partitioner;
 pub mod plan;
 pub mod platform;
+pub mod replicas;
 pub mod report;
 pub mod scripts;
 pub mod slurm;

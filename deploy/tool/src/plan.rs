@@ -20,6 +20,13 @@ pub struct Plan {
     #[serde(default)]
     pub cuts: Vec<Cut>,
     pub layers: Vec<LayerPlan>,
+    /// The copies of a replica plan (`finn-partition --replicas`); empty in a single-copy
+    /// plan, whose deployment is built as before.
+    #[serde(default)]
+    pub replicas: Vec<crate::replicas::Replica>,
+    /// Every copy's FPS summed (replica plans only).
+    #[serde(default)]
+    pub fps_total: f64,
     /// The device a slice (`plan-slice`) is for; None in a whole plan.
     #[serde(default)]
     pub device: Option<String>,
@@ -103,6 +110,9 @@ impl Plan {
                 dep.src.path
             );
         }
+        if crate::replicas::is_replica_plan(self) {
+            return crate::replicas::check_devices(dep, self);
+        }
         self.check_no_idle_device(dep)
     }
 
@@ -145,6 +155,9 @@ pub const SLICE_FORMAT: &str = "auroraforge-plan-slice/1";
 /// A change confined to other devices (their folding, resources, the FPS it limits) leaves
 /// the slice byte-identical, so this device's link config and bitstream stay cached.
 pub fn device_slice(plan: &Plan, device: &str) -> Result<serde_json::Value> {
+    if crate::replicas::is_replica_plan(plan) {
+        return crate::replicas::device_slice(plan, device);
+    }
     let own = plan.device(device).with_context(|| {
         format!(
             "{}: the plan has no device {device} (its devices: {})",
@@ -232,6 +245,10 @@ pub struct CutOnCable {
 /// order; both directions of a duplex cable may carry a cut each). A cut with no free cable
 /// is an error that names the cut and the deployment file.
 pub fn map_cuts(dep: &Deployment, plan: &Plan) -> Result<Vec<CutOnCable>> {
+    // A replica plan names each copy's ports itself.
+    if crate::replicas::is_replica_plan(plan) {
+        return crate::replicas::cuts_on_cables(dep, plan);
+    }
     // (cable index, sending end) already carrying a cut
     let mut taken: Vec<(usize, End)> = Vec::new();
     let mut out = Vec::new();

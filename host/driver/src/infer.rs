@@ -44,7 +44,7 @@ pub struct InferArgs {
 }
 
 /// DMA memory words are 512 bits; buffers are whole words.
-const MEM_WORD: usize = 64;
+pub(crate) const MEM_WORD: usize = 64;
 const TAG_OUTPUTS: i32 = 11;
 
 fn hls_cu<'a>(d: &'a DeviceDescription, kernel: &str) -> Option<&'a xclbin::KernelEntry> {
@@ -55,10 +55,10 @@ fn hls_cu<'a>(d: &'a DeviceDescription, kernel: &str) -> Option<&'a xclbin::Kern
 
 /// The memory bank of `cu`'s m_axi port.
 /// Rank 0's part before anything runs: the reference and the images.
-struct Inputs {
+pub(crate) struct Inputs {
     whole: Partition,
     whole_dir: PathBuf,
-    images: Vec<Vec<i64>>,
+    pub(crate) images: Vec<Vec<i64>>,
     /// One class per image, from --labels.
     labels: Option<Vec<i64>>,
 }
@@ -210,7 +210,7 @@ fn link_roles(d: &DeviceDescription) -> Vec<LinkRoles> {
 
 /// The layout of the words the FINN CU `feeder` sends into the output DMA: what the
 /// simulation opened it with, or (on a card) its partition in the executor export.
-fn output_layout(
+pub(crate) fn output_layout(
     d: &DeviceDescription,
     feeder: &str,
     factory: Option<&Arc<FinnExecFactory>>,
@@ -255,7 +255,7 @@ fn output_layout(
     WordLayout::new(feeder, out, port.dtype, stage.partition.frame_out_len())
 }
 
-/// What each rank tells the others before the run: [has dma_in, has dma_out, FINN CUs,
+/// What each rank tells the others before the run: [input DMAs, output DMAs, FINN CUs,
 /// images (rank 0; -1 when its input or reference was refused)].
 fn exchange(world: &SimpleCommunicator, mine: [i64; 4]) -> Vec<[i64; 4]> {
     let mut all = vec![0i64; 4 * world.size() as usize];
@@ -267,6 +267,8 @@ fn exchange(world: &SimpleCommunicator, mine: [i64; 4]) -> Vec<[i64; 4]> {
 /// output DMA, and (rank 0) the images and the reference.
 struct Agreed {
     n: usize,
+    /// Input DMAs over every rank: more than one in a replica deployment.
+    copies: usize,
     out_rank: i32,
     inputs: Option<Inputs>,
 }
@@ -286,14 +288,15 @@ fn agree(
         Some(Err(_)) => -1,
         None => 0,
     };
+    let dmas = |kernel: &str| {
+        d.kernels
+            .iter()
+            .filter(|k| k.kind == "hls" && k.kernel == kernel)
+            .count() as i64
+    };
     let all = exchange(
         world,
-        [
-            hls_cu(d, "dma_in").is_some() as i64,
-            hls_cu(d, "dma_out").is_some() as i64,
-            finn_cus as i64,
-            n_images,
-        ],
+        [dmas("dma_in"), dmas("dma_out"), finn_cus as i64, n_images],
     );
     if all.iter().map(|r| r[2]).sum::<i64>() == 0 {
         return Ok(Err(Outcome::Failed(format!(
@@ -303,6 +306,8 @@ fn agree(
             d.kernels.iter().map(|k| k.cu.as_str()).collect::<Vec<_>>().join(", ")
         ))));
     }
+    // A replica plan's deployment has an input DMA per copy (infer_replicas feeds them).
+    let copies = all.iter().map(|r| r[0]).sum::<i64>() as usize;
     let n = all[0][3];
     if n < 0 {
         // Only rank 0 has the reason; the others just end with it.
@@ -318,7 +323,7 @@ fn agree(
             d.device
         ))));
     }
-    let out_rank = all.iter().position(|r| r[1] == 1).with_context(|| {
+    let out_rank = all.iter().position(|r| r[1] >= 1).with_context(|| {
         format!(
             "infer: no device of deployment {} has the output DMA (dma_out)",
             d.deployment
@@ -326,6 +331,7 @@ fn agree(
     })? as i32;
     Ok(Ok(Agreed {
         n: n as usize,
+        copies,
         out_rank,
         inputs: prepared.map(|p| p.expect("checked above")),
     }))
@@ -444,7 +450,7 @@ fn start_dmas(
 
 /// Waits for `runs`, sampling the links' counters every `period` (time since `t0`); every
 /// stage has its own stall timeout, `budget` only bounds the whole run.
-fn wait_sampling(
+pub(crate) fn wait_sampling(
     device: &mut dyn Device,
     runs: Vec<RunId>,
     link_cus: &[String],
@@ -508,7 +514,7 @@ fn collect_outputs(
 }
 
 /// This rank's links over the run (samples and final counters), collected on rank 0.
-fn gather_reports(
+pub(crate) fn gather_reports(
     world: &SimpleCommunicator,
     d: &DeviceDescription,
     links: &[LinkRoles],
@@ -539,7 +545,7 @@ fn gather_reports(
 
 /// Rank 0: every image through the unpartitioned reference, compared with what the
 /// partitioned pipeline gave; writes the outputs, run.json and the report.
-fn compare_with_reference(
+pub(crate) fn compare_with_reference(
     d: &DeviceDescription,
     args: &InferArgs,
     inputs: &Inputs,
@@ -599,6 +605,14 @@ pub fn run(
         Ok(a) => a,
         Err(outcome) => return Ok(outcome),
     };
+    if agreed.copies > 1 {
+        let batch = crate::infer_replicas::Batch {
+            copies: agreed.copies,
+            n: agreed.n,
+            prepared: agreed.inputs,
+        };
+        return crate::infer_replicas::run(world, rank, factory, args, timeout, batch);
+    }
     let device: &mut dyn Device = &mut *rank.device;
     let links = link_roles(&d);
     let link_cus: Vec<String> = links.iter().map(|(c, _)| c.clone()).collect();

@@ -6,6 +6,7 @@
 mod bench;
 mod finn_cu;
 mod infer;
+mod infer_replicas;
 mod infer_report;
 mod labels;
 mod ring;

@@ -19,7 +19,9 @@ pub struct PlanLayer {
     pub name: String,
     pub op_type: String,
     pub device: String,
-    #[serde(default)]
+    /// PE, SIMD and the like; a replica plan's resource choices (`ram_style`, `resType`:
+    /// strings) are left out, the model does not read them.
+    #[serde(default, deserialize_with = "integer_folding")]
     pub folding: BTreeMap<String, i64>,
     pub cycles: u64,
     pub in_stream_bits: u64,
@@ -281,4 +283,15 @@ pub fn longest_path<'a>(
     let path = layers.iter().zip(&on).filter(|(_, &o)| o).map(|(l, _)| l);
     let off = layers.iter().zip(&on).filter(|(_, &o)| !o);
     Ok((path.collect(), off.map(|(l, _)| l.name.clone()).collect()))
+}
+
+/// The integer entries of a layer's folding.
+fn integer_folding<'de, D: serde::Deserializer<'de>>(
+    d: D,
+) -> std::result::Result<BTreeMap<String, i64>, D::Error> {
+    let all: BTreeMap<String, serde_json::Value> = Deserialize::deserialize(d)?;
+    Ok(all
+        .into_iter()
+        .filter_map(|(k, v)| v.as_i64().map(|i| (k, i)))
+        .collect())
 }

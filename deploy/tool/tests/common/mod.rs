@@ -63,7 +63,14 @@ pub fn kernel_toml() -> PathBuf {
 /// test binary, so a change to the partitioner reaches these tests instead of a stale copy.
 pub fn plan_text() -> &'static str {
     static PLAN: std::sync::OnceLock<String> = std::sync::OnceLock::new();
-    PLAN.get_or_init(make_plan)
+    PLAN.get_or_init(|| make_plan(None))
+}
+
+/// The same inputs with `replicas = "auto"` (`//deploy:mobilenet_2fpga_replicas`): the
+/// partitioner's replica plan.
+pub fn replica_plan_text() -> &'static str {
+    static PLAN: std::sync::OnceLock<String> = std::sync::OnceLock::new();
+    PLAN.get_or_init(|| make_plan(Some(finn_partitioner::Replicas::Auto)))
 }
 
 pub fn plan_json() -> serde_json::Value {
@@ -95,7 +102,7 @@ pub fn plan() -> PlanFile {
     PlanFile { _dir: dir, path }
 }
 
-fn make_plan() -> String {
+fn make_plan(replicas: Option<finn_partitioner::Replicas>) -> String {
     use finn_partitioner::{devices, estimates, topology, Objective, Options};
     let (dep, plat) =
         deploy_tool::commands::load(&deployment("mobilenet_2fpga"), &platform()).unwrap();
@@ -112,6 +119,7 @@ fn make_plan() -> String {
     .unwrap();
     let opts = Options {
         objective: Objective::Throughput,
+        replicas,
         ..Options::default()
     };
     let plan = finn_partitioner::partition(&est, &devs, &topo, &opts).expect("partitions");
