@@ -10,6 +10,7 @@ use anyhow::{bail, Result};
 
 use crate::estimates::Layer;
 use crate::resources::Res;
+use crate::widths;
 
 /// One folding choice for one layer.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -168,11 +169,10 @@ pub fn estimate(l: &Layer, f: Fold, fpga_part: &str) -> Result<Cost> {
             if p <= 0 || ch % p != 0 {
                 bail!("layer {}: {par_attr}={p} does not divide {ch}", l.name);
             }
-            let out_bits = l.out_stream_bits / p0.max(1) as u64 * p as u64;
             Ok(Cost {
                 cycles: l.cycles * p0 as u64 / p as u64,
                 res: l.res,
-                out_stream_bits: out_bits,
+                out_stream_bits: widths::linear_out_stream_bits(l, f),
                 modelled: false,
             })
         }

@@ -21,6 +21,7 @@ pub mod replica_plan;
 pub mod replicas;
 pub mod resources;
 pub mod topology;
+pub mod widths;
 
 use anyhow::{bail, Result};
 

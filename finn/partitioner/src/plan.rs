@@ -13,6 +13,7 @@ use crate::folding::{Unit, UnitEdge};
 use crate::problem::{Objective, Placement};
 use crate::replica_plan::{BindingPlan, ReplicaPlan};
 use crate::resources::{Res, NUM_RES, RES_NAMES};
+use crate::widths;
 
 /// One hop over an AuroraFlow link: the paper's measured minimum latency (64 B), read from
 /// paper/figures.toml [link], its one copy.
@@ -403,13 +404,9 @@ fn in_width(inp: &Inputs, placed: &PlacedLayers, idx: &HashMap<&str, usize>, i: 
     match l.preds.first() {
         // a stream's width is its producer's
         Some(p) => placed.width[idx[p.as_str()]],
-        // a graph input: FINN's width for the exported folding; with another folding the
-        // input side scales with the output side (the first layers FINN puts on a stream
-        // input, padding and sliding window, take SIMD channels in and out)
-        None if placed.fold[i] == cost::current_fold(l) || l.out_stream_bits == 0 => {
-            l.in_stream_bits
-        }
-        None => l.in_stream_bits * placed.width[i] / l.out_stream_bits,
+        // a graph input: FINN's own input width for the layer's folding (an MVAU's is
+        // SIMD-wide while its output is PE-wide, so it cannot follow the output side)
+        None => widths::in_stream_bits(l, placed.fold[i]),
     }
 }
 
