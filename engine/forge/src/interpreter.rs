@@ -222,6 +222,14 @@ impl Loader {
             return Ok(p.clone());
         }
         let dir = self.ws.cells.project_path(&cell, package)?;
+        // As buck2: a directory of a nested cell is that cell's package, never the outer's.
+        let (owner, rest) = self.ws.cells.owner_of(&dir);
+        if owner != cell {
+            bail!(
+                "Package `{cell}//{package}` does not exist: `{dir}` is in cell `{owner}`; \
+                 use `{owner}//{rest}` instead"
+            );
+        }
         let Some(name) = self.buildfile_in(&self.ws.root.join(&dir)) else {
             bail!(
                 "Package `{cell}//{package}` does not exist: no build file ({}) in `{}`",
@@ -317,6 +325,13 @@ impl Loader {
         let start = self.ws.root.join(join(&cell_dir, package));
         let nested: Vec<String> = self.ws.cells.nested_cell_dirs(cell);
         let mut out = Vec::new();
+        // buck2 matches nothing below a nested cell's root through the outer cell.
+        if nested
+            .iter()
+            .any(|n| package == n || package.starts_with(&format!("{n}/")))
+        {
+            return Ok(out);
+        }
         if !start.is_dir() {
             bail!(
                 "Directory `{}` of pattern `{cell}//{package}/...` does not exist",

@@ -398,6 +398,14 @@ fn patterns_and_package_discovery() {
     );
     assert_eq!(r(&["//a:"], ""), vec!["root//a:x", "root//a:y"]);
     assert_eq!(r(&["toolchains//..."], ""), vec!["toolchains//:tc"]);
+    // A nested cell's directory through the outer cell: nothing recursively, an error by name.
+    assert!(r(&["//toolchains/..."], "").is_empty());
+    let e = w
+        .loader
+        .resolve_patterns(&["//toolchains:tc".to_string()], "")
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains("use `toolchains//` instead"), "{e}");
     assert_eq!(
         r(&[":y", "b:z[sub]"], "a"),
         vec!["root//a:y", "root//a/b:z[sub]"]
