@@ -199,3 +199,25 @@ fn min_cut_moves_a_layer_to_the_next_card_when_the_slrs_cannot_hold_it() {
         assert!(b + links <= 0.8 * U280_SLR_BRAM18, "{slr}: {b}");
     }
 }
+
+#[test]
+fn the_mip_plan_is_refused_when_a_layer_fits_no_slr() {
+    // The throughput objective solves with the MIP over whole cards; the SLR split after it
+    // refuses the same 1,200-BRAM18 layer, naming the card, each SLR and the layer.
+    let est = chain(&[100.0, 1200.0, 100.0]);
+    let o = |slrs: bool| Options {
+        objective: Objective::Throughput,
+        ..opts(slrs)
+    };
+    let devs = devices(0.8);
+    partition(&est, &devs, &topo(), &o(false)).expect("whole-card budgets admit the plan");
+    let err = partition(&est, &devs, &topo(), &o(true))
+        .expect_err("per-SLR budgets refuse it")
+        .to_string();
+    assert!(
+        err.contains("layer L1 fits in no SLR")
+            && err.contains("SLR2 holds 971 BRAM_18K for layers, the layer needs 1200")
+            && err.starts_with("card fpga"),
+        "{err}"
+    );
+}
