@@ -229,7 +229,10 @@ pub fn design(inp: &Inputs) -> Result<DeviceDesign> {
             let bank = replicas::finn(&mut d, inp, &cuts)?;
             tie_off_idle_directions(&mut d, inp.kernels, bank)?
         }
-        (App::Finn, _) => finn(&mut d, inp, &cuts)?,
+        (App::Finn, _) => {
+            finn(&mut d, inp, &cuts)?;
+            crate::slr::place(&mut d, inp.plan.unwrap())
+        }
         (App::Hls, _) => hls_app::design::device(&mut d, inp)?,
         (App::AuroraBench, Role::None) => unreachable!("checked when parsing"),
     }

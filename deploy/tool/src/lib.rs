@@ -25,6 +25,7 @@ pub mod platform;
 pub mod replicas;
 pub mod report;
 pub mod scripts;
+pub mod slr;
 pub mod slurm;
 pub mod validate;
 pub mod vpp_link;

@@ -16,6 +16,7 @@ pub fn devices_json(dep: &Deployment, platform: &Platform) -> Value {
             )
         })
         .collect();
+    let slrs = slrs_json(platform);
     let devices: Vec<Value> = dep
         .devices
         .iter()
@@ -26,6 +27,7 @@ pub fn devices_json(dep: &Deployment, platform: &Platform) -> Value {
                 "clk_mhz": d.clock_mhz,
                 "ports": platform.qsfp.len(),
                 "max_util": d.max_util,
+                "slrs": slrs,
             });
             // Only when given, so devices.json (and the partitioner's action) of a
             // description without floors stays as it was.
@@ -36,6 +38,25 @@ pub fn devices_json(dep: &Deployment, platform: &Platform) -> Value {
         })
         .collect();
     json!({ "devices": devices })
+}
+
+/// The card's SLRs for the partitioner's SLR placement (finn/partitioner `slr.rs`
+/// SlrSpec): each SLR's resources and the QSFP ports (AuroraFlow CUs) in it.
+fn slrs_json(platform: &Platform) -> Value {
+    let slrs: Vec<Value> = platform
+        .slr_resources
+        .iter()
+        .map(|(name, res)| {
+            let ports: Vec<u32> = platform
+                .qsfp
+                .iter()
+                .filter(|q| &q.slr == name)
+                .map(|q| q.port)
+                .collect();
+            json!({"name": name, "total": res, "qsfp_ports": ports})
+        })
+        .collect();
+    json!(slrs)
 }
 
 /// Every cable between two different devices; a card's port looped to its other port (or to

@@ -73,6 +73,9 @@ pub struct LayerPlan {
     pub in_bits_per_frame: Option<u64>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub out_bits_per_frame: Option<u64>,
+    /// The SLR of its card the partitioner put the layer in (plans with SLR data).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub slr: Option<String>,
 }
 
 impl Plan {
@@ -201,6 +204,7 @@ pub fn device_slice(plan: &Plan, device: &str) -> Result<serde_json::Value> {
                     out_stream_bits: None,
                     in_bits_per_frame: None,
                     out_bits_per_frame: None,
+                    slr: None,
                 }
             }
         })

@@ -43,6 +43,17 @@ fn res(units: &[Unit], i: usize) -> Res {
     units[i].candidates[0].res
 }
 
+/// Whether units `a..b` on device `d` split into runs of one SLR each (`slr::splits`).
+fn slr_ok(p: &Problem, d: usize, a: usize, b: usize) -> bool {
+    match p.slr_caps.get(d) {
+        None => true,
+        Some(caps) => {
+            let seg: Vec<Res> = (a..b).map(|i| res(p.units, i)).collect();
+            crate::slr::splits(&seg, caps, p.considered)
+        }
+    }
+}
+
 /// Greedy packing under the utilisation bound `t`; None if the units do not fit.
 fn pack(p: &Problem, order: &[usize], t: f64) -> Option<Vec<usize>> {
     let mut assign = Vec::with_capacity(p.units.len());
@@ -55,13 +66,18 @@ fn pack(p: &Problem, order: &[usize], t: f64) -> Option<Vec<usize>> {
                     && u.get(r) / dev.total.get(r).max(1.0) <= t + 1e-12)
         })
     };
+    let mut start = 0;
     for i in 0..p.units.len() {
         let next = used.add(&res(p.units, i));
-        if fits(&p.devices[order[k]], &next) {
+        if fits(&p.devices[order[k]], &next) && slr_ok(p, order[k], start, i + 1) {
             used = next;
         } else {
             k += 1;
-            if k == order.len() || !fits(&p.devices[order[k]], &res(p.units, i)) {
+            start = i;
+            if k == order.len()
+                || !fits(&p.devices[order[k]], &res(p.units, i))
+                || !slr_ok(p, order[k], i, i + 1)
+            {
                 return None;
             }
             used = res(p.units, i);
@@ -127,7 +143,7 @@ fn min_cut(p: &Problem, order: &[usize]) -> Option<Placement> {
     let seg_fits = |a: usize, b: usize, d: usize| {
         (0..NUM_RES).all(|r| {
             !p.considered[r] || pre[b].get(r) - pre[a].get(r) <= p.devices[d].cap.get(r) + 1e-9
-        })
+        }) && slr_ok(p, d, a, b)
     };
     const INF: u64 = u64::MAX;
     // cost[k][i]: units 0..i on positions 0..=k, the last segment ending at i on k.

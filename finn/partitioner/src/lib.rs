@@ -20,6 +20,7 @@ pub mod problem;
 pub mod replica_plan;
 pub mod replicas;
 pub mod resources;
+pub mod slr;
 pub mod topology;
 pub mod widths;
 
@@ -40,6 +41,8 @@ pub struct Options {
     /// Copies of the pipeline (throughput objective): None or `Count(1)` gives the
     /// single-copy plan of the MIP; otherwise `replicas::solve` with resource-type choices.
     pub replicas: Option<Replicas>,
+    /// Each device's SLRs (`slr::load` of the devices JSON); empty: no SLR placement.
+    pub slrs: Vec<Vec<slr::SlrSpec>>,
 }
 
 impl Default for Options {
@@ -52,6 +55,7 @@ impl Default for Options {
             max_candidates: 24,
             fpga_part: "xcu280-fsvh2892-2L-e".into(),
             replicas: None,
+            slrs: Vec::new(),
         }
     }
 }
@@ -90,6 +94,7 @@ fn partition_impl(
     let (units, edges, unit_of) =
         folding::build(est, choose, false, &opts.fpga_part, opts.max_candidates)?;
     let names: Vec<String> = est.layers.iter().map(|l| l.name.clone()).collect();
+    let slr_caps = slr::caps_per_device(devs, &opts.slrs);
     let problem = problem::Problem {
         units: &units,
         edges: &edges,
@@ -100,6 +105,8 @@ fn partition_impl(
         time_limit_s: opts.time_limit_s,
         layer_names: &names,
         force_mip,
+        slr_caps: &slr_caps,
+        slrs: &opts.slrs,
     };
     let mut placement = place(&problem)?;
     if choose {
@@ -115,7 +122,9 @@ fn partition_impl(
         objective: opts.objective,
         fpga_part: &opts.fpga_part,
     };
-    Ok(plan::build(&inputs, &placement))
+    let mut plan = plan::build(&inputs, &placement);
+    slr::place(&mut plan, est, devs, &opts.slrs, opts.considered)?;
+    Ok(plan)
 }
 
 /// The exact algorithm where the special case applies (`chain`), else the MIP.
@@ -127,7 +136,8 @@ fn place(p: &problem::Problem) -> Result<problem::Placement> {
                 pl.solve_seconds = start.elapsed().as_secs_f64();
                 Ok(pl)
             }
-            None => Err(mip::diagnose(p).into()),
+            None if p.slr_caps.is_empty() => Err(mip::diagnose(p).into()),
+            None => Err(slr::diagnose(p)),
         },
         None => mip::solve(p),
     }

@@ -6,7 +6,7 @@ use std::process::ExitCode;
 use anyhow::{Context, Result};
 use clap::Parser;
 use finn_partitioner::{
-    devices, estimates, partition, plan, topology, Objective, Options, Replicas,
+    devices, estimates, partition, plan, slr, topology, Objective, Options, Replicas,
 };
 
 #[derive(Parser)]
@@ -61,6 +61,7 @@ fn run(cli: &Cli) -> Result<()> {
         objective: cli.objective,
         time_limit_s: cli.time_limit,
         replicas: cli.replicas,
+        slrs: slr::load(&cli.devices)?,
         ..Options::default()
     };
     opts.considered[1] = cli.with_ff;
@@ -82,6 +83,21 @@ fn run(cli: &Cli) -> Result<()> {
     }
     if let (Some(total), Some(copies)) = (plan.fps_total, &plan.replicas) {
         eprintln!("{} replicas, {total:.1} FPS in total", copies.len());
+    }
+    for d in &plan.devices {
+        if let Some(s) = &d.slrs {
+            let runs: Vec<String> = s
+                .runs
+                .iter()
+                .map(|r| format!("{} ({} layers)", r.slr, r.layers))
+                .collect();
+            eprintln!(
+                "{}: {}, {} SLR crossing(s)",
+                d.name,
+                runs.join(" -> "),
+                s.crossings
+            );
+        }
     }
     eprintln!(
         "{} devices, {:.1} FPS, {} cut(s), solved in {:.2} s ({})",

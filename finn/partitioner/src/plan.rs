@@ -75,6 +75,31 @@ pub struct DevicePlan {
     pub utilization: BTreeMap<&'static str, f64>,
     pub max_cycles: u64,
     pub fps: f64,
+    /// Where the card's layers sit among its SLRs (`slr.rs`); absent when the devices
+    /// JSON gives no SLRs, so such plans stay as they were.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub slrs: Option<SlrPlan>,
+}
+
+/// A card's layers over its SLRs: contiguous runs in chain order, each run one SLR.
+#[derive(Debug, Serialize)]
+pub struct SlrPlan {
+    /// SLR boundaries the card's streams cross (an SLR0 -> SLR2 stream counts 2), the
+    /// streams to and from the AuroraFlow CUs on their QSFP's SLR included.
+    pub crossings: u32,
+    pub runs: Vec<SlrRun>,
+}
+
+/// One SLR's share of a card: the layers `first_layer..=last_layer` in plan order.
+#[derive(Debug, Serialize)]
+pub struct SlrRun {
+    pub slr: String,
+    pub first_layer: String,
+    pub last_layer: String,
+    pub layers: usize,
+    pub resources: Res,
+    /// The run's layers plus the link kernels this SLR holds, as a fraction of the SLR.
+    pub utilization: BTreeMap<&'static str, f64>,
 }
 
 #[derive(Debug, Serialize)]
@@ -111,6 +136,9 @@ pub struct LayerPlan {
     /// evaluated here; "finn_report_fixed": FINN has no formula for this op, so its
     /// reported resources for the exported folding are kept.
     pub res_from: &'static str,
+    /// The SLR of its card the layer sits in (`slr.rs`; absent without SLR data).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub slr: Option<String>,
 }
 
 impl DevicePlan {
@@ -251,6 +279,7 @@ pub fn build(inp: &Inputs, pl: &Placement) -> Plan {
                 in_bits_per_frame: inp.est.layers[i].in_bits_per_frame,
                 out_bits_per_frame: inp.est.layers[i].out_bits_per_frame,
                 res_from: placed.src[i],
+                slr: None,
             })
             .collect(),
     }
@@ -333,6 +362,7 @@ fn device_plans(inp: &Inputs, placed: &PlacedLayers) -> Vec<DevicePlan> {
             } else {
                 0.0
             },
+            slrs: None,
         });
     }
     devices

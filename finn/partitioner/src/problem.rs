@@ -32,6 +32,12 @@ pub struct Problem<'a> {
     pub layer_names: &'a [String],
     /// Skip the exact special-case algorithm (for cross-checking it).
     pub force_mip: bool,
+    /// Per device, each SLR's budget for layers (`slr::caps_per_device`); empty: whole
+    /// cards only. The exact chain algorithms keep every card segment splittable into SLR
+    /// runs; the MIP budgets whole cards (`slr::place` refuses what does not split).
+    pub slr_caps: &'a [Vec<crate::resources::Res>],
+    /// The SLRs those budgets are of (their names for errors).
+    pub slrs: &'a [Vec<crate::slr::SlrSpec>],
 }
 
 #[derive(Clone, Debug)]

@@ -106,10 +106,9 @@ fn make_plan(replicas: Option<finn_partitioner::Replicas>) -> String {
     use finn_partitioner::{devices, estimates, topology, Objective, Options};
     let (dep, plat) =
         deploy_tool::commands::load(&deployment("mobilenet_2fpga"), &platform()).unwrap();
-    let devs: Vec<devices::DeviceSpec> = serde_json::from_value(
-        deploy_tool::partitioner::devices_json(&dep, &plat)["devices"].clone(),
-    )
-    .expect("the partitioner reads devices.json");
+    let devices_json = deploy_tool::partitioner::devices_json(&dep, &plat);
+    let devs: Vec<devices::DeviceSpec> = serde_json::from_value(devices_json["devices"].clone())
+        .expect("the partitioner reads devices.json");
     let devs = devices::resolve_all(&devs).unwrap();
     let topo: topology::Topology =
         serde_json::from_value(deploy_tool::partitioner::topology_json(&dep)).unwrap();
@@ -120,6 +119,7 @@ fn make_plan(replicas: Option<finn_partitioner::Replicas>) -> String {
     let opts = Options {
         objective: Objective::Throughput,
         replicas,
+        slrs: finn_partitioner::slr::from_devices_json(&devices_json).unwrap(),
         ..Options::default()
     };
     let plan = finn_partitioner::partition(&est, &devs, &topo, &opts).expect("partitions");
