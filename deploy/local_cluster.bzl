@@ -1,5 +1,5 @@
 """The local Slurm cluster for users (deploy/local_cluster.sh): the tests' one-node cluster
-(deploy/tests/slurm_cluster.sh), started and stopped by hand.
+(tools/testkit/slurm/slurm_cluster.sh), started and stopped by hand.
 
 `local_slurm_cluster` is a runnable: `./forge run //deploy:local_cluster -- up|status|down
 ...` runs `bash deploy/local_cluster.sh --slurmctld C --sbatch S --srun R` (the slurm

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # The local Slurm cluster for users: the same throwaway one-node cluster the tests start
-# (deploy/tests/slurm_cluster.sh, sourced, not copied), left running until `down`.
+# (tools/testkit/slurm/slurm_cluster.sh, sourced, not copied), left running until `down`.
 #
 #   ./forge run //deploy:local_cluster -- up [--nodes N] [--cpus C] [--dir DIR]
 #   ./forge run //deploy:local_cluster -- status [--dir DIR]
@@ -68,8 +68,8 @@ srun=$(resolve "$srun")
 PATH="$(dirname "$slurmctld"):$(dirname "$sbatch"):$(dirname "$srun"):$PATH"
 command -v munged >/dev/null || die "munged is not installed: install munge (tools/bootstrap/apt.txt)"
 
-# shellcheck source=deploy/tests/slurm_cluster.sh
-source "$here/tests/slurm_cluster.sh"
+# shellcheck source=tools/testkit/slurm/slurm_cluster.sh
+source "$here/../tools/testkit/slurm/slurm_cluster.sh"
 
 # The daemons of the cluster in $1 that are still running: the pids `up` noted whose command
 # line still names that directory (a pid reused since by another process is left alone).
@@ -85,7 +85,7 @@ cluster_pids() {
 case $sub in
 up)
     [ "$nodes" = 1 ] ||
-        die "--nodes $nodes: the local cluster has one node (a multi-node one needs namespaces and root, see deploy/tests/slurm_nodes.sh); give --cpus for more ranks"
+        die "--nodes $nodes: the local cluster has one node (a multi-node one needs namespaces and root, see tools/testkit/slurm/slurm_nodes.sh); give --cpus for more ranks"
     cpus=${cpus:-$(nproc)}
     [[ $cpus =~ ^[1-9][0-9]*$ ]] || die "--cpus $cpus: give a positive number"
     unset FORGE_SLURM_DIR

@@ -33,7 +33,7 @@ direction; the link kernel's other direction gets a tie-off (`//hw/hls:tie_off_s
 there. Format, checks and outputs: [`deploy/tool/README.md`](../deploy/tool/README.md).
 """
 
-load("//rules:finn.bzl", "FinnEstimatesInfo", "PartitionPlanInfo", "finn_partition", "finn_script")
+load("//rules:finn.bzl", "FinnEstimatesInfo", "PartitionPlanInfo", "finn_partition", "finn_run", "finn_script")
 load("//rules:vitis_link.bzl", "BitstreamInfo", "DeploymentDescInfo", "vitis_link")
 load("//rules/toolchains:cluster.bzl", "ClusterToolchainInfo")
 load("//rules/toolchains:deploy.bzl", "DeployToolchainInfo")
@@ -475,7 +475,9 @@ def _deployment_infer_test_impl(ctx: AnalysisContext) -> list[Provider]:
 
     # FINN's own Python execution of the unpartitioned model on seeded random images (an
     # action, so the slow reference is cached); the test runs the deployment against it.
-    ctx.actions.run(
+    finn_run(
+        ctx,
+        tc,
         finn_script(tc, "exec_reference.py", [
             "--model",
             d.finn_model,
@@ -490,7 +492,7 @@ def _deployment_infer_test_impl(ctx: AnalysisContext) -> list[Provider]:
             "--out",
             reference.as_output(),
         ]),
-        category = "finn_infer_reference",
+        "finn_infer_reference",
     )
     args = cmd_args(
         ctx.attrs.interpreter,
@@ -502,7 +504,7 @@ def _deployment_infer_test_impl(ctx: AnalysisContext) -> list[Provider]:
         ctx.attrs.checker,
         "bad-input" if ctx.attrs.bad_input else "no-bad-input",
         ",".join([str(n) for n in ctx.attrs.image_counts]) or "all",
-        hidden = d.run_inputs + [tc.version],
+        hidden = d.run_inputs,
     )
     return [
         DefaultInfo(default_output = reference),
@@ -550,7 +552,6 @@ def _finn_widths_test_impl(ctx: AnalysisContext) -> list[Provider]:
         plan.folding,
         "--partitions",
         plan.partitions,
-        hidden = tc.scripts + [tc.version],
     )
     for dev in d.devices:
         args.add("--sim", cmd_args(dev, "=", d.sim_descriptions[dev], delimiter = ""))
@@ -589,7 +590,7 @@ def _deployment_accuracy_test_impl(ctx: AnalysisContext) -> list[Provider]:
         ctx.attrs.data[DefaultInfo].default_outputs[0],
         "--bound-points",
         str(ctx.attrs.bound_points),
-        hidden = d.run_inputs + [tc.version],
+        hidden = d.run_inputs,
     )
     return [
         DefaultInfo(default_output = ctx.attrs.test),

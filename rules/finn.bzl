@@ -65,12 +65,22 @@ PartitionPlanInfo = provider(
 # and step_out_of_context_synthesis run Vivado): only run with `[fpga] toolchain = vitis`.
 
 def _finn_cmd(tc, script: str, args: list) -> cmd_args:
-    # Scripts run from the sandbox's mirror of the project root.
-    return cmd_args(tc.python, "finn/flow/" + script, args, hidden = tc.scripts + [tc.version])
+    # Scripts run from the sandbox's mirror of the project root; `tc.python` carries the
+    # scripts and the environment's version file as inputs.
+    return cmd_args(tc.python, "finn/flow/" + script, args)
 
 def finn_script(tc, script: str, args: list) -> cmd_args:
     """`finn/flow/<script> args` with the FINN toolchain's Python (for other rule files)."""
     return _finn_cmd(tc, script, args)
+
+def finn_run(ctx: AnalysisContext, tc, command: cmd_args, category: str, identifier: str | None = None):
+    """Runs a command of the FINN toolchain's Python as an action where the toolchain says
+    it can run: its environment is this machine's, so `tc.local_only` keeps it off remote
+    workers (buck2's `local_only`, the same under upstream buck2)."""
+    if identifier:
+        ctx.actions.run(command, category = category, identifier = identifier, local_only = tc.local_only)
+    else:
+        ctx.actions.run(command, category = category, local_only = tc.local_only)
 
 def _finn_model_impl(ctx: AnalysisContext) -> list[Provider]:
     tc = ctx.attrs._finn[FinnToolchainInfo]
@@ -80,10 +90,7 @@ def _finn_model_impl(ctx: AnalysisContext) -> list[Provider]:
         args += ["--from", ctx.attrs.src]
     else:
         args += ["--net", ctx.attrs.net, "--seed", str(ctx.attrs.seed)]
-    ctx.actions.run(
-        cmd_args(tc.python, "finn/models/gen_model.py", args, hidden = tc.scripts + [tc.version]),
-        category = "finn_model",
-    )
+    finn_run(ctx, tc, cmd_args(tc.python, "finn/models/gen_model.py", args), "finn_model")
     return [DefaultInfo(default_output = out), FinnModelInfo(model = out)]
 
 finn_model = rule(
@@ -103,15 +110,11 @@ finn_model = rule(
 def _finn_train_impl(ctx: AnalysisContext) -> list[Provider]:
     tc = ctx.attrs._finn[FinnToolchainInfo]
     out = ctx.actions.declare_output(ctx.label.name, dir = True)
-    ctx.actions.run(
-        cmd_args(
-            tc.python,
-            ctx.attrs.script,
-            "--out-dir",
-            out.as_output(),
-            hidden = tc.scripts + [tc.version] + ctx.attrs.srcs,
-        ),
-        category = "finn_train",
+    finn_run(
+        ctx,
+        tc,
+        cmd_args(tc.python, ctx.attrs.script, "--out-dir", out.as_output(), hidden = ctx.attrs.srcs),
+        "finn_train",
     )
 
     # One sub-target per output file, named without its extension (`:train[model]`).
@@ -174,7 +177,7 @@ def _finn_steps_impl(ctx: AnalysisContext) -> list[Provider]:
             reports = ctx.actions.declare_output("reports", dir = True)
             args += ["--report-dir", reports.as_output()]
             step_outputs.append(reports)
-        ctx.actions.run(_finn_cmd(tc, "run_step.py", args), category = "finn_step", identifier = name)
+        finn_run(ctx, tc, _finn_cmd(tc, "run_step.py", args), "finn_step", name)
         steps[name] = out
         sub_targets[name] = [DefaultInfo(default_outputs = step_outputs)]
         prev = out
@@ -206,7 +209,9 @@ def _finn_estimates_impl(ctx: AnalysisContext) -> list[Provider]:
     tc = ctx.attrs._finn[FinnToolchainInfo]
     model = ctx.attrs.flow[FinnModelInfo].model
     out = ctx.actions.declare_output("estimates.json")
-    ctx.actions.run(
+    finn_run(
+        ctx,
+        tc,
         _finn_cmd(tc, "export_estimates.py", [
             "--in",
             model,
@@ -215,7 +220,7 @@ def _finn_estimates_impl(ctx: AnalysisContext) -> list[Provider]:
             "--clk-ns",
             ctx.attrs.clk_ns,
         ]),
-        category = "finn_estimates",
+        "finn_estimates",
     )
     return [DefaultInfo(default_output = out), FinnEstimatesInfo(estimates = out, model = model)]
 
@@ -254,12 +259,16 @@ def _finn_partition_impl(ctx: AnalysisContext) -> list[Provider]:
         category = "finn_partition",
     )
     parts = ctx.actions.declare_output("partitions", dir = True)
-    ctx.actions.run(
+    finn_run(
+        ctx,
+        tc,
         _finn_cmd(tc, "split_partitions.py", ["--in", est.model, "--plan", plan, "--out-dir", parts.as_output()]),
-        category = "finn_split",
+        "finn_split",
     )
     exec_dir = ctx.actions.declare_output("exec", dir = True)
-    ctx.actions.run(
+    finn_run(
+        ctx,
+        tc,
         _finn_cmd(tc, "export_exec.py", [
             "--model",
             est.model,
@@ -268,7 +277,7 @@ def _finn_partition_impl(ctx: AnalysisContext) -> list[Provider]:
             "--out-dir",
             exec_dir.as_output(),
         ]),
-        category = "finn_export_exec",
+        "finn_export_exec",
     )
     return [
         DefaultInfo(default_output = plan, sub_targets = {
@@ -301,9 +310,11 @@ def _finn_report_impl(ctx: AnalysisContext) -> list[Provider]:
     plan = ctx.attrs.partition[PartitionPlanInfo].plan
     text = ctx.actions.declare_output("report.txt")
     png = ctx.actions.declare_output("report.png")
-    ctx.actions.run(
+    finn_run(
+        ctx,
+        tc,
         _finn_cmd(tc, "report.py", ["--plan", plan, "--text", text.as_output(), "--png", png.as_output()]),
-        category = "finn_report",
+        "finn_report",
     )
     return [DefaultInfo(default_outputs = [text, png])]
 
@@ -328,7 +339,7 @@ def _finn_python_test_impl(ctx: AnalysisContext) -> list[Provider]:
         "-p",
         "no:cacheprovider",
         ctx.attrs.srcs,
-        hidden = tc.scripts + [tc.version] + ctx.attrs.data + list(ctx.attrs.env_files.values()),
+        hidden = ctx.attrs.data + list(ctx.attrs.env_files.values()),
     )
     env = dict(ctx.attrs.env)
     for k, v in ctx.attrs.env_files.items():
@@ -366,7 +377,9 @@ def _finn_exec_test_impl(ctx: AnalysisContext) -> list[Provider]:
 
     # FINN's own Python execution produces the expected outputs (an action, so the
     # slow reference run is cached); the test runs only the executor against them.
-    ctx.actions.run(
+    finn_run(
+        ctx,
+        tc,
         _finn_cmd(tc, "exec_reference.py", [
             "--model",
             ctx.attrs.estimates[FinnEstimatesInfo].model,
@@ -381,7 +394,7 @@ def _finn_exec_test_impl(ctx: AnalysisContext) -> list[Provider]:
             "--out",
             reference.as_output(),
         ]),
-        category = "finn_exec_reference",
+        "finn_exec_reference",
     )
     command = cmd_args(
         ctx.attrs._finn[FinnToolchainInfo].executor,

@@ -381,6 +381,7 @@ def _hls_cxx_test_impl(ctx: AnalysisContext) -> list[Provider]:
         ctx.actions.run(
             cmd_args(py.interpreter, ctx.attrs.generator, vectors.as_output(), ctx.attrs.generator_args, hidden = [py.version]),
             category = "hls_test_vectors",
+            local_only = py.local_only,
         )
         command.add(vectors)
     command.add(ctx.attrs.args)

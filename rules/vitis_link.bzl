@@ -102,11 +102,12 @@ def _finn_kernel(ctx: AnalysisContext, fpga, plan_info, plan_slice, device: str)
                 fpga.tools["vivado"],
                 "--out",
                 xo.as_output(),
-                hidden = tc.scripts + [tc.version, fpga.version],
+                hidden = [fpga.version],
             ),
             category = "finn_partition_xo",
-            # With remote execution on, a worker offering fpga-tools=vitis runs it (see
-            # docs/guide.md, "Remote execution"); its result is shared through the cache.
+            # FINN's environment is this machine's (the toolchain says so): it runs here,
+            # and its result is shared through the remote cache.
+            local_only = tc.local_only,
             allow_cache_upload = True,
         )
     return model, xo

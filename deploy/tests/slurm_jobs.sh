@@ -17,8 +17,8 @@
 # same slurm-wlm installation)
 set -euo pipefail
 here=$(dirname "${BASH_SOURCE[0]}")
-# shellcheck source=deploy/tests/slurm_cluster.sh
-source "$here/slurm_cluster.sh"
+# shellcheck source=tools/testkit/slurm/slurm_cluster.sh
+source "$here/../../tools/testkit/slurm/slurm_cluster.sh"
 : "${TOOL_SLURMCTLD:?TOOL_SLURMCTLD: the slurm toolchain must be given}"
 # The job outputs: kept in TEST_OUTPUT_DIR when given, else removed on exit with the cluster
 # (slurm_cluster.sh leaves its teardown to a test's own EXIT trap); a teardown that leaves

@@ -17,10 +17,10 @@
 # env: TOOL_SLURMCTLD (the slurm toolchain's controller; the client commands sit beside it)
 set -euo pipefail
 here=$(dirname "${BASH_SOURCE[0]}")
-# shellcheck source=deploy/tests/slurm_nodes.sh
-source "$here/slurm_nodes.sh"
-# shellcheck source=deploy/tests/slurm_submit.sh
-source "$here/slurm_submit.sh"
+# shellcheck source=tools/testkit/slurm/slurm_nodes.sh
+source "$here/../../tools/testkit/slurm/slurm_nodes.sh"
+# shellcheck source=tools/testkit/slurm/slurm_submit.sh
+source "$here/../../tools/testkit/slurm/slurm_submit.sh"
 : "${TOOL_SLURMCTLD:?TOOL_SLURMCTLD: the slurm toolchain must be given}"
 if [ $# -ne 7 ] || [ "$1" != --deployment ]; then
     echo "usage: $0 --deployment NAME TOPOLOGY REPORT JOB RUN BUNDLE (one two-card deployment)" >&2

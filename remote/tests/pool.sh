@@ -1,7 +1,7 @@
 # shellcheck shell=bash
 # A pool of remote execution workers for the scaling test (workers_slurm.sh) and benchmark
 # (bench/remote_scaling/run.sh): a BuildGrid (forge-re-grid serve) and a throwaway one-node
-# Slurm cluster (deploy/tests/slurm_cluster.sh), workers submitted through //remote:workers
+# Slurm cluster (tools/testkit/slurm/slurm_cluster.sh), workers submitted through //remote:workers
 # as a user submits them, and scratch projects of stand-in place & route actions
 # (remote/standin/defs.bzl) built by forge. `pool_down` (run on exit) cancels the job, waits
 # for its workers and stops everything.
@@ -14,8 +14,8 @@
 #   pool_cancel         # scancel; fails if a worker process is left
 
 _pool_here=$(dirname "${BASH_SOURCE[0]}")
-# shellcheck source=deploy/tests/slurm_cluster.sh
-source "$_pool_here/../../deploy/tests/slurm_cluster.sh"
+# shellcheck source=tools/testkit/slurm/slurm_cluster.sh
+source "$_pool_here/../../tools/testkit/slurm/slurm_cluster.sh"
 POOL_ROOT=$(cd "$_pool_here/../.." && pwd)
 POOL_WORK="" POOL_ADDRESS="" POOL_JOB="" POOL_JOBDIR=""
 _pool_grid_pid=""

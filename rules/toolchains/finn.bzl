@@ -5,10 +5,13 @@
 load(":system.bzl", "probe_tool_version")
 
 FinnToolchainInfo = provider(
-    doc = "`python`: str, the venv's interpreter (project-relative; `[forge] " +
-          "sandbox_passthrough` makes .venv visible to actions); `version`: Artifact, " +
-          "`python --version` + `pip freeze` of the venv, an input of every FINN action so " +
-          "an environment change re-runs them; `scripts`: list[Artifact], finn/flow/*.py; " +
+    doc = "`python`: RunInfo, the venv's interpreter (project-relative; `[forge] " +
+          "sandbox_passthrough` makes .venv visible to forge's actions) carrying as inputs " +
+          "the flow scripts (finn/flow/*.py) and the version file (`python --version` + " +
+          "`pip freeze` of the venv), so an environment or script change re-runs every " +
+          "command that starts with it; `local_only`: bool, True: the interpreter lives in " +
+          "this checkout's environment, not among any action's inputs, so every action " +
+          "running `python` must pass `local_only = True` (a remote worker has no venv); " +
           "`fpga`: str, \"sim\" (front-end steps only) or \"vitis\"; `amd_only_steps`: " +
           "dict step -> the AMD tools it needs (refused under sim); `partitioner`: RunInfo " +
           "of finn-partition; `executor`: RunInfo of finn-exec, the functional executor.",
@@ -16,10 +19,9 @@ FinnToolchainInfo = provider(
         "amd_only_steps": provider_field(dict),
         "executor": provider_field(RunInfo),
         "fpga": provider_field(str),
+        "local_only": provider_field(bool),
         "partitioner": provider_field(RunInfo),
-        "python": provider_field(str),
-        "scripts": provider_field(list),
-        "version": provider_field(Artifact),
+        "python": provider_field(RunInfo),
     },
 )
 
@@ -35,10 +37,14 @@ def _finn_toolchain_impl(ctx: AnalysisContext) -> list[Provider]:
             amd_only_steps = ctx.attrs.amd_only_steps,
             executor = ctx.attrs.executor[RunInfo],
             fpga = ctx.attrs.fpga,
+            # The venv is this machine's, outside the graph: the toolchain, not an engine
+            # heuristic, says its commands run here.
+            local_only = True,
             partitioner = ctx.attrs.partitioner[RunInfo],
-            python = python,
-            scripts = ctx.attrs.scripts[DefaultInfo].default_outputs,
-            version = version,
+            python = RunInfo(args = cmd_args(
+                python,
+                hidden = ctx.attrs.scripts[DefaultInfo].default_outputs + [version],
+            )),
         ),
     ]
 

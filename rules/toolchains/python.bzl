@@ -8,9 +8,12 @@ PythonToolchainInfo = provider(
     doc = "`interpreter`: str, the python command (project-relative for a venv, which " +
           "`[forge] sandbox_passthrough` makes visible to actions); `venv`: str, the venv " +
           "directory or \"\"; `version`: Artifact, `python --version` output, an input of " +
-          "every action that runs python.",
+          "every action that runs python; `local_only`: bool, True for a venv (this " +
+          "checkout's environment, not among any action's inputs): an action running " +
+          "`interpreter` passes it as `local_only` (a remote worker has no venv).",
     fields = {
         "interpreter": provider_field(str),
+        "local_only": provider_field(bool),
         "venv": provider_field(str),
         "version": provider_field(Artifact),
     },
@@ -26,7 +29,12 @@ def _python_toolchain_impl(ctx: AnalysisContext) -> list[Provider]:
     version = probe_tool_version(ctx, ctx.attrs._probe, commands)
     return [
         DefaultInfo(default_output = version),
-        PythonToolchainInfo(interpreter = interpreter, venv = ctx.attrs.venv, version = version),
+        PythonToolchainInfo(
+            interpreter = interpreter,
+            local_only = bool(ctx.attrs.venv),
+            venv = ctx.attrs.venv,
+            version = version,
+        ),
     ]
 
 python_toolchain = rule(

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # The 48-card ring (//deploy:aurora_ring_48, 16 nodes x 3 cards) on a 16-node local test
-# cluster (deploy/tests/slurm_nodes.sh, on this one machine): its `local` job script as
+# cluster (tools/testkit/slurm/slurm_nodes.sh, on this one machine): its `local` job script as
 # written runs `bench throughput`, then `bench latency`; each job is checked by
 # deploy/tests/ring_check.py (placement, payload after 48 hops, every cable's counters) and
 # its wall time and the CPU time of its 48 ranks are printed (the ranks' utime + stime, read
@@ -21,9 +21,9 @@ if [ "${SLURM_ISOLATED:-}" != 1 ]; then
 fi
 # (the tests' cluster scripts, checked with their package: deploy/BUCK)
 # shellcheck disable=SC1091
-source "$root/deploy/tests/slurm_nodes.sh"
+source "$root/tools/testkit/slurm/slurm_nodes.sh"
 # shellcheck disable=SC1091
-source "$root/deploy/tests/slurm_submit.sh"
+source "$root/tools/testkit/slurm/slurm_submit.sh"
 slurm_isolate "$0" "$@"
 cd "$root"
 jobs="" mounts_before="" # set by test_cluster_up

@@ -5,16 +5,15 @@
 //! (forge_exec::own_group_dying_with_parent); [`Grid::stop`] (also on drop) ends them all.
 //! `DIR/address` exists exactly while the server is up, so a script may wait for it.
 
-use std::fs::{File, OpenOptions};
-use std::net::{TcpListener, TcpStream};
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::AtomicBool;
 use std::time::{Duration, Instant};
 
 use anyhow::{bail, Context, Result};
 
 use crate::config::{Config, Execution};
+use crate::listen::{check, free_port, log_file, wait_listening};
 
 #[derive(Clone, Debug)]
 pub struct Options {
@@ -34,9 +33,6 @@ pub struct Options {
     /// Set (by a signal handler) to abandon a start in progress.
     pub cancel: Option<&'static AtomicBool>,
 }
-
-/// How long BuildGrid (a Python server, slow to import on a busy machine) may take to listen.
-const START_TIMEOUT: Duration = Duration::from_secs(120);
 
 pub struct Grid {
     pub port: u16,
@@ -238,59 +234,4 @@ fn migrate(bgd: &Path, url: &str, log: &Path, cancel: Option<&AtomicBool>) -> Re
         }
         std::thread::sleep(Duration::from_millis(300));
     }
-}
-
-/// Waits until `host:port` accepts connections; an early exit of `child` or a timeout is an
-/// error carrying the log.
-pub fn wait_listening(
-    child: &mut Child,
-    (host, port): (&str, u16),
-    what: &str,
-    log: &Path,
-    cancel: Option<&AtomicBool>,
-) -> Result<()> {
-    let start = Instant::now();
-    let tail = || std::fs::read_to_string(log).unwrap_or_default();
-    loop {
-        check(cancel)?;
-        if let Some(status) = child.try_wait()? {
-            bail!(
-                "{what} exited early ({status}); log {}:\n{}",
-                log.display(),
-                tail()
-            );
-        }
-        if TcpStream::connect((host, port)).is_ok() {
-            return Ok(());
-        }
-        if start.elapsed() > START_TIMEOUT {
-            bail!(
-                "{what} did not listen on {host}:{port} within {} s; log {}:\n{}",
-                START_TIMEOUT.as_secs(),
-                log.display(),
-                tail()
-            );
-        }
-        std::thread::sleep(Duration::from_millis(100));
-    }
-}
-
-fn check(cancel: Option<&AtomicBool>) -> Result<()> {
-    if cancel.is_some_and(|c| c.load(Ordering::SeqCst)) {
-        bail!("interrupted while starting BuildGrid");
-    }
-    Ok(())
-}
-
-pub fn free_port() -> Result<u16> {
-    Ok(TcpListener::bind("127.0.0.1:0")?.local_addr()?.port())
-}
-
-/// An appending handle on a log file (stdout and stderr share it without clobbering).
-pub fn log_file(path: &Path) -> Result<File> {
-    OpenOptions::new()
-        .create(true)
-        .append(true)
-        .open(path)
-        .with_context(|| format!("opening {}", path.display()))
 }

@@ -5,6 +5,7 @@
 
 pub mod config;
 pub mod grid;
+pub mod listen;
 pub mod postgres;
 pub mod tools;
 

@@ -10,7 +10,7 @@ use std::sync::atomic::AtomicBool;
 
 use anyhow::{bail, Context, Result};
 
-use crate::grid::{free_port, wait_listening};
+use crate::listen::{free_port, log_file, wait_listening};
 use crate::tools::postgres_program;
 
 pub struct Postgres {
@@ -45,8 +45,8 @@ pub fn start(dir: &Path, cancel: Option<&AtomicBool>) -> Result<Postgres> {
         cmd.args(["--auth=trust", "-U", "postgres", "--no-sync", "-D"])
             .arg(&data)
             .stdin(Stdio::null())
-            .stdout(crate::grid::log_file(&log)?)
-            .stderr(crate::grid::log_file(&log)?);
+            .stdout(log_file(&log)?)
+            .stderr(log_file(&log)?);
         as_pg(&mut cmd);
         let ok = cmd
             .status()
@@ -72,8 +72,8 @@ pub fn start(dir: &Path, cancel: Option<&AtomicBool>) -> Result<Postgres> {
         .arg(&pg)
         .args(["-c", "listen_addresses=127.0.0.1", "-c", "fsync=off"])
         .stdin(Stdio::null())
-        .stdout(crate::grid::log_file(&log)?)
-        .stderr(crate::grid::log_file(&log)?);
+        .stdout(log_file(&log)?)
+        .stderr(log_file(&log)?);
     as_pg(&mut cmd);
     forge_exec::own_group_dying_with_parent(&mut cmd);
     let mut child = cmd

@@ -187,7 +187,7 @@ impl BuildGrid {
     fn wait_ready(&mut self) {
         let log = self.dir.path().join("bgd.log");
         let child = self.child.as_mut().unwrap();
-        forge_re_grid::grid::wait_listening(child, ("127.0.0.1", self.port), "bgd", &log, None)
+        forge_re_grid::listen::wait_listening(child, ("127.0.0.1", self.port), "bgd", &log, None)
             .unwrap_or_else(|e| panic!("{e:#}"));
     }
 
@@ -245,5 +245,5 @@ impl Drop for BuildGrid {
 }
 
 fn free_port() -> u16 {
-    forge_re_grid::grid::free_port().unwrap()
+    forge_re_grid::listen::free_port().unwrap()
 }

@@ -27,15 +27,26 @@ const RULES: &str = r#"def _gen_impl(ctx: AnalysisContext) -> list[Provider]:
 
 gen = rule(impl = _gen_impl, attrs = {"word": attrs.string()})
 
+# A tool bound to this machine's environment (a `[forge] sandbox_passthrough` dir) and the
+# toolchain's word that its actions run here, as the FINN and Python toolchains give it.
+EnvToolInfo = provider(fields = {"local_only": provider_field(bool), "tool": provider_field(RunInfo)})
+
+def _env_tool_impl(ctx: AnalysisContext) -> list[Provider]:
+    return [DefaultInfo(), EnvToolInfo(local_only = True, tool = RunInfo(args = cmd_args("/bin/sh", "tools/hello.sh")))]
+
+env_tool = rule(impl = _env_tool_impl, attrs = {})
+
 def _passthrough_impl(ctx: AnalysisContext) -> list[Provider]:
+    tool = ctx.attrs.tool[EnvToolInfo]
     out = ctx.actions.declare_output("from_tools.txt")
     ctx.actions.run(
-        cmd_args("/bin/sh", "tools/hello.sh", out.as_output()),
+        cmd_args(tool.tool, out.as_output()),
         category = "uses_passthrough",
+        local_only = tool.local_only,
     )
     return [DefaultInfo(default_output = out)]
 
-uses_passthrough = rule(impl = _passthrough_impl, attrs = {})
+uses_passthrough = rule(impl = _passthrough_impl, attrs = {"tool": attrs.dep(providers = [EnvToolInfo])})
 "#;
 
 /// The engine under test: `FORGE_BIN`, else the newest `forge` of the workspace's cargo
@@ -298,11 +309,11 @@ platforms = rule(impl = _impl, attrs = {})
     }
 }
 
-/// An action that names a `[forge] sandbox_passthrough` path reads what a worker would not
-/// have (only declared inputs travel), so with remote execution on it runs locally, while
-/// the other actions of the build go remote.
+/// An action whose tool lives in a `[forge] sandbox_passthrough` path reads what a worker
+/// would not have (only declared inputs travel); its toolchain says so (`local_only`, buck2's
+/// own flag: the engine reads no command line), so with remote execution on it runs locally.
 #[test]
-fn an_action_naming_a_passthrough_path_runs_locally() {
+fn an_environment_bound_toolchains_action_runs_locally() {
     let server = server();
     let _worker = Worker::start_with(server, "passthrough", 0, &["fpga-tools=sim"]);
     let ws = workspace(true, &server.address());
@@ -317,7 +328,8 @@ fn an_action_naming_a_passthrough_path_runs_locally() {
     std::fs::write(root.join("tools/hello.sh"), "echo from tools > \"$1\"\n").unwrap();
     std::fs::write(
         root.join("pkg/BUCK"),
-        "load(\"//rules:defs.bzl\", \"uses_passthrough\")\n\nuses_passthrough(name = \"g\")\n",
+        "load(\"//rules:defs.bzl\", \"env_tool\", \"uses_passthrough\")\n\n\
+         env_tool(name = \"tool\")\n\nuses_passthrough(name = \"g\", tool = \":tool\")\n",
     )
     .unwrap();
     let text = build(root);

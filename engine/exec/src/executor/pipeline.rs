@@ -94,12 +94,7 @@ impl Build<'_> {
             }
         }
         match &action.kind {
-            ActionKind::Run { .. } => match place(
-                action,
-                self.remote.execution_policy(),
-                &self.opts.sandbox_passthrough,
-                &self.layout.root.to_string_lossy(),
-            ) {
+            ActionKind::Run { .. } => match place(action, self.remote.execution_policy()) {
                 Placement::Remote if desc.is_some() => {
                     self.run_remote(action, keyed, desc.as_ref().expect("checked"))
                 }

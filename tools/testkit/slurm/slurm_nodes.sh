@@ -7,7 +7,7 @@
 # Partition `fpga`, every node with Features=xilinx_u280_xrt2.x and Gres=fpga:3 (three
 # cards), so the noctua2 job script's `-p fpga --constraint=xilinx_u280_xrt2.x` is served.
 #
-#   source deploy/tests/slurm_nodes.sh
+#   source tools/testkit/slurm/slurm_nodes.sh
 #   slurm_isolate "$0" "$@"   # first: the test runs on in namespaces of its own (below)
 #   slurm_up_nodes 4 3        # 4 nodes with 3 CPUs each (may exceed the machine)
 #   sbatch -N 4 ...           # SLURM_CONF is exported; the nodes' subnet: SLURM_SUBNET_CIDR
@@ -16,7 +16,7 @@
 # The network exists only inside the test's namespaces: the host's network, hostname,
 # mounts and processes are not touched, and everything goes when the test's PID namespace
 # ends, even if the test is killed.
-# shellcheck source=deploy/tests/slurm_cluster.sh
+# shellcheck source=tools/testkit/slurm/slurm_cluster.sh
 source "$(dirname "${BASH_SOURCE[0]}")/slurm_cluster.sh"
 
 # The bridge's /24 and its name; both exist only in the test's network namespace.

@@ -2,7 +2,7 @@
 # Test jobs on the throwaway cluster (slurm_cluster.sh / slurm_nodes.sh): submitting and
 # waiting for them, bounded, and taking the cluster down with a check that nothing is left.
 #
-#   source deploy/tests/slurm_submit.sh
+#   source tools/testkit/slurm/slurm_submit.sh
 #   submit LABEL LOG SBATCH-ARGS...   # 0 when the job ended COMPLETED; prints its log
 #   submit_async LOG SBATCH-ARGS...   # prints the job id
 #   job_end ID                        # waits (bounded) for the job to end, prints its state

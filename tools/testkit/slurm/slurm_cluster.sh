@@ -7,7 +7,7 @@
 # cluster with `./forge run //deploy:local_cluster -- up` (deploy/local_cluster.sh).
 # slurm_nodes.sh builds the multi-node cluster on the same pieces.
 #
-#   source deploy/tests/slurm_cluster.sh
+#   source tools/testkit/slurm/slurm_cluster.sh
 #   slurm_up 8            # CPUs the node offers (may exceed the machine: ranks oversubscribe)
 #   sbatch --wait job.sh  # SLURM_CONF is exported
 #   slurm_down
