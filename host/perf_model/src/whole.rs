@@ -47,6 +47,8 @@ pub struct Whole {
     pub frame_out_bytes: f64,
     /// Each card's link to the host (every card of a deployment is on one platform).
     pub host: HostLink,
+    /// The plan's `fps_total`: the partitioner's sum of every copy's FPS.
+    pub plan_fps_total: Option<f64>,
 }
 
 #[derive(Debug, Clone, PartialEq)]
@@ -225,6 +227,7 @@ pub fn load(plan_path: &Path, exec_dir: &Path, topology_path: &Path) -> Result<O
         frame_in_bytes: geometry.input_bits_per_frame as f64 / 8.0,
         frame_out_bytes: out_bits as f64 / 8.0,
         host,
+        plan_fps_total: plan.fps_total,
     }))
 }
 

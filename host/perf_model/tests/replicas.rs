@@ -35,6 +35,7 @@ fn mobilenet_replicas_whole_is_the_plans_total() {
     let plan: serde_json::Value =
         serde_json::from_str(&std::fs::read_to_string(&plan_path).unwrap()).unwrap();
     let total = plan["fps_total"].as_f64().unwrap();
+    assert_eq!(w.plan_fps_total, Some(total));
     let copies = plan["replicas"].as_array().unwrap();
     assert_eq!(w.copies.len(), copies.len());
     // the copies' DMAs are on the cards the plan puts their first and last layers on

@@ -59,6 +59,7 @@ fn whole(cards: &[usize], in_bytes: f64, out_bytes: f64, in_bw: f64, out_bw: f64
             in_bytes_per_s: in_bw,
             out_bytes_per_s: out_bw,
         },
+        plan_fps_total: None,
     }
 }
 
