@@ -2,25 +2,13 @@
 //! two U280s) from that deployment's own plan, executor graphs and topology. References: the
 //! partitioner's `fps_total` (its own sum of every copy's FPS) and the 13,000 FPS.
 
-use std::path::PathBuf;
+mod common;
 
+use common::path;
 use perf_model::{analyse_whole, simulate_whole};
 
 /// The in-order rate over whole rounds against the copies' bottleneck rate.
 const FPS_TOLERANCE: f64 = 0.005;
-
-fn path(var: &str) -> PathBuf {
-    let v = std::env::var(var).unwrap_or_else(|_| {
-        panic!("{var} is not set: run these tests with `./forge test //host/perf_model:tests`")
-    });
-    let p = PathBuf::from(&v);
-    if p.is_absolute() {
-        return p;
-    }
-    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-        .join("../..")
-        .join(p)
-}
 
 #[test]
 fn mobilenet_replicas_whole_is_the_plans_total() {

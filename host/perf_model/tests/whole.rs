@@ -4,37 +4,15 @@
 //! one copy's simulated rate; a tight link caps the whole at bandwidth / frame bytes per card.
 
 use perf_model::{
-    analyse_whole, simulate, simulate_whole, CopyPipeline, DesConfig, HostLink, Pipeline, Stage,
-    StageKind, Whole,
+    analyse_whole, simulate, simulate_whole, CopyPipeline, DesConfig, HostLink, Pipeline, Whole,
 };
 
-const US: f64 = 1e-6;
+mod common;
+
+use common::{three_stages, US};
+
 /// The in-order rate over whole rounds: only the rows' discrete times blur it.
 const FPS_TOLERANCE: f64 = 0.005;
-
-fn stage(name: &str, kind: StageKind, rows: (u32, u32), frame_us: f64, need: Vec<u32>) -> Stage {
-    Stage {
-        name: name.into(),
-        kind,
-        device: "d".into(),
-        in_rows: rows.0,
-        out_rows: rows.1,
-        frame_s: frame_us * US,
-        need,
-        delay_s: 0.0,
-    }
-}
-
-/// hand.rs's `three_stages`: the bottleneck A takes 8 µs a frame (125,000 FPS); frame 0's
-/// last row is out at 10 µs.
-fn three_stages() -> Pipeline {
-    Pipeline::new(vec![
-        stage("src", StageKind::Source, (4, 4), 4.0, vec![1, 2, 3, 4]),
-        stage("A", StageKind::Layer, (4, 4), 8.0, vec![1, 2, 3, 4]),
-        stage("B", StageKind::Layer, (4, 2), 2.0, vec![3, 4]),
-    ])
-    .unwrap()
-}
 
 /// `cards[k]` copies on card k (their input and output DMAs there).
 fn whole(cards: &[usize], in_bytes: f64, out_bytes: f64, in_bw: f64, out_bw: f64) -> Whole {
@@ -43,7 +21,7 @@ fn whole(cards: &[usize], in_bytes: f64, out_bytes: f64, in_bw: f64, out_bw: f64
         for _ in 0..n {
             copies.push(CopyPipeline {
                 index: copies.len(),
-                pipeline: three_stages(),
+                pipeline: Pipeline::new(three_stages()).unwrap(),
                 des: DesConfig::default(),
                 in_device: format!("fpga{d}"),
                 out_device: format!("fpga{d}"),
@@ -73,7 +51,7 @@ fn near(got: f64, want: f64, what: &str) {
 #[test]
 fn ample_links_give_n_times_one_copy() {
     let one = simulate(
-        &three_stages(),
+        &Pipeline::new(three_stages()).unwrap(),
         &DesConfig {
             frames: 40,
             ..DesConfig::default()
