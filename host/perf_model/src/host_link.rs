@@ -2,8 +2,8 @@
 //!
 //! AMD names a shell `<vendor>_<board>_<pcie>_<shell>_<version>` (UG1120, "Platform naming"),
 //! the PCIe generation and lanes in it: `xilinx_u280_gen3x16_xdma_1_202211_1` is PCIe Gen3
-//! x16, the interface DS963 (Alveo U280 data sheet, v1.7, Table 1) lists first. So the name
-//! topology.json already carries is the one source of the figure.
+//! x16, the first of the interfaces AMD DS963 (Alveo U280 data sheet, v1.7) lists (Gen3 x16,
+//! Gen4 x8, CCIX). So the name topology.json already carries is the one source of the figure.
 //!
 //! The usable rate each way: lanes × transfer rate × line-code efficiency (PCI Express Base
 //! Specification 4.0: Gen1/Gen2 2.5/5 GT/s, 8b/10b; Gen3/Gen4 8/16 GT/s, 128b/130b) × the
