@@ -20,6 +20,12 @@ struct Row {
 
 fn figures_table(fig: &Figures, run: &RunRecord) -> Vec<Row> {
     let mut rows = Vec::new();
+    // a replica deployment's rows of one copy, beside the whole's
+    let one = if fig.whole.is_some() {
+        ", one copy"
+    } else {
+        ""
+    };
     for (name, lat, gbps) in &fig.links {
         rows.push(Row {
             quantity: "link-latency",
@@ -56,7 +62,7 @@ fn figures_table(fig: &Figures, run: &RunRecord) -> Vec<Row> {
     });
     rows.push(Row {
         quantity: "fps",
-        what: "throughput".into(),
+        what: format!("throughput{one}"),
         value: format!("{} FPS", grouped(fig.modelled_fps, 2)),
         source: "modelled",
         note: format!(
@@ -66,7 +72,7 @@ fn figures_table(fig: &Figures, run: &RunRecord) -> Vec<Row> {
     });
     rows.push(Row {
         quantity: "fps",
-        what: "throughput".into(),
+        what: format!("throughput{one}"),
         value: format!("{} FPS", grouped(fig.simulated_fps, 2)),
         source: "simulated",
         note: format!(
@@ -90,14 +96,14 @@ fn figures_table(fig: &Figures, run: &RunRecord) -> Vec<Row> {
     }
     rows.push(Row {
         quantity: "latency",
-        what: "latency".into(),
+        what: format!("latency{one}"),
         value: format!("{} ms", grouped(fig.modelled_latency_s * 1e3, 4)),
         source: "modelled",
         note: "pipelined: every layer's and link's fill + one frame through the bottleneck".into(),
     });
     rows.push(Row {
         quantity: "latency",
-        what: "latency".into(),
+        what: format!("latency{one}"),
         value: format!("{} ms", grouped(fig.simulated_latency_s * 1e3, 4)),
         source: "simulated",
         note: format!(
