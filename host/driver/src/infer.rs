@@ -14,17 +14,18 @@ use anyhow::{bail, Context, Result};
 use aurora::AuroraFlow;
 use finn_exec::frames::{self, Rng};
 use finn_exec::{npy, Partition, Pipeline, Port};
-use fpga_device::{BufferId, CuRegisters, Device, KernelArg, RunId};
+use fpga_device::{CuRegisters, Device, RunId};
 use mpi::collective::CommunicatorCollectives;
 use mpi::point_to_point::{Destination, Source};
 use mpi::topology::{Communicator, SimpleCommunicator};
 use xclbin::DeviceDescription;
 
+use crate::dma::{self, OutBuffer};
 use crate::finn_cu::{stream_ports, FinnExecFactory, WordLayout};
 use crate::gather;
 use crate::infer_report::{self, LinkSample, RankReport, Run};
 pub use crate::infer_report::{Outcome, ReportInputs};
-use crate::link_config::{bank, kernel_args, stream_peer};
+use crate::link_config::stream_peer;
 use crate::progress;
 use crate::setup::{wait_runs, Rank};
 
@@ -43,8 +44,6 @@ pub struct InferArgs {
     pub sample_ms: u64,
 }
 
-/// DMA memory words are 512 bits; buffers are whole words.
-pub(crate) const MEM_WORD: usize = 64;
 const TAG_OUTPUTS: i32 = 11;
 
 fn hls_cu<'a>(d: &'a DeviceDescription, kernel: &str) -> Option<&'a xclbin::KernelEntry> {
@@ -382,9 +381,6 @@ fn begin_free_running(
     Ok(())
 }
 
-/// The output DMA's buffer: where, how many bytes, and how its words unpack.
-type OutBuffer = (BufferId, usize, WordLayout);
-
 /// Starts the output DMA (if this device has it), then the input DMA with the packed
 /// images (rank 0): their runs and the output buffer.
 fn start_dmas(
@@ -400,20 +396,9 @@ fn start_dmas(
         let feeder = stream_peer(d, &format!("{cu}.in"))
             .with_context(|| format!("device {}: nothing streams into {cu}.in", d.device))?;
         let layout = output_layout(d, &feeder, factory, args.reference.as_deref())?;
-        let bytes = agreed.n * layout.frame_bytes();
-        let buf = device.alloc(&bank(d, &cu)?, bytes.div_ceil(MEM_WORD) * MEM_WORD)?;
-        let a = kernel_args(
-            d,
-            &cu,
-            &[
-                ("mem", KernelArg::Buffer(buf)),
-                ("size", KernelArg::Scalar(bytes as u64)),
-            ],
-            "infer",
-            "the DMA ports: hw/hls/dma_in.cpp, dma_out.cpp",
-        )?;
-        runs.push(device.start(&cu, &a)?);
-        out_buffer = Some((buf, bytes, layout));
+        let (run, out) = dma::drain(device, d, &cu, agreed.n, layout)?;
+        runs.push(run);
+        out_buffer = Some(out);
     }
     if let (Some(cu), Some(inp)) = (hls_cu(d, "dma_in").map(|k| k.cu.clone()), &agreed.inputs) {
         let target = stream_peer(d, &format!("{cu}.out"))
@@ -431,19 +416,7 @@ fn start_dmas(
         let input = &inp.whole.inputs()[0];
         let layout = WordLayout::new(&target, port, input.dtype, inp.whole.frame_in_len())?;
         let packed: Vec<u8> = inp.images.iter().flat_map(|i| layout.pack(i)).collect();
-        let buf = device.alloc(&bank(d, &cu)?, packed.len().div_ceil(MEM_WORD) * MEM_WORD)?;
-        device.write_buffer(buf, 0, &packed)?;
-        let a = kernel_args(
-            d,
-            &cu,
-            &[
-                ("mem", KernelArg::Buffer(buf)),
-                ("size", KernelArg::Scalar(packed.len() as u64)),
-            ],
-            "infer",
-            "the DMA ports: hw/hls/dma_in.cpp, dma_out.cpp",
-        )?;
-        runs.push(device.start(&cu, &a)?);
+        runs.push(dma::feed(device, d, &cu, &packed)?);
     }
     Ok((runs, out_buffer))
 }
@@ -489,13 +462,8 @@ fn collect_outputs(
 ) -> Result<Option<Vec<i64>>> {
     let me = world.rank();
     let mut outputs = None;
-    if let Some((buf, bytes, layout)) = out_buffer {
-        let mut raw = vec![0u8; *bytes];
-        device.read_buffer(*buf, 0, &mut raw)?;
-        let values: Vec<i64> = raw
-            .chunks(layout.frame_bytes())
-            .flat_map(|f| layout.unpack(f))
-            .collect();
+    if let Some(out) = out_buffer {
+        let values = dma::results(device, out)?;
         if me != 0 {
             world
                 .process_at_rank(0)
@@ -590,7 +558,7 @@ pub(crate) fn compare_with_reference(
         (Some(r), Some(exec)) => Some((r, exec.as_path())),
         _ => None,
     };
-    infer_report::finish(&run, outputs, &args.out, report)
+    infer_report::finish(run, outputs, &args.out, report)
 }
 
 pub fn run(

@@ -10,14 +10,15 @@ use std::time::{Duration, Instant};
 
 use anyhow::{bail, Context, Result};
 use finn_exec::Pipeline;
-use fpga_device::{Device, KernelArg};
+use fpga_device::Device;
 use mpi::collective::Root;
 use mpi::point_to_point::{Destination, Source};
 use mpi::topology::{Communicator, SimpleCommunicator};
 
+use crate::dma;
 use crate::finn_cu::{stream_ports, FinnExecFactory, WordLayout};
-use crate::infer::{self, InferArgs, Outcome, MEM_WORD};
-use crate::link_config::{bank, kernel_args, stream_peer};
+use crate::infer::{self, InferArgs, Outcome};
+use crate::link_config::stream_peer;
 use crate::setup::Rank;
 
 const TAG_COPIES: i32 = 12;
@@ -105,19 +106,8 @@ pub fn run(
     for (k, dma_in, finn, dma_out) in &mine {
         let images: Vec<usize> = (*k..n).step_by(copies).collect();
         let layout = infer::output_layout(&d, finn, factory, Some(reference))?;
-        let bytes = images.len() * layout.frame_bytes();
-        let buf = device.alloc(&bank(&d, dma_out)?, bytes.div_ceil(MEM_WORD) * MEM_WORD)?;
-        let a = kernel_args(
-            &d,
-            dma_out,
-            &[
-                ("mem", KernelArg::Buffer(buf)),
-                ("size", KernelArg::Scalar(bytes as u64)),
-            ],
-            "infer",
-            "the DMA ports: hw/hls/dma_in.cpp, dma_out.cpp",
-        )?;
-        runs.push(device.start(dma_out, &a)?);
+        let (run, out) = dma::drain(device, &d, dma_out, images.len(), layout)?;
+        runs.push(run);
         let k_finn = d.kernel(finn).with_context(|| format!("no CU {finn}"))?;
         let (port, _) = stream_ports(k_finn)?;
         let in_layout = WordLayout::new(finn, port, whole.inputs()[0].dtype, frame)?;
@@ -125,23 +115,8 @@ pub fn run(
             .iter()
             .flat_map(|&i| in_layout.pack(&flat[i * frame..(i + 1) * frame]))
             .collect();
-        let ibuf = device.alloc(
-            &bank(&d, dma_in)?,
-            packed.len().div_ceil(MEM_WORD) * MEM_WORD,
-        )?;
-        device.write_buffer(ibuf, 0, &packed)?;
-        let a = kernel_args(
-            &d,
-            dma_in,
-            &[
-                ("mem", KernelArg::Buffer(ibuf)),
-                ("size", KernelArg::Scalar(packed.len() as u64)),
-            ],
-            "infer",
-            "the DMA ports: hw/hls/dma_in.cpp, dma_out.cpp",
-        )?;
-        runs.push(device.start(dma_in, &a)?);
-        outs.push((*k, buf, bytes, layout));
+        runs.push(dma::feed(device, &d, dma_in, &packed)?);
+        outs.push((*k, out));
     }
     let period = Duration::from_millis(args.sample_ms.max(1));
     let budget = timeout * (n as u32 + 10);
@@ -149,13 +124,8 @@ pub fn run(
     device.end_free_running(timeout)?;
     // [copy, values, v...] per local copy, to rank 0
     let mut msg: Vec<i64> = Vec::new();
-    for (k, buf, bytes, layout) in &outs {
-        let mut raw = vec![0u8; *bytes];
-        device.read_buffer(*buf, 0, &mut raw)?;
-        let values: Vec<i64> = raw
-            .chunks(layout.frame_bytes())
-            .flat_map(|f| layout.unpack(f))
-            .collect();
+    for (k, out) in &outs {
+        let values = dma::results(device, out)?;
         msg.push(*k as i64);
         msg.push(values.len() as i64);
         msg.extend(values);
@@ -199,23 +169,6 @@ pub fn run(
         "infer {}: {copies} copies, images per copy (round robin): {fed:?}",
         d.deployment
     );
-    let outcome = infer::compare_with_reference(&d, args, &inputs, &outputs, &reports, wall)?;
-    if let Some(r) = &args.report {
-        println!("{}", whole_line(&r.plan, copies)?);
-    }
-    Ok(outcome)
-}
-
-/// The whole's modelled FPS: the plan's `fps_total`, every copy's FINN-estimate FPS summed.
-fn whole_line(plan: &std::path::Path, copies: usize) -> Result<String> {
-    let text = std::fs::read_to_string(plan)
-        .with_context(|| format!("{}: cannot read the plan", plan.display()))?;
-    let v: serde_json::Value = serde_json::from_str(&text)
-        .with_context(|| format!("{}: not a partition plan JSON", plan.display()))?;
-    let total = v["fps_total"]
-        .as_f64()
-        .with_context(|| format!("{}: a replica plan without fps_total", plan.display()))?;
-    Ok(format!(
-        "modelled whole: {total:.0} FPS ({copies} copies, the plan's fps_total)"
-    ))
+    // the whole's modelled and simulated figures come with the run report's (run_report)
+    infer::compare_with_reference(&d, args, &inputs, &outputs, &reports, wall)
 }

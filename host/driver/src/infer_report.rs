@@ -118,6 +118,9 @@ pub struct Run {
     /// The model's training record (`weights.rs`); absent: seeded random weights.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub training: Option<String>,
+    /// A replica deployment: every copy together, modelled and simulated (`finish`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub whole: Option<run_report::RunWhole>,
     #[serde(skip)]
     pub output_shape: Vec<usize>,
     #[serde(skip)]
@@ -222,6 +225,7 @@ impl Run {
             wall_s,
             accuracy: None,
             training: None,
+            whole: None,
             output_shape,
             labels: None,
         }
@@ -358,14 +362,21 @@ pub enum Outcome {
 
 /// Writes outputs.npy and run.json, then (given the deployment's plan, topology and executor
 /// export) the run report beside them, and prints the summary with the modelled and
-/// simulated figures.
+/// simulated figures (of a replica deployment's whole too, which run.json records).
 pub fn finish(
-    run: &Run,
+    mut run: Run,
     outputs: &[i64],
     out: &Path,
     report: Option<(&ReportInputs, &Path)>,
 ) -> Result<Outcome> {
     std::fs::create_dir_all(out).with_context(|| format!("--out {}", out.display()))?;
+    let prepared = report.map(|(r, exec)| {
+        run_report::deployment_figures(&r.plan, exec, &r.topology, run.images as u64)
+    });
+    if let Some(Ok((_, fig))) = &prepared {
+        run.whole = fig.whole.clone();
+    }
+    let run = &run;
     let outputs_path = out.join("outputs.npy");
     let run_json = out.join("run.json");
     let mut shape = run.output_shape.clone();
@@ -377,20 +388,21 @@ pub fn finish(
     npy::write_i64(&outputs_path, &shape, outputs)?;
     npy::write_atomic(&run_json, serde_json::to_string_pretty(run)?.as_bytes())?;
     print!("{}", summary(run, &outputs_path, &run_json));
-    match report {
-        Some((r, exec)) => {
-            let (html, figures) = run_report::report_beside_run(
+    match (report, prepared) {
+        (Some((r, _)), Some(prepared)) => {
+            let (dep, figures) = prepared.context("writing the run report")?;
+            let html = run_report::report_beside_run(
                 &run_json,
-                &r.plan,
-                exec,
                 &r.topology,
                 r.devices.as_deref(),
+                &dep,
+                &figures,
             )
             .context("writing the run report")?;
             print!("{}", figures.summary());
             println!("run report: {}", html.display());
         }
-        None => println!(
+        _ => println!(
             "no run report: it needs --plan, --topology and --reference (the deployment's run.sh passes them)"
         ),
     }

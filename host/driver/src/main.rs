@@ -4,6 +4,7 @@
 //! the cards.
 
 mod bench;
+mod dma;
 mod finn_cu;
 mod infer;
 mod infer_replicas;

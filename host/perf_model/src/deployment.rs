@@ -55,6 +55,37 @@ pub struct Plan {
     pub devices: Vec<PlanDevice>,
     pub cuts: Vec<PlanCut>,
     pub layers: Vec<PlanLayer>,
+    /// A replica plan's copies (`finn-partition --replicas`); empty: one pipeline.
+    #[serde(default)]
+    pub replicas: Vec<PlanReplica>,
+    /// A replica plan's FPS of every copy together (the partitioner's sum).
+    #[serde(default)]
+    pub fps_total: Option<f64>,
+}
+
+/// One copy of the pipeline in a replica plan: its layers per device, in pipeline order,
+/// and the cables its cuts take.
+#[derive(Debug, Clone, Deserialize)]
+pub struct PlanReplica {
+    pub index: usize,
+    pub fps: f64,
+    pub segments: Vec<PlanSegment>,
+    #[serde(default)]
+    pub cuts: Vec<ReplicaCut>,
+}
+
+#[derive(Debug, Clone, Deserialize)]
+pub struct PlanSegment {
+    pub device: String,
+    pub layers: Vec<String>,
+}
+
+#[derive(Debug, Clone, Deserialize)]
+pub struct ReplicaCut {
+    pub from_layer: String,
+    pub to_layer: String,
+    pub from_device: String,
+    pub to_device: String,
 }
 
 /// A cable of the topology that carries a cut.

@@ -5,7 +5,8 @@
 //! them for the row it is about to produce; a finished row waits in the stage until the
 //! FIFO to the next stage has room (blocking, as an AXI4-Stream stage stalls on TREADY). A
 //! link's rows take `delay_s` to arrive and hold their FIFO slot meanwhile (the receiver's
-//! RX FIFO, credited back when read). The source offers frames back to back.
+//! RX FIFO, credited back when read). The source offers frames back to back, or (`simulate_fed`)
+//! each frame once the host has put it into the card's memory.
 
 use std::cmp::Ordering;
 use std::collections::{BinaryHeap, VecDeque};
@@ -76,6 +77,13 @@ struct StageState {
 }
 
 pub fn simulate(p: &Pipeline, cfg: &DesConfig) -> DesResult {
+    simulate_fed(p, cfg, &[])
+}
+
+/// As `simulate`, but frame f's first row leaves the source no earlier than `ready_s[f]`
+/// (frames beyond `ready_s` are there from the start): the input DMA reads a frame the host
+/// has written over PCIe (`whole.rs`).
+pub fn simulate_fed(p: &Pipeline, cfg: &DesConfig, ready_s: &[f64]) -> DesResult {
     let st = &p.stages;
     let n = st.len();
     let frames = cfg.frames.max(1) as u64;
@@ -137,7 +145,13 @@ pub fn simulate(p: &Pipeline, cfg: &DesConfig) -> DesResult {
                 continue;
             }
             if k.is_multiple_of(o) {
-                start[(k / o) as usize] = t;
+                match ready_s.get((k / o) as usize) {
+                    Some(&r) if r > t => {
+                        heap.push(Wake(r, 0));
+                        continue;
+                    }
+                    _ => start[(k / o) as usize] = t,
+                }
             }
         } else {
             let frame = k / o;

@@ -10,15 +10,22 @@
 //! `deployment` builds the stages from a partition plan (cycles, folding, devices, cuts),
 //! the executor graphs (layer geometry) and the topology (clocks, cables); `link` derives an
 //! AuroraFlow link's latency and bandwidth from the link model the simulator runs.
+//!
+//! `whole` models and simulates a replica deployment's copies together, sharing each card's
+//! PCIe link to the host (`host_link`).
 
 pub mod analytic;
 pub mod deployment;
 pub mod des;
 pub mod geometry;
+pub mod host_link;
 pub mod link;
 pub mod pipeline;
+pub mod whole;
 
 pub use analytic::{analyse, Analysis};
 pub use deployment::{load, Deployment};
-pub use des::{simulate, DesConfig, DesResult};
+pub use des::{simulate, simulate_fed, DesConfig, DesResult};
+pub use host_link::HostLink;
 pub use pipeline::{Pipeline, Stage, StageKind};
+pub use whole::{analyse_whole, simulate_whole, CopyPipeline, Whole, WholeAnalysis, WholeResult};

@@ -2,8 +2,9 @@
 //! MobileNet-V1 over two U280s (`//deploy:tiny_2fpga`, `//deploy:mobilenet_2fpga`). The
 //! BUCK target passes each deployment's plan, executor graphs and topology in the env.
 
-use std::path::PathBuf;
+mod common;
 
+use common::path;
 use perf_model::{analyse, simulate, Deployment};
 
 /// The AuroraFlow paper (HEART '25), MobileNet-V1 on two U280s, measured on hardware.
@@ -21,19 +22,6 @@ const LATENCY_TOLERANCE: f64 = 0.02;
 /// Steady-state FPS over 24 simulated frames against the slowest stage's rate: only the
 /// discrete row times blur it.
 const FPS_TOLERANCE: f64 = 0.002;
-
-fn path(var: &str) -> PathBuf {
-    let v = std::env::var(var).unwrap_or_else(|_| {
-        panic!("{var} is not set: run these tests with `./forge test //host/perf_model:tests`, which builds the deployments and sets it")
-    });
-    let p = PathBuf::from(&v);
-    if p.is_absolute() {
-        return p;
-    }
-    // forge gives project-relative paths; the test runs in the crate directory
-    let root = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../..");
-    root.join(p)
-}
 
 fn load(name: &str) -> Deployment {
     let up = name.to_uppercase();

@@ -1,41 +1,11 @@
 //! Pipelines small enough to work out on paper: the reference is the arithmetic in the
 //! comments, not either implementation.
 
-use perf_model::{analyse, simulate, DesConfig, Pipeline, Stage, StageKind};
+use perf_model::{analyse, simulate, DesConfig, Pipeline, StageKind};
 
-const US: f64 = 1e-6;
+mod common;
 
-fn stage(
-    name: &str,
-    kind: StageKind,
-    rows: (u32, u32),
-    frame_us: f64,
-    need: Vec<u32>,
-    delay_us: f64,
-) -> Stage {
-    Stage {
-        name: name.into(),
-        kind,
-        device: "d".into(),
-        in_rows: rows.0,
-        out_rows: rows.1,
-        frame_s: frame_us * US,
-        need,
-        delay_s: delay_us * US,
-    }
-}
-
-/// Source: 4 rows in 4 µs (rows out at 1, 2, 3, 4 µs).
-/// A: 4 -> 4 rows, 8 µs (2 µs a row): row 1 starts at 1, done 3; then back to back: 5, 7, 9.
-/// B: a 3-row window with stride 1, 4 -> 2 rows, 2 µs (1 µs a row): row 1 needs A's row 3
-/// (at 7), done 8; row 2 needs A's row 4 (at 9), done 10.  Latency 10 µs; 1 frame / 8 µs.
-fn three_stages() -> Vec<Stage> {
-    vec![
-        stage("src", StageKind::Source, (4, 4), 4.0, vec![1, 2, 3, 4], 0.0),
-        stage("A", StageKind::Layer, (4, 4), 8.0, vec![1, 2, 3, 4], 0.0),
-        stage("B", StageKind::Layer, (4, 2), 2.0, vec![3, 4], 0.0),
-    ]
-}
+use common::{stage, three_stages, US};
 
 fn close(got: f64, want: f64, what: &str) {
     assert!(

@@ -18,7 +18,7 @@ use perf_model::{analyse, simulate, Deployment};
 use serde::Deserialize;
 
 pub use page::render;
-pub use run::RunRecord;
+pub use run::{RunRecord, RunWhole};
 
 /// Per device: the partitioner's utilisation budget per resource (devices.json `max_util`).
 pub type Budgets = BTreeMap<String, BTreeMap<String, f64>>;
@@ -59,9 +59,46 @@ pub struct Figures {
     pub finn_latency_s: f64,
     /// Per link of the pipeline: name, modelled one-way latency, payload Gbit/s.
     pub links: Vec<(String, f64, f64)>,
+    /// A replica deployment: every copy together (the figures above are one copy's).
+    pub whole: Option<RunWhole>,
 }
 
-/// Model and simulate `frames` frames (at least 2) of the deployment.
+/// The fewest rounds (one image per copy each) the whole is simulated over: the rate is
+/// taken over the second half, after every copy's pipeline has filled. A MobileNet-V1 copy
+/// of the replica plan holds about 7 frames (2.7 ms through it, 0.4 ms a frame); over 8
+/// rounds its second half is still 1 % slow, over 24 it is steady.
+pub const WHOLE_MIN_ROUNDS: u64 = 24;
+
+/// The whole of a replica deployment over as many rounds as `images` fill (at least
+/// `WHOLE_MIN_ROUNDS`); None for a one-copy plan.
+pub fn whole_figures(
+    plan: &Path,
+    exec: &Path,
+    topology: &Path,
+    images: u64,
+) -> Result<Option<RunWhole>> {
+    let Some(w) = perf_model::whole::load(plan, exec, topology)? else {
+        return Ok(None);
+    };
+    let copies = w.copies.len() as u64;
+    let rounds = images.div_ceil(copies).clamp(WHOLE_MIN_ROUNDS, 1000);
+    let a = perf_model::analyse_whole(&w);
+    let s = perf_model::simulate_whole(&w, rounds as u32);
+    Ok(Some(RunWhole {
+        copies,
+        modelled_fps: a.fps,
+        limit: a.limit,
+        simulated_fps: s.fps,
+        rounds: s.rounds as u64,
+        first_latency_s: s.first_latency_s,
+        host_link: w.host.name.clone(),
+        host_link_gbytes_per_s: w.host.in_bytes_per_s / 1e9,
+        plan_fps_total: w.plan_fps_total,
+    }))
+}
+
+/// Model and simulate `frames` frames (at least 2) of the deployment (of one copy of a
+/// replica deployment: `whole` is left to `whole_figures`).
 pub fn figures(dep: &Deployment, frames: u32) -> Figures {
     let a = analyse(&dep.pipeline);
     let d = simulate(&dep.pipeline, &dep.des_config(frames.max(2)));
@@ -78,6 +115,7 @@ pub fn figures(dep: &Deployment, frames: u32) -> Figures {
             .iter()
             .map(|l| (l.name.clone(), l.model.latency_s, l.model.bits_per_s / 1e9))
             .collect(),
+        whole: None,
     }
 }
 
@@ -104,8 +142,41 @@ impl Figures {
                 lat * 1e6
             ));
         }
+        if let Some(w) = &self.whole {
+            s.push_str(&whole_summary(w));
+        }
         s
     }
+}
+
+/// The whole's lines: modelled and simulated, beside the paper's and Elastic-DF's measured
+/// MobileNet-V1 figures (paper/figures.toml).
+fn whole_summary(w: &RunWhole) -> String {
+    let p = paper::figures();
+    let e = &p.elastic_df;
+    let plan = w
+        .plan_fps_total
+        .map_or(String::new(), |t| format!("; the plan's fps_total {t:.0}"));
+    format!(
+        "modelled whole: {:.0} FPS ({} copies, round robin; bound by {}{plan})\n\
+         simulated whole: {:.0} FPS ({} copies over {} rounds, results in input order; {} per card, \
+         {:.2} GB/s each way), image 0 host to host {:.4} ms\n\
+         beside: the paper {:.0} FPS (MobileNet-V1, one pipeline over 2 × U280); Elastic-DF {:.0} / \
+         {:.0} / {:.0} FPS (1 CU; 2 CUs on one card; 3 CUs on two cards)\n",
+        w.modelled_fps,
+        w.copies,
+        w.limit,
+        w.simulated_fps,
+        w.copies,
+        w.rounds,
+        w.host_link,
+        w.host_link_gbytes_per_s,
+        w.first_latency_s * 1e3,
+        p.mobilenet_2fpga.fps,
+        e.fps_1cu,
+        e.fps_2cu_1card,
+        e.fps_3cu_2cards
+    )
 }
 
 pub(crate) fn min(v: &[f64]) -> f64 {
@@ -185,15 +256,47 @@ pub struct ReportPaths<'a> {
 /// Read everything, render the page, write it atomically; returns the figures shown.
 pub fn write_report(p: &ReportPaths) -> Result<Figures> {
     let run = RunRecord::read(p.run)?;
-    let dep = perf_model::load(p.plan, p.exec, p.topology)?;
-    let topology: serde_json::Value = perf_model::deployment::read_json(p.topology, "topology")?;
-    check_run(&run, &dep, &topology, p.run)?;
-    let budgets = p.devices.map(read_budgets).transpose()?;
-    let frames = run.images.clamp(2, 10_000) as u32;
-    let fig = figures(&dep, frames);
-    let html = render(&run, &dep, budgets.as_ref(), &fig);
-    write_atomic(p.out, html.as_bytes())?;
+    let (dep, fig) = deployment_figures(p.plan, p.exec, p.topology, run.images)?;
+    let files = PageFiles {
+        run: p.run,
+        topology: p.topology,
+        devices: p.devices,
+        out: p.out,
+    };
+    write_page(&files, &dep, &fig)?;
     Ok(fig)
+}
+
+/// The deployment and its figures for a run of `images` images: one copy's (at least 2
+/// frames) and, for a replica deployment, the whole's.
+pub fn deployment_figures(
+    plan: &Path,
+    exec: &Path,
+    topology: &Path,
+    images: u64,
+) -> Result<(Deployment, Figures)> {
+    let dep = perf_model::load(plan, exec, topology)?;
+    let mut fig = figures(&dep, images.clamp(2, 10_000) as u32);
+    fig.whole = whole_figures(plan, exec, topology, images)?;
+    Ok((dep, fig))
+}
+
+/// What the page reads besides the figures, and where it goes.
+pub struct PageFiles<'a> {
+    pub run: &'a Path,
+    pub topology: &'a Path,
+    pub devices: Option<&'a Path>,
+    pub out: &'a Path,
+}
+
+/// The page of the run record at `p.run` with the deployment's figures, written atomically.
+pub fn write_page(p: &PageFiles, dep: &Deployment, fig: &Figures) -> Result<()> {
+    let run = RunRecord::read(p.run)?;
+    let topology: serde_json::Value = perf_model::deployment::read_json(p.topology, "topology")?;
+    check_run(&run, dep, &topology, p.run)?;
+    let budgets = p.devices.map(read_budgets).transpose()?;
+    let html = render(&run, dep, budgets.as_ref(), fig);
+    write_atomic(p.out, html.as_bytes())
 }
 
 pub fn write_atomic(path: &Path, bytes: &[u8]) -> Result<()> {
@@ -210,23 +313,22 @@ pub fn write_atomic(path: &Path, bytes: &[u8]) -> Result<()> {
     Ok(())
 }
 
-/// What `infer` calls once run.json is written: `report.html` beside it; returns its path
-/// and the figures (print `summary()`).
+/// What `infer` calls once run.json is written: `report.html` beside it with the figures
+/// `deployment_figures` gave; returns its path.
 pub fn report_beside_run(
     run: &Path,
-    plan: &Path,
-    exec: &Path,
     topology: &Path,
     devices: Option<&Path>,
-) -> Result<(std::path::PathBuf, Figures)> {
+    dep: &Deployment,
+    fig: &Figures,
+) -> Result<std::path::PathBuf> {
     let out = run.with_file_name("report.html");
-    let fig = write_report(&ReportPaths {
+    let files = PageFiles {
         run,
-        plan,
-        exec,
         topology,
         devices,
         out: &out,
-    })?;
-    Ok((out, fig))
+    };
+    write_page(&files, dep, fig)?;
+    Ok(out)
 }

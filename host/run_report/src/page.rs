@@ -4,7 +4,7 @@ use std::fmt::Write as _;
 
 use perf_model::Deployment;
 
-use crate::run::RunRecord;
+use crate::run::{RunRecord, RunWhole};
 use crate::svg::{esc, grouped, histogram, step_chart, util_bars, Series};
 use crate::{max, min, Budgets, Figures};
 
@@ -20,6 +20,12 @@ struct Row {
 
 fn figures_table(fig: &Figures, run: &RunRecord) -> Vec<Row> {
     let mut rows = Vec::new();
+    // a replica deployment's rows of one copy, beside the whole's
+    let one = if fig.whole.is_some() {
+        ", one copy"
+    } else {
+        ""
+    };
     for (name, lat, gbps) in &fig.links {
         rows.push(Row {
             quantity: "link-latency",
@@ -56,7 +62,7 @@ fn figures_table(fig: &Figures, run: &RunRecord) -> Vec<Row> {
     });
     rows.push(Row {
         quantity: "fps",
-        what: "throughput".into(),
+        what: format!("throughput{one}"),
         value: format!("{} FPS", grouped(fig.modelled_fps, 2)),
         source: "modelled",
         note: format!(
@@ -66,7 +72,7 @@ fn figures_table(fig: &Figures, run: &RunRecord) -> Vec<Row> {
     });
     rows.push(Row {
         quantity: "fps",
-        what: "throughput".into(),
+        what: format!("throughput{one}"),
         value: format!("{} FPS", grouped(fig.simulated_fps, 2)),
         source: "simulated",
         note: format!(
@@ -85,16 +91,19 @@ fn figures_table(fig: &Figures, run: &RunRecord) -> Vec<Row> {
             paper::figures().mobilenet_2fpga.clk_mhz[1]
         ),
     });
+    if let Some(w) = &fig.whole {
+        rows.extend(whole_rows(w));
+    }
     rows.push(Row {
         quantity: "latency",
-        what: "latency".into(),
+        what: format!("latency{one}"),
         value: format!("{} ms", grouped(fig.modelled_latency_s * 1e3, 4)),
         source: "modelled",
         note: "pipelined: every layer's and link's fill + one frame through the bottleneck".into(),
     });
     rows.push(Row {
         quantity: "latency",
-        what: "latency".into(),
+        what: format!("latency{one}"),
         value: format!("{} ms", grouped(fig.simulated_latency_s * 1e3, 4)),
         source: "simulated",
         note: format!(
@@ -142,6 +151,48 @@ fn figures_table(fig: &Figures, run: &RunRecord) -> Vec<Row> {
         ),
     });
     rows.extend(accuracy_rows(run));
+    rows
+}
+
+/// A replica deployment: every copy together, beside Elastic-DF's copies of MobileNet-V1
+/// (the rows above are one copy's).
+fn whole_rows(w: &RunWhole) -> Vec<Row> {
+    let fps = |v: f64| format!("{} FPS", grouped(v, 2));
+    let mut rows = vec![
+        Row {
+            quantity: "fps-whole",
+            what: format!("throughput, all {} copies", w.copies),
+            value: fps(w.modelled_fps),
+            source: "modelled",
+            note: format!("round robin: every copy at the rate of the slowest bound, here {}", esc(&w.limit)),
+        },
+        Row {
+            quantity: "fps-whole",
+            what: format!("throughput, all {} copies", w.copies),
+            value: fps(w.simulated_fps),
+            source: "simulated",
+            note: format!(
+                "{} rounds of one image per copy, results in input order; {} per card ({} GB/s each way) shared by its copies",
+                w.rounds,
+                esc(&w.host_link),
+                grouped(w.host_link_gbytes_per_s, 2)
+            ),
+        },
+    ];
+    let e = &paper::figures().elastic_df;
+    for (what, v) in [
+        ("1 CU", e.fps_1cu),
+        ("2 CUs on one card", e.fps_2cu_1card),
+        ("3 CUs on two cards", e.fps_3cu_2cards),
+    ] {
+        rows.push(Row {
+            quantity: "fps-whole",
+            what: format!("throughput, MobileNet-V1, Elastic-DF {what}"),
+            value: fps(v),
+            source: "Elastic-DF-measured",
+            note: "U280s; copies of the pipeline (compute units)".into(),
+        });
+    }
     rows
 }
 
@@ -200,7 +251,7 @@ pub fn render(
         "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\"/><title>Run of {n}</title>\
          <style>body{{font-family:sans-serif;margin:1.5em;max-width:1100px}}table{{border-collapse:collapse}}\
          td,th{{border:1px solid #999;padding:2px 8px}}td.v{{text-align:right;white-space:nowrap}}\
-         tr[data-source=\"paper-measured\"]{{background:#fdf3e1}}tr[data-source=\"simulated\"]{{background:#eef6ee}}\
+         tr[data-source=\"paper-measured\"],tr[data-source=\"Elastic-DF-measured\"]{{background:#fdf3e1}}tr[data-source=\"simulated\"]{{background:#eef6ee}}\
          tr[data-source=\"modelled\"]{{background:#eef3fb}}.device-util,.link-chart{{margin:0.5em 0 1em}}</style></head><body>\n\
          <h1>Run of {n}: <code>infer</code>, {img} images</h1>\n",
         n = esc(&run.deployment),
@@ -225,6 +276,13 @@ pub fn render(
         "</table>\n<p>paper-measured: {}.</p>",
         esc(&paper::figures().citation)
     );
+    if fig.whole.is_some() {
+        let _ = writeln!(
+            h,
+            "<p>Elastic-DF-measured: {}.</p>",
+            esc(&paper::figures().elastic_df.citation)
+        );
+    }
 
     h.push_str(
         "<h2>Utilisation per device (plan, with the link kernels) against the budget</h2>\n",

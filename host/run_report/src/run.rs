@@ -20,6 +20,29 @@ pub struct RunRecord {
     /// The model's training record; absent: seeded random (untrained) weights.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub training: Option<String>,
+    /// A replica deployment: every copy together (absent: one copy of the pipeline).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub whole: Option<RunWhole>,
+}
+
+/// A replica deployment's copies together, modelled and simulated with each card's PCIe
+/// link to the host (host/perf_model `whole`), beside one copy's figures.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct RunWhole {
+    pub copies: u64,
+    pub modelled_fps: f64,
+    /// What bounds the modelled figure: a copy's bottleneck or a card's PCIe link.
+    pub limit: String,
+    pub simulated_fps: f64,
+    /// Rounds of one image per copy the simulation ran.
+    pub rounds: u64,
+    /// Image 0 from the host starting to write it to its result back on the host.
+    pub first_latency_s: f64,
+    /// "PCIe Gen3 x16" and its payload rate each way, per card.
+    pub host_link: String,
+    pub host_link_gbytes_per_s: f64,
+    /// The partition plan's `fps_total` (the partitioner's sum of every copy's FPS).
+    pub plan_fps_total: Option<f64>,
 }
 
 /// Correct top-1 / top-5 predictions of one model over the labelled images.
