@@ -89,7 +89,7 @@ def _finn_model_impl(ctx: AnalysisContext) -> list[Provider]:
 finn_model = rule(
     impl = _finn_model_impl,
     attrs = {
-        "net": attrs.enum(["mobilenet_v1", "resnet_tiny", "tiny"], default = "mobilenet_v1"),
+        "net": attrs.enum(["mobilenet_v1", "resnet50", "resnet_tiny", "tiny"], default = "mobilenet_v1"),
         "seed": attrs.int(default = 0),
         "src": attrs.option(attrs.source(), default = None),
         "_finn": _FINN_TOOLCHAIN,
