@@ -96,15 +96,16 @@ def _finn_model_impl(ctx: AnalysisContext) -> list[Provider]:
 finn_model = rule(
     impl = _finn_model_impl,
     attrs = {
-        "net": attrs.enum(["mobilenet_v1", "resnet_tiny", "tiny"], default = "mobilenet_v1"),
+        "net": attrs.enum(["mobilenet_v1", "resnet50", "resnet_tiny", "tiny"], default = "mobilenet_v1"),
         "seed": attrs.int(default = 0),
         "src": attrs.option(attrs.source(), default = None),
         "_finn": _FINN_TOOLCHAIN,
     },
     doc = "A QONNX model: `src` (a user's ONNX file, checked and copied) or a generated " +
           "network with seeded random weights (`net`: MobileNet-V1 1.0/224 w4a4 with an " +
-          "8-bit first layer, a tiny CNN of the same structure, or `resnet_tiny`: a small " +
-          "residual network with identity and projection shortcuts).",
+          "8-bit first layer, a tiny CNN of the same structure, `resnet_tiny`: a small " +
+          "residual network with identity and projection shortcuts, or `resnet50`: ResNet-50 " +
+          "at 224x224, w4a4 with 8-bit first and last layers).",
 )
 
 def _finn_train_impl(ctx: AnalysisContext) -> list[Provider]:

@@ -131,7 +131,8 @@ def step_resnet_lower_convs(model, cfg):
 
 
 def step_resnet_convert_to_hw(model, cfg):
-    """MobileNet's HW conversion, then a DuplicateStreams at every fork.
+    """MobileNet's HW conversion, the Transposes around a max pool cancelled, then a
+    DuplicateStreams at every fork.
 
     A stream has one reader in hardware: each tensor with two consumers (a residual
     block's input, read by the block's first conv and by its shortcut) gets FINN's
@@ -145,9 +146,19 @@ def step_resnet_convert_to_hw(model, cfg):
     from finn.transformation.fpgadataflow.convert_to_hw.duplicate_streams import (
         InferDuplicateStreamsLayer,
     )
+    from finn.transformation.streamline.absorb import AbsorbConsecutiveTransposes
+    from finn.transformation.streamline.reorder import MoveTransposePastFork
+    from qonnx.transformation.composed import ComposedTransformation
     from qonnx.transformation.general import GiveReadableTensorNames, GiveUniqueNodeNames
 
     model = step_mobilenet_convert_to_hw_layers_separate_th(model, cfg)
+    # InferPool wraps an NCHW MaxPool (ResNet-50's stem) in two Transposes, which cancel the
+    # lowering's on either side once moved past the fork after the pool (finn-plus 1.6.1's
+    # step_resnet50_convert_to_hw runs AbsorbConsecutiveTransposes after InferPool too)
+    model = model.transform(ComposedTransformation([
+        MoveTransposePastFork(),
+        AbsorbConsecutiveTransposes(),
+    ]))
     model = model.transform(InferDuplicateStreamsLayer())
     model = model.transform(GiveUniqueNodeNames())
     return model.transform(GiveReadableTensorNames())

@@ -243,8 +243,61 @@ def resnet_tiny(seed=0, res=32, num_classes=10, bits=4, topk=3):
     return _tail(b, inp, x, x_scale, cin, spatial, num_classes, bits, topk, "resnet_tiny_w4a4")
 
 
+# ResNet-50 (He et al. 2016, Table 1, "50-layer"): (bottleneck width, blocks, stride of
+# the stage's first block) of conv2_x .. conv5_x; each block's output is 4x its width.
+RESNET50_STAGES = [(64, 3, 1), (128, 4, 2), (256, 6, 2), (512, 3, 2)]
 
-NETS = {"mobilenet_v1": mobilenet_v1, "tiny": tiny, "resnet_tiny": resnet_tiny}
+
+def _bottleneck(b, x, x_scale, cin, width, stride, bits):
+    """1x1-BN-ReLU-Quant, 3x3(stride)-BN-ReLU-Quant, 1x1-BN-Quant(signed) + shortcut, ReLU,
+    Quant(unsigned). The stride sits on the 3x3 conv (torchvision's ResNet-50 "v1.5", as
+    finn-examples' ResNet-50 is derived from). A stage's first block changes the width (and
+    all but the first the resolution), so it takes a projection shortcut (1x1 conv, stride,
+    BN); both addends share the shortcut's per-tensor scale, as in ``_residual_block``.
+    """
+    levels = 2 ** bits - 1
+    cout = 4 * width
+    y = _conv_bn(b, x, cin, width, 1, 1, bits, 1.0)
+    y = b.quant(b.node("Relu", [y]), np.float32(b.rng.uniform(2.0, 3.0) / levels), bits,
+                signed=False, narrow=False)
+    y = _conv_bn(b, y, width, width, 3, stride, bits, 1.0)
+    y = b.quant(b.node("Relu", [y]), np.float32(b.rng.uniform(2.0, 3.0) / levels), bits,
+                signed=False, narrow=False)
+    y = _conv_bn(b, y, width, cout, 1, 1, bits, 1.0)
+    if stride != 1 or cin != cout:
+        add_scale = np.float32(b.rng.uniform(0.25, 0.35))
+        short = _conv_bn(b, x, cin, cout, 1, stride, bits, 1.0)
+        short = b.quant(short, add_scale, bits, signed=True, narrow=False)
+    else:
+        add_scale, short = x_scale, x
+    y = b.quant(y, add_scale, bits, signed=True, narrow=False)
+    y = b.node("Add", [y, short])
+    out_scale = np.float32(2.5 / levels)
+    return b.quant(b.node("Relu", [y]), out_scale, bits, signed=False, narrow=False), out_scale
+
+
+def resnet50(seed=0, res=224, num_classes=1000, bits=4, topk=5):
+    """ResNet-50: 7x7/2 stem conv (8-bit weights on the UINT8 input), 3x3/2 max pool, the 16
+    bottlenecks of RESNET50_STAGES, global average pool, FC (8-bit weights), TopK; w4a4
+    elsewhere (the reasons against finn-examples' w1a2 are in finn/README.md)."""
+    b = Builder(seed)
+    inp = helper.make_tensor_value_info("global_in", TensorProto.FLOAT, [1, 3, res, res])
+    x = b.node("Mul", ["global_in", b.const("inv255", np.float32(1.0 / 255.0))])
+    x, _, x_scale = b.conv_block(x, 3, 64, 7, 2, 1, 8, bits, 0.5, False)
+    # max pool on the quantised activation: it commutes with the thresholds, so FINN's
+    # streamlining leaves an integer max pool (padding 1 pads with 0, the activation's minimum)
+    x = b.node("MaxPool", [x], {"kernel_shape": [3, 3], "strides": [2, 2], "pads": [1] * 4})
+    cin, spatial = 64, (res // 2 - 1) // 2 + 1
+    for width, blocks, stride in RESNET50_STAGES:
+        for i in range(blocks):
+            s = stride if i == 0 else 1
+            x, x_scale = _bottleneck(b, x, x_scale, cin, width, s, bits)
+            cin, spatial = 4 * width, (spatial - 1) // s + 1
+    return _tail(b, inp, x, x_scale, cin, spatial, num_classes, bits, topk, "resnet50_w4a4")
+
+
+NETS = {"mobilenet_v1": mobilenet_v1, "tiny": tiny, "resnet_tiny": resnet_tiny,
+        "resnet50": resnet50}
 
 def finalize(model):
     """Annotate the UINT8 input and tidy the graph as a QONNX export would be."""

@@ -491,12 +491,15 @@ pub fn diagnose(p: &Problem) -> Infeasible {
             .sum();
         let have: f64 = p.devices.iter().map(|d| d.cap.get(r)).sum();
         if need > have {
+            // the cards by name: with one card, the refusal must say which card is too small
+            let names: Vec<&str> = p.devices.iter().map(|d| d.name.as_str()).collect();
             return Infeasible {
                 message: format!(
-                    "infeasible: the network needs at least {need:.0} {} but all {} devices together allow {have:.0}; \
+                    "infeasible: the network needs at least {need:.0} {} but all {} devices together ({}) allow {have:.0}; \
                      add devices or raise max_util",
                     RES_NAMES[r],
-                    p.devices.len()
+                    p.devices.len(),
+                    names.join(", ")
                 ),
             };
         }
