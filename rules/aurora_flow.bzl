@@ -8,14 +8,16 @@ Actions: `aurora_flow_render` (`aurora-flow-desc package`: the per-instance top,
 kernel.xml and params.tcl from `params.json`), then `verilator_kernel_model` (`model/`, sim)
 or `vivado_package_xo` (`<name>.xo`, vitis), and `kernel.json` (params include `cable_m`,
 `rx_headroom_words`, `rx_headroom_beats`, `inflight_need_beats`). Sub-targets
-`[description]`, `[package]`, `[params]`. The FPGA tools come from `toolchains//:fpga`
+`[description]`, `[package]`, `[params]`. A kernel is packaged for one board, `platform` (its
+part; `instance` one of its file's QSFP ports, checked here and by the packager; the link
+step refuses it on another board). The FPGA tools come from `toolchains//:fpga`
 (`FpgaToolchainInfo.kind` picks sim or vitis); their limits and defaults come from
 `kernel.toml` (`aurora_flow_desc.bzl`, generated). Parameters:
 [docs/auroraflow.md](auroraflow.md).
 """
 
 load("//rules/toolchains:aurora_flow.bzl", "AuroraFlowToolchainInfo")
-load("//rules/toolchains:fpga.bzl", "FpgaToolchainInfo")
+load("//rules/toolchains:fpga.bzl", "FpgaToolchainInfo", "fpga_platform")
 load("//rules/toolchains:fpga_platforms.bzl", "FPGA_PLATFORMS")
 load(":aurora_flow_desc.bzl", "AXILITE", "FLOW_CONTROL", "LINK", "PARAMETERS", "headroom_beats", "need_beats")
 load(":kernel.bzl", "KernelInfo", "kernel_description")
@@ -78,7 +80,7 @@ def _check(ctx: AnalysisContext) -> dict:
         bad("rx_fifo_prog_full", "{} must be below the RX FIFO depth {} words".format(full, depth))
     if empty >= full:
         bad("rx_fifo_prog_empty", "{} must be below rx_fifo_prog_full ({})".format(empty, full))
-    board = FPGA_PLATFORMS[ctx.attrs._fpga[FpgaToolchainInfo].platform]
+    board = FPGA_PLATFORMS[fpga_platform(ctx.attrs._fpga[FpgaToolchainInfo], ctx.label, a.platform).name]
     if a.instance not in board["qsfp_ports"]:
         bad("instance", "{}: the {} has QSFP ports {} (its platform file)".format(a.instance, board["board"], board["qsfp_ports"]))
     if a.use_framing and a.stream_frame_words != 0:
@@ -143,6 +145,7 @@ def _aurora_flow_kernel_impl(ctx: AnalysisContext) -> list[Provider]:
     params = _check(ctx)
     name = params["kernel_name"]
     fpga = ctx.attrs._fpga[FpgaToolchainInfo]
+    board = fpga_platform(fpga, ctx.label, ctx.attrs.platform)
     desc_tool = ctx.attrs._aurora_flow[AuroraFlowToolchainInfo].desc_tool
     json_params = dict(params)
     json_params["rtl_files"] = ctx.attrs.rtl + ctx.attrs.rtl_headers
@@ -154,7 +157,7 @@ def _aurora_flow_kernel_impl(ctx: AnalysisContext) -> list[Provider]:
     # the per-instance top, XDC, kernel.xml and Vivado parameter script
     package = ctx.actions.declare_output("package", dir = True)
     ctx.actions.run(
-        cmd_args(desc_tool, "package", ctx.attrs.description, params_json, package.as_output()),
+        cmd_args(desc_tool, "package", "--platform", board.desc, ctx.attrs.description, params_json, package.as_output()),
         category = "aurora_flow_render",
     )
 
@@ -170,6 +173,7 @@ def _aurora_flow_kernel_impl(ctx: AnalysisContext) -> list[Provider]:
                 ctx.attrs.build_xo,
                 desc_tool,
                 ctx.attrs.description,
+                board.desc,
                 fpga.tools["vivado"],
                 params_json,
                 xo.as_output(),
@@ -256,10 +260,11 @@ aurora_flow_kernel = rule(
         "drain_axi_on_reset": attrs.bool(default = PARAMETERS["drain_axi_on_reset"]["default"]),
         "fifo_width": attrs.int(default = PARAMETERS["fifo_width"]["default"], doc = "user stream width in bytes: 32 or 64"),
         "ins_loss_nyq": attrs.int(default = PARAMETERS["ins_loss_nyq"]["default"]),
-        "instance": attrs.int(doc = "QSFP port 0 or 1"),
+        "instance": attrs.int(doc = "the QSFP port: one of the board's (its platform file's [[qsfp]] ports)"),
         "kernel_name": attrs.string(default = "", doc = "kernel and CU name; default: the target name"),
         "packaging": attrs.list(attrs.source(), default = [], doc = "Tcl scripts build_xo uses"),
-        "part": attrs.string(default = "", doc = "the FPGA part; \"\": the FPGA toolchain's default board's (its platform file)"),
+        "part": attrs.string(default = "", doc = "the FPGA part; \"\": the board's (its platform file)"),
+        "platform": attrs.string(default = "", doc = "the board (a file of toolchains/fpga_platforms/): its part, and the QSFP ports `instance` may be; \"\": the FPGA toolchain's default"),
         "rtl": attrs.list(attrs.source()),
         "rtl_headers": attrs.list(attrs.source(), default = [], doc = "files the RTL `include`s; their directories become -I"),
         "rx_eq_mode": attrs.string(default = PARAMETERS["rx_eq_mode"]["default"]),

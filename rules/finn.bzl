@@ -14,6 +14,7 @@ Python execution on seeded random frames), then `finn-exec check` against it; `f
 """
 
 load("//rules/toolchains:finn.bzl", "FinnToolchainInfo")
+load("//rules/toolchains:fpga.bzl", "FpgaToolchainInfo")
 
 _FINN_TOOLCHAIN = attrs.default_only(attrs.toolchain_dep(
     default = "toolchains//:finn",
@@ -256,6 +257,8 @@ def _finn_partition_impl(ctx: AnalysisContext) -> list[Provider]:
             "--folding-dir",
             folding.as_output(),
             ["--replicas", ctx.attrs.replicas] if ctx.attrs.replicas else [],
+            # every board's file: a device naming its `platform` takes totals and ports there
+            [["--platform", p.desc] for _, p in sorted(ctx.attrs._fpga[FpgaToolchainInfo].platforms.items())],
         ),
         category = "finn_partition",
     )
@@ -298,8 +301,13 @@ finn_partition = rule(
         "replicas": attrs.option(attrs.string(), default = None, doc = "copies of the pipeline: \"auto\" or a count (throughput objective; unset = one copy)"),
         "topology": attrs.source(),
         "_finn": _FINN_TOOLCHAIN,
+        "_fpga": attrs.default_only(attrs.toolchain_dep(
+            default = "toolchains//:fpga",
+            providers = [FpgaToolchainInfo],
+        )),
     },
-    doc = "The MIP partitioner on `estimates` for the devices (JSON budgets) and topology " +
+    doc = "The MIP partitioner on `estimates` for the devices (JSON budgets, or a board's " +
+          "`platform` whose file gives them) and topology " +
           "(chain, ring, switch or links): plan JSON, per-device folding configs " +
           "(`[folding]`), per-device partition models (`[partitions]`) and the same models " +
           "plus the unpartitioned one for the functional executor (`[exec]`). With " +

@@ -123,6 +123,10 @@ def _vitis_link_impl(ctx: AnalysisContext) -> list[Provider]:
     for k in kernels:
         if k.toolchain != fpga.kind:
             fail("{}: kernel `{}` was built for `{}` but the link uses `{}`".format(ctx.label, k.name, k.toolchain, fpga.kind))
+
+        # One board per link: a kernel packaged for another board's part is refused here.
+        if k.params.get("part", plat.part) != plat.part:
+            fail("{}: kernel `{}` is packaged for part {}, but this link's board {} is {}; list the kernels packaged for it (e.g. //hw/aurora_flow:aurora_flow_<port>_{})".format(ctx.label, k.name, k.params["part"], plat.name, plat.part, plat.board_id))
     descriptions = [k.description for k in kernels]
     xos = [k.xo for k in kernels if k.xo != None]
 

@@ -28,6 +28,8 @@ import tomllib
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(os.path.dirname(HERE))
+# The U280's platform file, the one source of its totals and ports (the partitioner reads it).
+U280 = os.path.join(ROOT, "toolchains/fpga_platforms/xilinx_u280_gen3x16_xdma_1_202211_1.toml")
 DEFAULT_ESTIMATES = os.path.join(ROOT, "finn/partitioner/tests/data/mobilenet_v1_estimates.json")
 
 
@@ -35,7 +37,7 @@ def solve(partitioner, estimates, cards, tmp):
     """One run on `cards` chained U280s: (plan, solver seconds)."""
     devices = os.path.join(tmp, "devices_%d.json" % cards)
     with open(devices, "w") as f:
-        json.dump({"devices": [{"name": "fpga%d" % i, "kind": "U280", "clk_mhz": 250}
+        json.dump({"devices": [{"name": "fpga%d" % i, "platform": U280, "clk_mhz": 250}
                                for i in range(cards)]}, f)
     topology = os.path.join(tmp, "chain.json")
     with open(topology, "w") as f:

@@ -10,7 +10,12 @@ them thinly, which is what makes the instance large.
 
 import argparse
 import json
+import os
 import random
+
+# The U280's platform file, the one source of its totals and ports (the partitioner reads it).
+U280 = os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))),
+                    "toolchains/fpga_platforms/xilinx_u280_gen3x16_xdma_1_202211_1.toml")
 
 
 def main():
@@ -38,7 +43,7 @@ def main():
         json.dump({"model": f"synthetic_{a.layers}", "clk_ns": 4.0, "layers": layers}, f)
     if a.devices_out:
         with open(a.devices_out, "w") as f:
-            json.dump({"devices": [{"name": f"fpga{i}", "kind": "U280", "clk_mhz": 250}
+            json.dump({"devices": [{"name": f"fpga{i}", "platform": U280, "clk_mhz": 250}
                                    for i in range(a.devices)]}, f)
 
 

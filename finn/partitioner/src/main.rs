@@ -15,9 +15,14 @@ struct Cli {
     /// Estimates JSON from finn/flow/export_estimates.py.
     #[arg(long)]
     estimates: PathBuf,
-    /// Devices JSON ({"devices": [{"name", "kind": "U280", "clk_mhz", ...}]}).
+    /// Devices JSON ({"devices": [{"name", "platform", "clk_mhz", ...}]}): a device's
+    /// `platform` names a board file given with --platform, or is a path to one.
     #[arg(long)]
     devices: PathBuf,
+    /// A board's platform file (toolchains/fpga_platforms/<platform>.toml), repeatable: the
+    /// boards a device may name by platform name.
+    #[arg(long = "platform")]
+    platforms: Vec<PathBuf>,
     /// Topology JSON ({"kind": "chain" | "ring" | "switch" | "links", ...}).
     #[arg(long)]
     topology: PathBuf,
@@ -55,7 +60,8 @@ fn write_atomic(path: &Path, text: &str) -> Result<()> {
 
 fn run(cli: &Cli) -> Result<()> {
     let est = estimates::Estimates::load(&cli.estimates)?;
-    let devs = devices::load(&cli.devices)?;
+    let boards = devices::Boards::load(&cli.platforms)?;
+    let devs = devices::load_with(&cli.devices, &boards)?;
     let topo = topology::load(&cli.topology)?;
     let mut opts = Options {
         objective: cli.objective,

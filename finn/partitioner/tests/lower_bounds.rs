@@ -52,6 +52,7 @@ fn spec(i: usize, min_lut: f64) -> DeviceSpec {
     };
     DeviceSpec {
         name: format!("d{i}"),
+        platform: None,
         kind: None,
         total: Some(Res {
             lut: LUT,

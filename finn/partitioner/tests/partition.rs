@@ -20,7 +20,8 @@ fn u280s(n: usize, max_util: f64) -> Vec<Device> {
         .map(|i| {
             DeviceSpec {
                 name: format!("fpga{i}"),
-                kind: Some("U280".into()),
+                platform: Some(common::U280.into()),
+                kind: None,
                 total: None,
                 clk_mhz: 250.0,
                 ports: None,
@@ -34,7 +35,7 @@ fn u280s(n: usize, max_util: f64) -> Vec<Device> {
                 min_util: None,
                 reserve_link_kernels: None,
             }
-            .resolve()
+            .resolve_with(&common::boards())
             .unwrap()
         })
         .collect()
@@ -264,6 +265,7 @@ fn small_devices(n: usize, lut: f64, dsp: f64) -> Vec<Device> {
     let specs: Vec<DeviceSpec> = (0..n)
         .map(|i| DeviceSpec {
             name: format!("d{i}"),
+            platform: None,
             kind: None,
             total: Some(Res {
                 lut,

@@ -165,7 +165,7 @@ fn check_replica_plan(est: &Estimates, devs: &[Device], plan: &Plan) -> usize {
 #[test]
 fn mobilenet_on_two_u280s_beats_the_published_figures() {
     let est = common::estimates("mobilenet_v1_estimates.json");
-    let devs = devices::u280s(2, 250.0);
+    let devs = common::u280s(2, 250.0);
     let plan = partition(&est, &devs, &Topology::Chain, &opts(Some(Replicas::Auto))).unwrap();
     let copies = check_replica_plan(&est, &devs, &plan);
     let fps = plan.fps_total.unwrap();
@@ -199,7 +199,7 @@ fn mobilenet_on_two_u280s_beats_the_published_figures() {
 #[test]
 fn lut_multipliers_move_to_dsps_where_luts_bind() {
     let est = common::estimates("mobilenet_v1_lut_estimates.json");
-    let devs = devices::u280s(2, 250.0);
+    let devs = common::u280s(2, 250.0);
     let plan = partition(&est, &devs, &Topology::Chain, &opts(Some(Replicas::Auto))).unwrap();
     check_replica_plan(&est, &devs, &plan);
     assert!(plan.fps_total.unwrap() >= 13_000.0);
@@ -226,7 +226,7 @@ fn sweep_never_falls_and_eight_cards_are_fast() {
     let est = common::estimates("mobilenet_v1_estimates.json");
     let mut last = 0.0;
     for n in [1, 2, 4, 8] {
-        let devs = devices::u280s(n, 250.0);
+        let devs = common::u280s(n, 250.0);
         let start = std::time::Instant::now();
         let plan = partition(&est, &devs, &Topology::Chain, &opts(Some(Replicas::Auto))).unwrap();
         let secs = start.elapsed().as_secs_f64();
@@ -243,7 +243,7 @@ fn sweep_never_falls_and_eight_cards_are_fast() {
 #[test]
 fn single_copy_plans_are_unchanged() {
     let est = common::estimates("mobilenet_v1_estimates.json");
-    let devs = devices::u280s(2, 250.0);
+    let devs = common::u280s(2, 250.0);
     let text = |r| {
         serde_json::to_string_pretty(&partition(&est, &devs, &Topology::Chain, &opts(r)).unwrap())
             .unwrap()
@@ -279,6 +279,7 @@ fn hand_computed_packing() {
     .unwrap();
     let card = |name: &str| DeviceSpec {
         name: name.into(),
+        platform: None,
         kind: None,
         total: Some(Res {
             lut: 1000.0,

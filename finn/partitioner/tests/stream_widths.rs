@@ -80,7 +80,8 @@ fn u280s(n: usize, max_util: f64) -> Vec<Device> {
         .map(|i| {
             DeviceSpec {
                 name: format!("fpga{i}"),
-                kind: Some("U280".into()),
+                platform: Some(common::U280.into()),
+                kind: None,
                 total: None,
                 clk_mhz: 250.0,
                 ports: None,
@@ -88,7 +89,7 @@ fn u280s(n: usize, max_util: f64) -> Vec<Device> {
                 min_util: None,
                 reserve_link_kernels: None,
             }
-            .resolve()
+            .resolve_with(&common::boards())
             .unwrap()
         })
         .collect()

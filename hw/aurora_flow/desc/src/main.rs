@@ -24,6 +24,11 @@ enum Command {
         /// params.tcl names absolute paths (Vivado runs in a scratch directory)
         #[arg(long)]
         absolute: bool,
+        /// The board's platform file (toolchains/fpga_platforms/<platform>.toml): the
+        /// instance must be one of its QSFP ports. Without it no board is checked (the
+        /// renders of tcl/check_render.sh).
+        #[arg(long)]
+        platform: Option<PathBuf>,
         kernel_toml: PathBuf,
         params_json: PathBuf,
         out_dir: PathBuf,
@@ -53,12 +58,22 @@ fn main() -> Result<()> {
         }
         Command::Package {
             absolute,
+            platform,
             kernel_toml,
             params_json,
             out_dir,
         } => {
             let desc = aurora_flow_desc::load(&kernel_toml)?;
-            aurora_flow_desc::package::write_package(&desc, &params_json, &out_dir, absolute)?;
+            let board = platform
+                .map(|p| fpga_platform::Platform::load(&p))
+                .transpose()?;
+            aurora_flow_desc::package::write_package(
+                &desc,
+                &params_json,
+                board.as_ref(),
+                &out_dir,
+                absolute,
+            )?;
         }
     }
     Ok(())

@@ -5,6 +5,7 @@
 
 use crate::KernelDesc;
 use anyhow::{bail, Context, Result};
+use fpga_platform::Platform;
 use serde::Deserialize;
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -53,9 +54,14 @@ impl KernelParams {
     }
 }
 
-/// The parameters by RTL name, each within its limits, the thresholds in order and the RX
-/// headroom within the in-flight budget.
-pub fn resolve(d: &KernelDesc, k: &KernelParams) -> Result<BTreeMap<String, i64>> {
+/// The parameters by RTL name, each within its limits, the thresholds in order, the RX
+/// headroom within the in-flight budget and, given the board's platform file, the instance
+/// one of its QSFP ports.
+pub fn resolve(
+    d: &KernelDesc,
+    k: &KernelParams,
+    board: Option<&Platform>,
+) -> Result<BTreeMap<String, i64>> {
     let mut by_rtl = BTreeMap::new();
     for p in &d.parameters {
         if p.attr.starts_with("sim_") {
@@ -96,8 +102,14 @@ pub fn resolve(d: &KernelDesc, k: &KernelParams) -> Result<BTreeMap<String, i64>
     if by_rtl["USE_FRAMING"] == 1 && by_rtl["STREAM_FRAME_WORDS"] != 0 {
         bail!("stream_frame_words is for streaming; with use_framing the user's frames are the wire's");
     }
-    if k.instance > 1 {
-        bail!("instance={}: the U280 has QSFP ports 0 and 1", k.instance);
+    if let Some(b) = board.filter(|b| b.qsfp(k.instance).is_none()) {
+        bail!(
+            "instance={}: the {} has QSFP ports {:?} ({})",
+            k.instance,
+            b.board,
+            b.ports(),
+            b.source
+        );
     }
     Ok(by_rtl)
 }
@@ -368,10 +380,17 @@ pub fn params_tcl(d: &KernelDesc, k: &KernelParams, out: &Path, absolute: bool) 
     Ok(lines.join("\n") + "\n")
 }
 
-/// Checks the parameters and writes the four files into `out`.
-pub fn write_package(d: &KernelDesc, params: &Path, out: &Path, absolute: bool) -> Result<()> {
+/// Checks the parameters (the instance against `board`'s ports when given) and writes the
+/// four files into `out`.
+pub fn write_package(
+    d: &KernelDesc,
+    params: &Path,
+    board: Option<&Platform>,
+    out: &Path,
+    absolute: bool,
+) -> Result<()> {
     let k = KernelParams::load(params)?;
-    let by_rtl = resolve(d, &k).with_context(|| format!("{}", params.display()))?;
+    let by_rtl = resolve(d, &k, board).with_context(|| format!("{}", params.display()))?;
     std::fs::create_dir_all(out).with_context(|| format!("creating {}", out.display()))?;
     let n = &k.kernel_name;
     crate::write_atomic(&out.join(format!("{n}.sv")), &wrapper(d, &k, &by_rtl))?;

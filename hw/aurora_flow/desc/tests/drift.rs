@@ -168,7 +168,7 @@ fn package_port0_rx(
     );
     std::fs::write(&params, json).unwrap();
     let out = dir.path().join("out");
-    let top = aurora_flow_desc::package::write_package(d, &params, &out, false)
+    let top = aurora_flow_desc::package::write_package(d, &params, None, &out, false)
         .map(|()| std::fs::read_to_string(out.join("aurora_flow_0.sv")).unwrap());
     (dir, top)
 }
