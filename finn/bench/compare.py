@@ -27,6 +27,9 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 # FINN+ util/platforms.py Alveo_NxU280_Platform, summed over its three SLRs.
 FINNPLUS_U280 = {"LUT": 1163520, "FF": 2327040, "BRAM_18K": 3504, "URAM": 960, "DSP": 8496}
 SCORED = ["LUT", "BRAM_18K", "DSP"]
+# The U280's one source, its platform file: devices name it by path.
+U280_PLATFORM = os.path.join(HERE, "..", "..", "toolchains", "fpga_platforms",
+                             "xilinx_u280_gen3x16_xdma_1_202211_1.toml")
 # The paper's figures: their one copy, which the run report compiles in too.
 with open(os.path.join(HERE, "..", "..", "paper", "figures.toml"), "rb") as _f:
     _PAPER = tomllib.load(_f)["mobilenet_2fpga"]
@@ -42,7 +45,8 @@ def devices_json(n, total=None, max_util=0.8, clk=250.0, reserve=True):
         if total:
             d.update({"total": total, "ports": 2})
         else:
-            d["kind"] = "U280"
+            # The board's one source: its platform file (a path the partitioner resolves).
+            d["platform"] = U280_PLATFORM
         devs.append(d)
     return {"devices": devs}
 

@@ -47,7 +47,9 @@ def u280_totals():
 def partition(n, objective="balanced"):
     """Run finn-partition on n default U280s in a chain; (returncode, stderr, plan)."""
     binary = os.environ["FINN_PARTITION_BIN"].split()
-    devices = {"devices": [{"name": f"fpga{i}", "kind": "U280", "clk_mhz": 250}
+    board = os.environ["U280_PLATFORM"]
+    board = board if os.path.isabs(board) else os.path.join(ROOT, board)
+    devices = {"devices": [{"name": f"fpga{i}", "platform": board, "clk_mhz": 250}
                            for i in range(n)]}
     with tempfile.TemporaryDirectory() as d:
         paths = {}
