@@ -11,9 +11,32 @@
 // between the two clocks through the core's clock compensation (elastic
 // buffer in aurora_sim_channel). `channel` is always the one into the dut.
 //
-// Parameters expected in the including module: FIFO_WIDTH, USE_FRAMING,
-// RX_FIFO_SIZE, CH_DELAY, RX_FIFO_PROG_FULL, CABLE_M, XON_ON_EMPTY.
+// It also declares the bench's parameters (below), so a bench has no parameter list of its own.
 // Plusargs: +seed=N, +ap_mhz=N, +ppm=N (AF_PEER).
+
+// ---------------- parameters ----------------
+// The kernel's parameters take kernel.toml's defaults (af_kernel_pkg); each test sets what it
+// varies with -G (hw/aurora_flow/BUCK). They are declared here, in the module body: in a
+// module without a parameter port list a body `parameter` can be overridden (IEEE 1800-2017
+// 6.20.1), so the eight benches share one list. A bench that defines AF_TB_FRAMING before the
+// include defaults to framing mode; one that defines AF_TB_OWN_PARAMS declares its own.
+`ifndef AF_TB_OWN_PARAMS
+`ifdef AF_TB_FRAMING
+parameter int USE_FRAMING = 1;
+`else
+parameter int USE_FRAMING = af_kernel_pkg::DEFAULT_USE_FRAMING;
+`endif
+parameter int FIFO_WIDTH = af_kernel_pkg::DEFAULT_FIFO_WIDTH;
+parameter int RX_FIFO_SIZE = af_kernel_pkg::DEFAULT_RX_FIFO_SIZE;
+// the simulated channel's delay in link cycles, each way (not a kernel parameter)
+parameter int CH_DELAY = 64;
+// kernel.toml's derived default: half the RX FIFO's depth in words
+parameter int RX_FIFO_PROG_FULL = RX_FIFO_SIZE / FIFO_WIDTH / 2;
+parameter int CABLE_M = af_kernel_pkg::DEFAULT_CABLE_M;
+parameter int XON_ON_EMPTY = af_kernel_pkg::DEFAULT_XON_ON_EMPTY;
+`endif
+// a local parameter in a bench with a parameter list of its own (AF_TB_OWN_PARAMS)
+parameter int STREAM_FRAME_WORDS = af_kernel_pkg::DEFAULT_STREAM_FRAME_WORDS;
 
 localparam int DW = FIFO_WIDTH * 8;
 localparam int NWORD = DW / 32;
@@ -73,10 +96,7 @@ aurora_flow #(
     .RX_FIFO_PROG_FULL(RX_FIFO_PROG_FULL),
     .CABLE_M        (CABLE_M),
     .XON_ON_EMPTY   (XON_ON_EMPTY),
-`ifdef AF_TB_STREAM_FRAMES
-    // a bench that declares STREAM_FRAME_WORDS (the kernel's own frames on a stream)
     .STREAM_FRAME_WORDS(STREAM_FRAME_WORDS),
-`endif
     .IP_RESET_CYCLES(300)
 ) dut (
     .ap_clk(ap_clk),

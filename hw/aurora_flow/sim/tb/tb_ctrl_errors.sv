@@ -18,17 +18,8 @@
 // (upper half zero: the stream keeps its word count); FRAMES_RECEIVED / FRAMES_WITH_ERRORS
 // count the kernel's frames.
 // Plusargs: +seed=N +beats=N (64 B or 32 B words sent) +period=N (link cycles between errors)
-module tb_ctrl_errors #(
-    parameter int FIFO_WIDTH = 64,
-    parameter int USE_FRAMING = 1,
-    parameter int RX_FIFO_SIZE = 65536,
-    parameter int CH_DELAY = 64,
-    parameter int RX_FIFO_PROG_FULL = RX_FIFO_SIZE / FIFO_WIDTH / 2,
-    parameter int CABLE_M = 30,
-    parameter int XON_ON_EMPTY = 1,
-    parameter int STREAM_FRAME_WORDS = 0
-);
-`define AF_TB_STREAM_FRAMES
+`define AF_TB_FRAMING
+module tb_ctrl_errors;
   `include "tb_common.svh"
 
   localparam bit USER_FRAMES = USE_FRAMING != 0;

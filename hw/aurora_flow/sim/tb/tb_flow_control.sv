@@ -10,15 +10,7 @@
 //  - the in-flight maximum is within the FIFO headroom above PROG_FULL;
 //  - TX_COUNT = RX_COUNT = beats sent.
 // Plusargs: +seed=N +beats=N +ap_mhz=N
-module tb_flow_control #(
-    parameter int FIFO_WIDTH = 64,
-    parameter int USE_FRAMING = 0,
-    parameter int RX_FIFO_SIZE = 65536,
-    parameter int CH_DELAY = 64,
-    parameter int RX_FIFO_PROG_FULL = RX_FIFO_SIZE / FIFO_WIDTH / 2,
-    parameter int CABLE_M = 30,
-    parameter int XON_ON_EMPTY = 1
-);
+module tb_flow_control;
   `include "tb_common.svh"
 
   localparam int RX_DEPTH = RX_FIFO_SIZE / FIFO_WIDTH;

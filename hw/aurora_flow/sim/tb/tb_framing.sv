@@ -7,15 +7,8 @@
 // FRAMES_RECEIVED = frames sent, FRAMES_WITH_ERRORS = frames the scoreboard
 // found corrupted (each injected error that hit payload is flagged).
 // Plusargs: +seed=N +beats=N +errors=0|1
-module tb_framing #(
-    parameter int FIFO_WIDTH = 64,
-    parameter int USE_FRAMING = 1,
-    parameter int RX_FIFO_SIZE = 65536,
-    parameter int CH_DELAY = 64,
-    parameter int RX_FIFO_PROG_FULL = RX_FIFO_SIZE / FIFO_WIDTH / 2,
-    parameter int CABLE_M = 30,
-    parameter int XON_ON_EMPTY = 1
-);
+`define AF_TB_FRAMING
+module tb_framing;
   `include "tb_common.svh"
 
   int unsigned beats = 50000;

@@ -20,8 +20,10 @@ module tb_inflight_limit #(
     parameter int RX_FIFO_PROG_FULL = RX_FIFO_SIZE / FIFO_WIDTH -
         (af_kernel_pkg::FIXED_INFLIGHT_BEATS + af_kernel_pkg::BEATS_PER_METRE * CABLE_M) *
         af_kernel_pkg::LINK_BEAT_BYTES / FIFO_WIDTH,
-    parameter int XON_ON_EMPTY = 1
+    parameter int XON_ON_EMPTY = af_kernel_pkg::DEFAULT_XON_ON_EMPTY
 );
+  // its own parameters: the prog_full and the channel follow CABLE_M
+`define AF_TB_OWN_PARAMS
   `include "tb_common.svh"
 
   localparam int RX_DEPTH = RX_FIFO_SIZE / FIFO_WIDTH;

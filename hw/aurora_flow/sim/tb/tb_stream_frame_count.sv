@@ -16,17 +16,7 @@
 //  - SOFT_ERR_COUNT = errors injected, and FRAMES_WITH_ERRORS <= errors injected.
 // Plusargs: +seed=N +beats=N (64 B words, rounded up to whole frames) +period=N (link cycles
 // between bursts)
-module tb_stream_frame_count #(
-    parameter int FIFO_WIDTH = 64,
-    parameter int USE_FRAMING = 0,
-    parameter int RX_FIFO_SIZE = 65536,
-    parameter int CH_DELAY = 64,
-    parameter int RX_FIFO_PROG_FULL = RX_FIFO_SIZE / FIFO_WIDTH / 2,
-    parameter int CABLE_M = 30,
-    parameter int XON_ON_EMPTY = 1,
-    parameter int STREAM_FRAME_WORDS = 64
-);
-`define AF_TB_STREAM_FRAMES
+module tb_stream_frame_count;
   `include "tb_common.svh"
 
   localparam int N = STREAM_FRAME_WORDS;
