@@ -296,6 +296,78 @@ task automatic send_full_rate(input longint unsigned n);
   end
 endtask
 
+// One ap_clk cycle of tx_axis, from just after a falling edge to the next: `taken` = the word
+// on offer was accepted at the rising edge; then it is counted in `sent` and withdrawn (the
+// caller offers the next one before the next call).
+task automatic tx_cycle(output logic taken);
+  @(posedge ap_clk);
+  taken = tx_tvalid && tx_tready;
+  @(negedge ap_clk);
+  if (taken) begin
+    sent++;
+    tx_tvalid = 1'b0;
+  end
+endtask
+
+// The framed sender of the framing-mode benches. Words sent..n-1, then to the end of the frame:
+// frames of 1 + (a random 6-bit number mod max_words) words whose last word has 1..FIFO_WIDTH
+// random valid bytes and TLAST (user_frames), or a plain stream counted in frames of exactly
+// max_words words (the kernel's own, STREAM_FRAME_WORDS; no TLAST). Records, per word taken,
+// its TLAST and valid bytes (sent_last, sent_nbytes), and counts the frames taken. `tx_rng` is
+// its random generator; the bench seeds it.
+logic [63:0] tx_rng;
+logic sent_last[$];
+int sent_nbytes[$];
+int unsigned frames_sent = 0, left_in_frame = 0;
+
+task automatic offer_framed_word(input int max_words, input bit user_frames);
+  int unsigned nbytes;
+  logic [FIFO_WIDTH-1:0] keep;
+  if (left_in_frame == 0) begin
+    tx_rng = xorshift(tx_rng);
+    left_in_frame = user_frames ? 1 + int'(tx_rng[5:0]) % max_words : max_words;
+  end
+  tx_rng = xorshift(tx_rng);
+  tx_tdata = pattern(sent);
+  tx_tlast = user_frames && (left_in_frame == 1);
+  nbytes = tx_tlast ? 1 + int'(tx_rng[15:8]) % FIFO_WIDTH : FIFO_WIDTH;
+  // whole-vector assignment: Verilator 5.006 misses bit-select writes in a loop
+  for (int b = 0; b < FIFO_WIDTH; b++) keep[b] = (b < nbytes);
+  tx_tkeep = keep;
+  tx_tvalid = 1'b1;
+endtask
+
+task automatic send_framed(input longint unsigned n, input int max_words, input bit user_frames);
+  logic taken;
+  @(negedge ap_clk);
+  offer_framed_word(max_words, user_frames);
+  while (sent < n || left_in_frame != 0) begin
+    tx_cycle(taken);
+    if (taken) begin
+      sent_last.push_back(tx_tlast);
+      sent_nbytes.push_back(int'($countones(tx_tkeep)));
+      if (left_in_frame == 1) frames_sent++;
+      left_in_frame--;
+      if (sent < n || left_in_frame != 0) offer_framed_word(max_words, user_frames);
+    end
+  end
+endtask
+
+// Flips channel word bit `b` in the next channel word that carries it (aurora_sim_channel).
+task automatic channel_error(input logic [8:0] b);
+  error_bit = b;
+  inject_error = 1'b1;
+  @(negedge user_clk);
+  inject_error = 1'b0;
+endtask
+
+// the full-rate sender of the loss and in-flight benches: bring-up, then words 0..n-1 back to
+// back
+task automatic start_full_rate(input longint unsigned n);
+  reset_and_wait_link();
+  send_full_rate(n);
+endtask
+
 // fails the test once `us` microseconds of simulated time have passed (deadlock, lost beats)
 task automatic watchdog(input int us);
   repeat (us) #(1us);  // 1 us steps: a delay must fit 32 bits of the 1 fs precision

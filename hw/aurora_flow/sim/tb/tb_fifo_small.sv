@@ -25,10 +25,7 @@ module tb_fifo_small;
   int unsigned beats = 20000;
   longint unsigned lost = 0, next_index = 0;
 
-  initial begin
-    reset_and_wait_link();
-    send_full_rate(beats);
-  end
+  initial start_full_rate(beats);
 
   // receiver: ready, one long stall after 2000 beats, ready again
   initial begin

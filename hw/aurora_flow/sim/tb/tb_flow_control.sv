@@ -30,13 +30,7 @@ module tb_flow_control;
     logic fire;
     reset_and_wait_link();
     forever begin
-      @(posedge ap_clk);
-      fire = tx_tvalid && tx_tready;
-      @(negedge ap_clk);
-      if (fire) begin
-        sent++;
-        tx_tvalid = 1'b0;
-      end
+      tx_cycle(fire);
       rng = xorshift(rng);
       if (!tx_tvalid && sent < beats && rng[3:0] != 0) begin
         tx_tdata = pattern(sent);
@@ -112,10 +106,7 @@ module tb_flow_control;
       forever begin
         erng = xorshift(erng);
         repeat (3000 + int'(erng[12:0])) @(negedge user_clk);
-        error_bit = erng[20] ? 9'd296 : 9'd295;  // NFC XOFF bit or NFC valid
-        inject_error = 1'b1;
-        @(negedge user_clk);
-        inject_error = 1'b0;
+        channel_error(erng[20] ? 9'd296 : 9'd295);  // NFC XOFF bit or NFC valid
       end
     end
   end

@@ -37,12 +37,8 @@ module tb_inflight_limit #(
     if ($value$plusargs("stalls=%d", stalls)) begin end
     if ($value$plusargs("stall=%d", stall)) begin end
     rng = 64'h2545F4914F6CDD1D ^ 64'(seed) * 64'h9E3779B97F4A7C15;
-  end
-
-  // full-rate sender
-  initial begin
-    reset_and_wait_link();
-    send_full_rate(beats);
+    // the full-rate sender, once +beats is read
+    start_full_rate(beats);
   end
 
   // receiver: ready, with `stalls` long stalls at random points

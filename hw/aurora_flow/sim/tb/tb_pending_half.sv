@@ -45,10 +45,7 @@ module tb_pending_half;
           wait (sent >= start + longint'(words) / 2 + longint'(e) * 16);
           @(negedge user_clk);
           hits = errors_injected;
-          error_bit = 9'(CH_VALID);
-          inject_error = 1'b1;
-          @(negedge user_clk);
-          inject_error = 1'b0;
+          channel_error(9'(CH_VALID));
           wait (errors_injected != hits);
         end
       end

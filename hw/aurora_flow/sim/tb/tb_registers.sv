@@ -42,13 +42,7 @@ module tb_registers;
   initial begin
     logic fire;
     forever begin
-      @(posedge ap_clk);
-      fire = tx_tvalid && tx_tready;
-      @(negedge ap_clk);
-      if (fire) begin
-        sent++;
-        tx_tvalid = 1'b0;
-      end
+      tx_cycle(fire);
       if (!tx_tvalid && send_enable && sent < send_limit) begin
         tx_tdata = pattern(sent);
         tx_tvalid = 1'b1;

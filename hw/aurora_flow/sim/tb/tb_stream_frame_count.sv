@@ -100,9 +100,7 @@ module tb_stream_frame_count;
           default: error_bit = 9'(CH_NB + int'(rng[10:8]) % 5);
         endcase
         hits = errors_injected;
-        inject_error = 1'b1;
-        @(negedge user_clk);
-        inject_error = 1'b0;
+        channel_error(error_bit);
         // the channel flips the bit in the next block that has the field (LAST and the length:
         // a frame's last block); the gap to the next error starts there
         wait (errors_injected != hits);

@@ -10,12 +10,13 @@ module tb_stream_rate;
 
   // kernel.toml [link] (af_kernel_pkg): one 32 B beat per user-clock cycle, of which the
   // gearbox's data cycles carry payload, less the clock-compensation cycles
-  localparam real LINK_PAYLOAD_GBPS = USER_CLK_MHZ * 8.0 * real'(af_kernel_pkg::LINK_BEAT_BYTES) *
-      real'(af_kernel_pkg::GEARBOX_DATA_CYCLES) / real'(af_kernel_pkg::GEARBOX_PERIOD_CYCLES) *
-      (1.0 - real'(af_kernel_pkg::CC_CYCLES) / real'(af_kernel_pkg::CC_PERIOD_CYCLES)) / 1000.0;
+  // (left to right, so every division is of reals)
+  localparam real LINK_PAYLOAD_GBPS = USER_CLK_MHZ * 8.0 * af_kernel_pkg::LINK_BEAT_BYTES *
+      af_kernel_pkg::GEARBOX_DATA_CYCLES / af_kernel_pkg::GEARBOX_PERIOD_CYCLES *
+      (1.0 - 1.0 * af_kernel_pkg::CC_CYCLES / af_kernel_pkg::CC_PERIOD_CYCLES) / 1000.0;
   // upper bound: the gearbox alone (a short window may contain no clock compensation)
   localparam real GEARBOX_LIMIT_GBPS = af_kernel_pkg::LANES * af_kernel_pkg::LINE_RATE_GBPS *
-      real'(af_kernel_pkg::GEARBOX_DATA_CYCLES) / real'(af_kernel_pkg::GEARBOX_PERIOD_CYCLES);
+      af_kernel_pkg::GEARBOX_DATA_CYCLES / af_kernel_pkg::GEARBOX_PERIOD_CYCLES;
   localparam real PG074_CORE_LATENCY = 55.0;
 
   int unsigned beats = 20000;
