@@ -237,12 +237,34 @@ pub fn finn_partition(
             l.out_bits_per_frame,
         )?);
     }
+    Ok(finn_kernel(
+        format!("finn_{device}"),
+        first,
+        last,
+        dp.layers.len(),
+        model,
+        ports,
+        format!("{} (device {device})", plan.path),
+    ))
+}
+
+/// A FINN partition's kernel (`ap_ctrl_none`, FINN builds it): its span of layers in `params`,
+/// as a device's partition and a replica's segment both describe it.
+pub fn finn_kernel(
+    name: String,
+    first_layer: String,
+    last_layer: String,
+    layers: usize,
+    model: Option<String>,
+    ports: Vec<Port>,
+    origin: String,
+) -> Kernel {
     let mut params = Map::new();
-    params.insert("first_layer".into(), Value::String(first));
-    params.insert("last_layer".into(), Value::String(last));
-    params.insert("layers".into(), Value::from(dp.layers.len()));
-    Ok(Kernel {
-        name: format!("finn_{device}"),
+    params.insert("first_layer".into(), Value::String(first_layer));
+    params.insert("last_layer".into(), Value::String(last_layer));
+    params.insert("layers".into(), Value::from(layers));
+    Kernel {
+        name,
         kind: "finn".into(),
         toolchain: None,
         control: Some("ap_ctrl_none".into()),
@@ -250,6 +272,6 @@ pub fn finn_partition(
         model,
         params,
         ports,
-        origin: format!("{} (device {device})", plan.path),
-    })
+        origin,
+    }
 }

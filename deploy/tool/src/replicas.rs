@@ -11,7 +11,6 @@
 //! path is unchanged, byte for byte).
 
 use anyhow::{bail, Context, Result};
-use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
 use crate::deployment::{Deployment, End};
@@ -19,40 +18,10 @@ use crate::instances::{aurora_cu_name, pr, Cu, DeviceDesign, Inputs, Memory, Str
 use crate::kernel::{self, Kernel};
 use crate::plan::{self, CutOnCable, Plan};
 
-/// One copy of the pipeline (the partitioner's `ReplicaPlan`).
-#[derive(Clone, Debug, Deserialize, Serialize)]
-pub struct Replica {
-    pub index: usize,
-    #[serde(default)]
-    pub fps: f64,
-    /// In pipeline order: the first takes the host's input, the last gives the output.
-    pub segments: Vec<Segment>,
-    #[serde(default)]
-    pub cuts: Vec<ReplicaCut>,
-}
-
-#[derive(Clone, Debug, Deserialize, Serialize)]
-pub struct Segment {
-    pub device: String,
-    pub first_layer: String,
-    pub last_layer: String,
-    #[serde(default)]
-    pub layers: Vec<String>,
-}
-
-/// One stream of one copy over a cable, at the ports the partitioner chose.
-#[derive(Clone, Debug, Deserialize, Serialize)]
-pub struct ReplicaCut {
-    pub from_layer: String,
-    pub to_layer: String,
-    pub from_device: String,
-    pub from_port: u32,
-    pub to_device: String,
-    pub to_port: u32,
-    pub stream_bits: u64,
-    #[serde(default)]
-    pub gbps: f64,
-}
+// A plan's copies, read with the partitioner's own types (one definition of the format).
+pub use finn_partitioner::replica_plan::{
+    ReplicaCut, ReplicaPlan as Replica, SegmentPlan as Segment,
+};
 
 /// True when the plan asks for the replica layout (it lists its copies).
 pub fn is_replica_plan(plan: &Plan) -> bool {
@@ -256,26 +225,21 @@ fn layer_bits(plan: &Plan, layer: &str, input: bool) -> Result<(u64, u64)> {
 fn segment_kernel(plan: &Plan, seg: &Segment, model: Option<String>) -> Result<Kernel> {
     let (ib, iframe) = layer_bits(plan, &seg.first_layer, true)?;
     let (ob, oframe) = layer_bits(plan, &seg.last_layer, false)?;
-    let mut params = Map::new();
-    params.insert("first_layer".into(), Value::String(seg.first_layer.clone()));
-    params.insert("last_layer".into(), Value::String(seg.last_layer.clone()));
-    params.insert("layers".into(), Value::from(seg.layers.len()));
-    Ok(Kernel {
-        name: segment_kernel_name(plan, seg),
-        kind: "finn".into(),
-        toolchain: None,
-        control: Some("ap_ctrl_none".into()),
-        xo: None,
+    let ports = vec![
+        kernel::port("ap_clk", "clock", "in", 1),
+        kernel::port("ap_rst_n", "reset", "in", 1),
+        kernel::finn_stream("s_axis_0", "in", ib, Some(iframe))?,
+        kernel::finn_stream("m_axis_0", "out", ob, Some(oframe))?,
+    ];
+    Ok(kernel::finn_kernel(
+        segment_kernel_name(plan, seg),
+        seg.first_layer.clone(),
+        seg.last_layer.clone(),
+        seg.layers.len(),
         model,
-        params,
-        ports: vec![
-            kernel::port("ap_clk", "clock", "in", 1),
-            kernel::port("ap_rst_n", "reset", "in", 1),
-            kernel::finn_stream("s_axis_0", "in", ib, Some(iframe))?,
-            kernel::finn_stream("m_axis_0", "out", ob, Some(oframe))?,
-        ],
-        origin: format!("{} (replica segment {})", plan.path, seg.first_layer),
-    })
+        ports,
+        format!("{} (replica segment {})", plan.path, seg.first_layer),
+    ))
 }
 
 /// The device's copies: a FINN CU per segment here, DMAs at each copy's ends, cuts on their

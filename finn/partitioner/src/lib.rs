@@ -112,19 +112,32 @@ fn partition_impl(
     if choose {
         plan::trim_foldings(&units, devs, &mut placement);
     }
-    let inputs = plan::Inputs {
+    let folded = (units, edges, unit_of);
+    let inputs = plan_inputs(est, &folded, devs, topo, opts)?;
+    let mut plan = plan::build(&inputs, &placement);
+    slr::place(&mut plan, est, devs, &opts.slrs, opts.considered)?;
+    Ok(plan)
+}
+
+/// What `plan::build` reads: the estimates, the units (with their edges and each layer's
+/// unit) the placement was made over, and the options the plan records.
+fn plan_inputs<'a>(
+    est: &'a estimates::Estimates,
+    (units, edges, unit_of): &'a (Vec<folding::Unit>, Vec<folding::UnitEdge>, Vec<usize>),
+    devs: &'a [devices::Device],
+    topo: &topology::Topology,
+    opts: &'a Options,
+) -> Result<plan::Inputs<'a>> {
+    Ok(plan::Inputs {
         est,
-        units: &units,
-        edges: &edges,
-        unit_of: &unit_of,
+        units,
+        edges,
+        unit_of,
         devices: devs,
         topology: serde_json::to_value(topo)?,
         objective: opts.objective,
         fpga_part: &opts.fpga_part,
-    };
-    let mut plan = plan::build(&inputs, &placement);
-    slr::place(&mut plan, est, devs, &opts.slrs, opts.considered)?;
-    Ok(plan)
+    })
 }
 
 /// The exact algorithm where the special case applies (`chain`), else the MIP.
@@ -177,16 +190,8 @@ fn partition_replicas(
         solve_seconds: sol.seconds,
         method: "replicas",
     };
-    let inputs = plan::Inputs {
-        est,
-        units: &units,
-        edges: &edges,
-        unit_of: &unit_of,
-        devices: devs,
-        topology: serde_json::to_value(topo)?,
-        objective: opts.objective,
-        fpga_part: &opts.fpga_part,
-    };
+    let folded = (units, edges, unit_of);
+    let inputs = plan_inputs(est, &folded, devs, topo, opts)?;
     let mut plan = plan::build(&inputs, &placement);
     replica_plan::attach(&mut plan, &inputs, &sol, topo);
     Ok(plan)

@@ -1,32 +1,42 @@
 //! The replica part of a plan: every copy's layers per device and the links its cuts use,
 //! the total FPS, what bounds one more copy, and per-device use summed over the copies.
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 use crate::plan::{Inputs, Plan};
 use crate::replicas::Solution;
 use crate::resources::{Res, NUM_RES, RES_NAMES};
 use crate::topology::Topology;
 
-#[derive(Debug, Serialize)]
+// These three types are also the deployment tool's reader of a plan's `replicas`
+// (deploy/tool/src/replicas.rs): the defaults let it read a plan that leaves out the
+// figures it does not use.
+
+/// One copy of the pipeline.
+#[derive(Clone, Debug, Deserialize, Serialize)]
 pub struct ReplicaPlan {
     pub index: usize,
+    #[serde(default)]
     pub fps: f64,
-    /// In pipeline order: the first segment takes the network input from the host.
+    /// In pipeline order: the first segment takes the network input from the host, the last
+    /// gives the output.
     pub segments: Vec<SegmentPlan>,
+    #[serde(default)]
     pub cuts: Vec<ReplicaCut>,
 }
 
-#[derive(Debug, Serialize)]
+/// The layers of one copy on one device.
+#[derive(Clone, Debug, Deserialize, Serialize)]
 pub struct SegmentPlan {
     pub device: String,
     pub first_layer: String,
     pub last_layer: String,
+    #[serde(default)]
     pub layers: Vec<String>,
 }
 
 /// One stream of one copy over a cable: `from_device:from_port` to `to_device:to_port`.
-#[derive(Debug, Serialize)]
+#[derive(Clone, Debug, Deserialize, Serialize)]
 pub struct ReplicaCut {
     pub from_layer: String,
     pub to_layer: String,
@@ -35,6 +45,7 @@ pub struct ReplicaCut {
     pub to_device: String,
     pub to_port: u32,
     pub stream_bits: u64,
+    #[serde(default)]
     pub gbps: f64,
 }
 

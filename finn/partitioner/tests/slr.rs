@@ -5,7 +5,9 @@
 //! the AuroraFlow kernel's 26 BRAM36 (paper/figures.toml [area]); the expected placements are
 //! worked out by hand in each test's comment, not taken from the code.
 
-use finn_partitioner::devices::{resolve_all, DeviceSpec};
+mod common;
+
+use finn_partitioner::devices::{resolve_all_with, DeviceSpec};
 use finn_partitioner::estimates::Estimates;
 use finn_partitioner::resources::Res;
 use finn_partitioner::slr::SlrSpec;
@@ -44,7 +46,8 @@ fn chain(brams: &[f64]) -> Estimates {
 fn devices(fpga1_bram: f64) -> Vec<finn_partitioner::devices::Device> {
     let spec = |name: &str, bram: f64| DeviceSpec {
         name: name.into(),
-        kind: Some("U280".into()),
+        platform: Some(common::U280.into()),
+        kind: None,
         total: None,
         clk_mhz: 250.0,
         ports: None,
@@ -58,7 +61,11 @@ fn devices(fpga1_bram: f64) -> Vec<finn_partitioner::devices::Device> {
         min_util: None,
         reserve_link_kernels: None,
     };
-    resolve_all(&[spec("fpga0", 0.8), spec("fpga1", fpga1_bram)]).unwrap()
+    resolve_all_with(
+        &[spec("fpga0", 0.8), spec("fpga1", fpga1_bram)],
+        &common::boards(),
+    )
+    .unwrap()
 }
 
 /// The U280's SLRs, both QSFP cages in SLR2 (AMD UG1314 "Card Features").

@@ -116,11 +116,43 @@ fn throttled_receiver_rank_stalls_its_upstream_without_loss() {
     }
 }
 
+/// The RTL benchmark's streaming Gbit/s by message size in bytes, from its one copy: the table
+/// of docs/benchmarks.md "AuroraFlow link kernel, RTL model" (`./forge run
+/// //hw/aurora_flow:bench`: the RTL with its behavioural Aurora core, one message per size
+/// over an idle looped-back link, receiver always ready, ap_clk 300 MHz, 64 B, channel 64
+/// cycles).
+fn rtl_benchmark_gbps() -> std::collections::BTreeMap<u64, f64> {
+    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../docs/benchmarks.md");
+    let text = std::fs::read_to_string(&path)
+        .unwrap_or_else(|e| panic!("{}: {e} (//:docs_benchmarks_md)", path.display()));
+    let section = text
+        .split("\n## ")
+        .find(|s| s.starts_with("AuroraFlow link kernel, RTL model"))
+        .unwrap_or_else(|| {
+            panic!(
+                "{}: no section \"AuroraFlow link kernel, RTL model\"",
+                path.display()
+            )
+        });
+    let mut gbps = std::collections::BTreeMap::new();
+    for row in section.lines().filter(|l| l.starts_with("| ")) {
+        let cells: Vec<&str> = row.trim_matches('|').split('|').map(str::trim).collect();
+        let bytes = match cells[0].split_once(' ') {
+            Some((n, "B")) => n.parse::<u64>().ok(),
+            Some((n, "KiB")) => n.parse::<u64>().ok().map(|n| n << 10),
+            Some((n, "MiB")) => n.parse::<u64>().ok().map(|n| n << 20),
+            _ => None,
+        };
+        if let (Some(bytes), Some(g)) = (bytes, cells.get(2).and_then(|c| c.parse().ok())) {
+            gbps.insert(bytes, g);
+        }
+    }
+    gbps
+}
+
 #[test]
 fn loopback_latency_sweep_matches_the_rtl_benchmark() {
-    // hw/aurora_flow/README.md "Benchmark": the RTL with its behavioural Aurora core, one
-    // message per size over an idle looped-back link, receiver always ready, ap_clk 300 MHz,
-    // 64 B, channel 64 cycles: streaming Gbit/s 94.33 (64 KiB), 98.44 (256 KiB), 99.57 (1 MiB).
+    let rtl = rtl_benchmark_gbps();
     let tmp = tempfile::tempdir().unwrap();
     let xclbins = loopback(tmp.path());
     let rows = bench_csv(
@@ -141,7 +173,11 @@ fn loopback_latency_sweep_matches_the_rtl_benchmark() {
         "lat.csv",
     );
     assert_eq!(rows.len(), 2 * 5, "2 CUs x 64 KiB .. 1 MiB");
-    for (size, rtl) in [("65536", 94.33), ("262144", 98.44), ("1048576", 99.57)] {
+    for size in [65536u64, 262144, 1048576] {
+        let rtl = *rtl
+            .get(&size)
+            .unwrap_or_else(|| panic!("docs/benchmarks.md: no RTL figure for {size} B"));
+        let size = size.to_string();
         for r in rows.iter().filter(|r| r["message_size"] == size) {
             let g: f64 = r["throughput_gbit_s"].parse().unwrap();
             assert!(

@@ -20,14 +20,27 @@ for cfg in "0 0 64" "1 0 64" "0 1 64" "1 1 32"; do
   inst=$1 framing=$2 width=$3
   name="aurora_flow_$inst"
   out="$work/$inst-$framing-$width"
-  cat >"$out.json" <<JSON
-{"kernel_name": "$name", "instance": $inst, "use_framing": $framing, "fifo_width": $width,
- "rx_fifo_size": 65536, "rx_fifo_prog_full": $((65536 / width / 2)),
- "rx_fifo_prog_empty": $((65536 / width / 8)), "tx_fifo_size": 8192, "ins_loss_nyq": 8,
- "rx_eq_mode": "LPM", "drain_axi_on_reset": 0, "part": "xcu280-fsvh2892-2L-e",
- "aurora_version": "12.0", "cable_m": 30, "xon_on_empty": 1, "stream_frame_words": 0,
- "rtl_files": []}
-JSON
+  # every other parameter at kernel.toml's default (derived ones evaluated as the rule does);
+  # part and IP version are the rule's attributes, not the kernel's (params.tcl only)
+  "$PYTHON" - "$here/../kernel.toml" "$name" "$inst" "$framing" "$width" >"$out.json" <<'PY'
+import json, sys, tomllib
+toml, name, inst, framing, width = sys.argv[1], sys.argv[2], *map(int, sys.argv[3:6])
+desc = tomllib.load(open(toml, "rb"))
+out = {"kernel_name": name, "instance": inst, "use_framing": framing, "fifo_width": width,
+       "part": "xcu280-fsvh2892-2L-e", "aurora_version": "12.0", "rtl_files": []}
+for p in desc["parameter"]:
+    if p["attr"] in out or p["attr"].startswith("sim_"):
+        continue
+    v = p["default"]
+    if v == "depth/2" or v == "depth/8":
+        v = out["rx_fifo_size"] // width // int(v[-1])
+    elif isinstance(v, str) and v.startswith("flow_control."):
+        v = desc["flow_control"][v.split(".", 1)[1]]
+    elif isinstance(v, str) and v not in p.get("values", {}):
+        sys.exit(f"{toml}: parameter {p['attr']}: default {v!r} is not known to check_render.sh")
+    out[p["attr"]] = v
+json.dump(out, sys.stdout, indent=1, sort_keys=True)
+PY
   "$AURORA_FLOW_DESC" package "$here/../kernel.toml" "$out.json" "$out"
   "$VERILATOR" --lint-only -Wall -I"$here/../rtl" -I"$here/../synth" "${rtl[@]}" \
     "$here/../synth/aurora_64b66b_0.sv" "$out/$name.sv" --top-module "$name" ||

@@ -5,17 +5,10 @@
 // to the last beat leaving rx_axis. In framing mode messages are cut into
 // frames of at most FRAME_BEATS beats (the public test's default frame_size).
 // Plusargs: +ap_mhz=N +max_bytes=N
-module tb_bench #(
-    parameter int FIFO_WIDTH = 64,
-    parameter int USE_FRAMING = 0,
-    parameter int RX_FIFO_SIZE = 65536,
-    parameter int CH_DELAY = 64,
-    parameter int RX_FIFO_PROG_FULL = RX_FIFO_SIZE / FIFO_WIDTH / 2,
-    parameter int CABLE_M = 30,
-    parameter int XON_ON_EMPTY = 1,
-    parameter int FRAME_BEATS = 128
-);
+module tb_bench;
   `include "tb_common.svh"
+  // the public test's default frame_size (framing mode)
+  parameter int FRAME_BEATS = 128;
 
   int unsigned max_bytes = 1048576;
   longint unsigned msg_beats = 0, msg_base = 0;

@@ -11,9 +11,32 @@
 // between the two clocks through the core's clock compensation (elastic
 // buffer in aurora_sim_channel). `channel` is always the one into the dut.
 //
-// Parameters expected in the including module: FIFO_WIDTH, USE_FRAMING,
-// RX_FIFO_SIZE, CH_DELAY, RX_FIFO_PROG_FULL, CABLE_M, XON_ON_EMPTY.
+// It also declares the bench's parameters (below), so a bench has no parameter list of its own.
 // Plusargs: +seed=N, +ap_mhz=N, +ppm=N (AF_PEER).
+
+// ---------------- parameters ----------------
+// The kernel's parameters take kernel.toml's defaults (af_kernel_pkg); each test sets what it
+// varies with -G (hw/aurora_flow/BUCK). They are declared here, in the module body: in a
+// module without a parameter port list a body `parameter` can be overridden (IEEE 1800-2017
+// 6.20.1), so the eight benches share one list. A bench that defines AF_TB_FRAMING before the
+// include defaults to framing mode; one that defines AF_TB_OWN_PARAMS declares its own.
+`ifndef AF_TB_OWN_PARAMS
+`ifdef AF_TB_FRAMING
+parameter int USE_FRAMING = 1;
+`else
+parameter int USE_FRAMING = af_kernel_pkg::DEFAULT_USE_FRAMING;
+`endif
+parameter int FIFO_WIDTH = af_kernel_pkg::DEFAULT_FIFO_WIDTH;
+parameter int RX_FIFO_SIZE = af_kernel_pkg::DEFAULT_RX_FIFO_SIZE;
+// the simulated channel's delay in link cycles, each way (not a kernel parameter)
+parameter int CH_DELAY = 64;
+// kernel.toml's derived default: half the RX FIFO's depth in words
+parameter int RX_FIFO_PROG_FULL = RX_FIFO_SIZE / FIFO_WIDTH / 2;
+parameter int CABLE_M = af_kernel_pkg::DEFAULT_CABLE_M;
+parameter int XON_ON_EMPTY = af_kernel_pkg::DEFAULT_XON_ON_EMPTY;
+`endif
+// a local parameter in a bench with a parameter list of its own (AF_TB_OWN_PARAMS)
+parameter int STREAM_FRAME_WORDS = af_kernel_pkg::DEFAULT_STREAM_FRAME_WORDS;
 
 localparam int DW = FIFO_WIDTH * 8;
 localparam int NWORD = DW / 32;
@@ -73,10 +96,7 @@ aurora_flow #(
     .RX_FIFO_PROG_FULL(RX_FIFO_PROG_FULL),
     .CABLE_M        (CABLE_M),
     .XON_ON_EMPTY   (XON_ON_EMPTY),
-`ifdef AF_TB_STREAM_FRAMES
-    // a bench that declares STREAM_FRAME_WORDS (the kernel's own frames on a stream)
     .STREAM_FRAME_WORDS(STREAM_FRAME_WORDS),
-`endif
     .IP_RESET_CYCLES(300)
 ) dut (
     .ap_clk(ap_clk),
@@ -274,6 +294,78 @@ task automatic send_full_rate(input longint unsigned n);
       else tx_tdata = pattern(sent);
     end
   end
+endtask
+
+// One ap_clk cycle of tx_axis, from just after a falling edge to the next: `taken` = the word
+// on offer was accepted at the rising edge; then it is counted in `sent` and withdrawn (the
+// caller offers the next one before the next call).
+task automatic tx_cycle(output logic taken);
+  @(posedge ap_clk);
+  taken = tx_tvalid && tx_tready;
+  @(negedge ap_clk);
+  if (taken) begin
+    sent++;
+    tx_tvalid = 1'b0;
+  end
+endtask
+
+// The framed sender of the framing-mode benches. Words sent..n-1, then to the end of the frame:
+// frames of 1 + (a random 6-bit number mod max_words) words whose last word has 1..FIFO_WIDTH
+// random valid bytes and TLAST (user_frames), or a plain stream counted in frames of exactly
+// max_words words (the kernel's own, STREAM_FRAME_WORDS; no TLAST). Records, per word taken,
+// its TLAST and valid bytes (sent_last, sent_nbytes), and counts the frames taken. `tx_rng` is
+// its random generator; the bench seeds it.
+logic [63:0] tx_rng;
+logic sent_last[$];
+int sent_nbytes[$];
+int unsigned frames_sent = 0, left_in_frame = 0;
+
+task automatic offer_framed_word(input int max_words, input bit user_frames);
+  int unsigned nbytes;
+  logic [FIFO_WIDTH-1:0] keep;
+  if (left_in_frame == 0) begin
+    tx_rng = xorshift(tx_rng);
+    left_in_frame = user_frames ? 1 + int'(tx_rng[5:0]) % max_words : max_words;
+  end
+  tx_rng = xorshift(tx_rng);
+  tx_tdata = pattern(sent);
+  tx_tlast = user_frames && (left_in_frame == 1);
+  nbytes = tx_tlast ? 1 + int'(tx_rng[15:8]) % FIFO_WIDTH : FIFO_WIDTH;
+  // whole-vector assignment: Verilator 5.006 misses bit-select writes in a loop
+  for (int b = 0; b < FIFO_WIDTH; b++) keep[b] = (b < nbytes);
+  tx_tkeep = keep;
+  tx_tvalid = 1'b1;
+endtask
+
+task automatic send_framed(input longint unsigned n, input int max_words, input bit user_frames);
+  logic taken;
+  @(negedge ap_clk);
+  offer_framed_word(max_words, user_frames);
+  while (sent < n || left_in_frame != 0) begin
+    tx_cycle(taken);
+    if (taken) begin
+      sent_last.push_back(tx_tlast);
+      sent_nbytes.push_back(int'($countones(tx_tkeep)));
+      if (left_in_frame == 1) frames_sent++;
+      left_in_frame--;
+      if (sent < n || left_in_frame != 0) offer_framed_word(max_words, user_frames);
+    end
+  end
+endtask
+
+// Flips channel word bit `b` in the next channel word that carries it (aurora_sim_channel).
+task automatic channel_error(input logic [8:0] b);
+  error_bit = b;
+  inject_error = 1'b1;
+  @(negedge user_clk);
+  inject_error = 1'b0;
+endtask
+
+// the full-rate sender of the loss and in-flight benches: bring-up, then words 0..n-1 back to
+// back
+task automatic start_full_rate(input longint unsigned n);
+  reset_and_wait_link();
+  send_full_rate(n);
 endtask
 
 // fails the test once `us` microseconds of simulated time have passed (deadlock, lost beats)

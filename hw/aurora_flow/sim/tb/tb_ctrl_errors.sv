@@ -18,17 +18,8 @@
 // (upper half zero: the stream keeps its word count); FRAMES_RECEIVED / FRAMES_WITH_ERRORS
 // count the kernel's frames.
 // Plusargs: +seed=N +beats=N (64 B or 32 B words sent) +period=N (link cycles between errors)
-module tb_ctrl_errors #(
-    parameter int FIFO_WIDTH = 64,
-    parameter int USE_FRAMING = 1,
-    parameter int RX_FIFO_SIZE = 65536,
-    parameter int CH_DELAY = 64,
-    parameter int RX_FIFO_PROG_FULL = RX_FIFO_SIZE / FIFO_WIDTH / 2,
-    parameter int CABLE_M = 30,
-    parameter int XON_ON_EMPTY = 1,
-    parameter int STREAM_FRAME_WORDS = 0
-);
-`define AF_TB_STREAM_FRAMES
+`define AF_TB_FRAMING
+module tb_ctrl_errors;
   `include "tb_common.svh"
 
   localparam bit USER_FRAMES = USE_FRAMING != 0;
@@ -47,51 +38,17 @@ module tb_ctrl_errors #(
     if ($value$plusargs("beats=%d", beats)) begin end
     if ($value$plusargs("period=%d", period)) begin end
     rng = 64'h9E3779B97F4A7C15 ^ 64'(seed) * 64'hBF58476D1CE4E5B9;
+    tx_rng = 64'hD1B54A32D192ED03 ^ 64'(seed) * 64'h94D049BB133111EB;
   end
 
   // ---------------- sender ----------------
-  // what was sent, per word: its TLAST and valid bytes; half index 2k (+1) names its halves
-  logic sent_last[$];
-  int sent_nbytes[$];
-  int unsigned frames_sent = 0;
-  int unsigned left_in_frame = 0;
-
-  task automatic next_beat();
-    int unsigned nbytes;
-    logic [FIFO_WIDTH-1:0] keep;
-    if (left_in_frame == 0) begin
-      rng = xorshift(rng);
-      left_in_frame = USER_FRAMES ? 1 + int'(rng[5:0]) % MAX_WORDS : STREAM_FRAME_WORDS;
-    end
-    rng = xorshift(rng);
-    tx_tdata = pattern(sent);
-    tx_tlast = USER_FRAMES && (left_in_frame == 1);
-    nbytes = tx_tlast ? 1 + int'(rng[15:8]) % FIFO_WIDTH : FIFO_WIDTH;
-    for (int b = 0; b < FIFO_WIDTH; b++) keep[b] = (b < nbytes);
-    tx_tkeep = keep;
-    tx_tvalid = 1'b1;
-  endtask
-
+  // tb_common's framed sender: the bench's frames of 1..MAX_WORDS words (framing), or a stream
+  // the kernel carries in frames of STREAM_FRAME_WORDS; what it sent, per word, in sent_last
+  // and sent_nbytes (half index 2k (+1) names word k's halves)
   initial begin
-    logic fire;
     reset_and_wait_link();
     rx_tready = 1'b1;
-    @(negedge ap_clk);
-    next_beat();
-    forever begin
-      @(posedge ap_clk);
-      fire = tx_tvalid && tx_tready;
-      @(negedge ap_clk);
-      if (fire) begin
-        sent_last.push_back(tx_tlast);
-        sent_nbytes.push_back(int'($countones(tx_tkeep)));
-        if (left_in_frame == 1) frames_sent++;
-        left_in_frame--;
-        sent++;
-        tx_tvalid = 1'b0;
-        if (sent < beats || left_in_frame != 0) next_beat();
-      end
-    end
+    send_framed(beats, MAX_WORDS, USER_FRAMES);
   end
 
   // the half a word's 32 B half holds, from its content: pattern(k) puts k in word 0 of the
@@ -211,9 +168,7 @@ module tb_ctrl_errors #(
       worst_after_error = since_error > worst_after_error ? since_error : worst_after_error;
       since_error = 0;
       bad_frames_since_error = 0;
-      inject_error = 1'b1;
-      @(negedge user_clk);
-      inject_error = 1'b0;
+      channel_error(error_bit);
       injected++;
     end
   end

@@ -1,23 +1,16 @@
 `timescale 1ps / 1fs
-// A cable longer than the one the kernel was sized for: 8 KiB at 32 B = 256
-// words, PROG_FULL 128, legal for CABLE_M = 0 (128 beats of headroom), but
-// the channel is 300 link cycles (~150 m) each way, so ~2 x (55 + 300)
-// beats are in flight after an XOFF. The receiver stalls once for long
-// enough to trigger XOFF. Checks that NFC_LATENCY_COUNT reports the beats that
-// really arrived after the XOFF (the testbench's own count on the core's
-// RX port), that it lies in the window predicted from PG074's core latency
-// and the channel delay, that it exceeds the headroom (the paper's sizing
-// check flags the FIFO), and that FIFO_RX_OVERFLOW_COUNT equals the words
-// the scoreboard found missing (order is kept; only loss is allowed).
-module tb_fifo_small #(
-    parameter int FIFO_WIDTH = 32,
-    parameter int USE_FRAMING = 0,
-    parameter int RX_FIFO_SIZE = 8192,
-    parameter int CH_DELAY = 300,
-    parameter int RX_FIFO_PROG_FULL = RX_FIFO_SIZE / FIFO_WIDTH / 2,
-    parameter int CABLE_M = 0,
-    parameter int XON_ON_EMPTY = 1
-);
+// A cable longer than the one the kernel was sized for (:fifo_small in
+// hw/aurora_flow/BUCK sets it with -G): 8 KiB at 32 B = 256 words, PROG_FULL
+// 128, legal for CABLE_M = 0 (128 beats of headroom), but the channel is 300
+// link cycles (~150 m) each way, so ~2 x (55 + 300) beats are in flight after
+// an XOFF. The receiver stalls once for long enough to trigger XOFF. Checks
+// that NFC_LATENCY_COUNT reports the beats that really arrived after the XOFF
+// (the testbench's own count on the core's RX port), that it lies in the
+// window predicted from PG074's core latency and the channel delay, that it
+// exceeds the headroom (the paper's sizing check flags the FIFO), and that
+// FIFO_RX_OVERFLOW_COUNT equals the words the scoreboard found missing (order
+// is kept; only loss is allowed).
+module tb_fifo_small;
   `include "tb_common.svh"
 
   localparam int RX_DEPTH = RX_FIFO_SIZE / FIFO_WIDTH;
@@ -32,10 +25,7 @@ module tb_fifo_small #(
   int unsigned beats = 20000;
   longint unsigned lost = 0, next_index = 0;
 
-  initial begin
-    reset_and_wait_link();
-    send_full_rate(beats);
-  end
+  initial start_full_rate(beats);
 
   // receiver: ready, one long stall after 2000 beats, ready again
   initial begin

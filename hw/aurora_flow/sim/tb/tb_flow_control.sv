@@ -10,15 +10,7 @@
 //  - the in-flight maximum is within the FIFO headroom above PROG_FULL;
 //  - TX_COUNT = RX_COUNT = beats sent.
 // Plusargs: +seed=N +beats=N +ap_mhz=N
-module tb_flow_control #(
-    parameter int FIFO_WIDTH = 64,
-    parameter int USE_FRAMING = 0,
-    parameter int RX_FIFO_SIZE = 65536,
-    parameter int CH_DELAY = 64,
-    parameter int RX_FIFO_PROG_FULL = RX_FIFO_SIZE / FIFO_WIDTH / 2,
-    parameter int CABLE_M = 30,
-    parameter int XON_ON_EMPTY = 1
-);
+module tb_flow_control;
   `include "tb_common.svh"
 
   localparam int RX_DEPTH = RX_FIFO_SIZE / FIFO_WIDTH;
@@ -38,13 +30,7 @@ module tb_flow_control #(
     logic fire;
     reset_and_wait_link();
     forever begin
-      @(posedge ap_clk);
-      fire = tx_tvalid && tx_tready;
-      @(negedge ap_clk);
-      if (fire) begin
-        sent++;
-        tx_tvalid = 1'b0;
-      end
+      tx_cycle(fire);
       rng = xorshift(rng);
       if (!tx_tvalid && sent < beats && rng[3:0] != 0) begin
         tx_tdata = pattern(sent);
@@ -120,10 +106,7 @@ module tb_flow_control #(
       forever begin
         erng = xorshift(erng);
         repeat (3000 + int'(erng[12:0])) @(negedge user_clk);
-        error_bit = erng[20] ? 9'd296 : 9'd295;  // NFC XOFF bit or NFC valid
-        inject_error = 1'b1;
-        @(negedge user_clk);
-        inject_error = 1'b0;
+        channel_error(erng[20] ? 9'd296 : 9'd295);  // NFC XOFF bit or NFC valid
       end
     end
   end

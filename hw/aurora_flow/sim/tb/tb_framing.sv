@@ -7,23 +7,15 @@
 // FRAMES_RECEIVED = frames sent, FRAMES_WITH_ERRORS = frames the scoreboard
 // found corrupted (each injected error that hit payload is flagged).
 // Plusargs: +seed=N +beats=N +errors=0|1
-module tb_framing #(
-    parameter int FIFO_WIDTH = 64,
-    parameter int USE_FRAMING = 1,
-    parameter int RX_FIFO_SIZE = 65536,
-    parameter int CH_DELAY = 64,
-    parameter int RX_FIFO_PROG_FULL = RX_FIFO_SIZE / FIFO_WIDTH / 2,
-    parameter int CABLE_M = 30,
-    parameter int XON_ON_EMPTY = 1
-);
+`define AF_TB_FRAMING
+module tb_framing;
   `include "tb_common.svh"
 
   int unsigned beats = 50000;
   int unsigned with_errors = 1;
   int unsigned crc_errors = 0;  // +crc_errors=1: errors in the CRC field instead of the payload
-  int unsigned frames_sent = 0, frames_rx = 0, frames_bad = 0;
+  int unsigned frames_rx = 0, frames_bad = 0;
   logic [63:0] rng;
-  logic [DW+FIFO_WIDTH:0] expected[$];  // {last, keep, data}
 
   initial begin
     if ($value$plusargs("beats=%d", beats)) begin end
@@ -32,43 +24,11 @@ module tb_framing #(
     rng = 64'hD1B54A32D192ED03 ^ 64'(seed) * 64'hBF58476D1CE4E5B9;
   end
 
-  // sender
-  int unsigned left_in_frame = 0;
-  task automatic next_beat();
-    int unsigned nbytes;
-    logic [FIFO_WIDTH-1:0] keep;
-    if (left_in_frame == 0) begin
-      rng = xorshift(rng);
-      left_in_frame = 1 + int'(rng[5:0]);  // 1..64 beats
-    end
-    rng = xorshift(rng);
-    tx_tdata = pattern(sent);
-    tx_tlast = (left_in_frame == 1);
-    nbytes = tx_tlast ? 1 + int'(rng[15:8]) % FIFO_WIDTH : FIFO_WIDTH;
-    // whole-vector assignment: Verilator 5.006 misses bit-select writes in a loop
-    for (int b = 0; b < FIFO_WIDTH; b++) keep[b] = (b < nbytes);
-    tx_tkeep = keep;
-    tx_tvalid = 1'b1;
-  endtask
-
+  // sender: frames of 1..64 words with TLAST (tb_common's framed sender)
   initial begin
-    logic fire;
+    tx_rng = 64'h94D049BB133111EB ^ 64'(seed) * 64'hD1B54A32D192ED03;
     reset_and_wait_link();
-    @(negedge ap_clk);
-    next_beat();
-    forever begin
-      @(posedge ap_clk);
-      fire = tx_tvalid && tx_tready;
-      @(negedge ap_clk);
-      if (fire) begin
-        expected.push_back({tx_tlast, tx_tkeep, tx_tdata});
-        if (tx_tlast) frames_sent++;
-        left_in_frame--;
-        sent++;
-        tx_tvalid = 1'b0;
-        if (sent < beats || left_in_frame != 0) next_beat();
-      end
-    end
+    send_framed(beats, 64, 1'b1);
   end
 
   // receiver with short random stalls
@@ -80,17 +40,21 @@ module tb_framing #(
   logic frame_bad = 1'b0;
   always @(posedge ap_clk) begin
     if (rx_tvalid && rx_tready) begin
-      logic [DW+FIFO_WIDTH:0] e;
+      logic last;
       logic [FIFO_WIDTH-1:0] keep;
-      if (expected.size() == 0) fail("received a beat that was never sent");
-      e = expected.pop_front();
-      keep = e[DW+:FIFO_WIDTH];
-      if (rx_tlast !== e[DW+FIFO_WIDTH])
-        fail($sformatf("beat %0d: TLAST %0b, sent %0b", received, rx_tlast, e[DW+FIFO_WIDTH]));
+      logic [DW-1:0] data;
+      int nbytes;
+      if (sent_last.size() == 0) fail("received a beat that was never sent");
+      last = sent_last.pop_front();
+      nbytes = sent_nbytes.pop_front();
+      for (int b = 0; b < FIFO_WIDTH; b++) keep[b] = (b < nbytes);
+      data = pattern(received);
+      if (rx_tlast !== last)
+        fail($sformatf("beat %0d: TLAST %0b, sent %0b", received, rx_tlast, last));
       if (rx_tlast && rx_tkeep !== keep)
         fail($sformatf("beat %0d: TKEEP %h, sent %h", received, rx_tkeep, keep));
       for (int b = 0; b < FIFO_WIDTH; b++)
-        if (keep[b] && rx_tdata[8*b+:8] !== e[8*b+:8]) frame_bad = 1'b1;
+        if (keep[b] && rx_tdata[8*b+:8] !== data[8*b+:8]) frame_bad = 1'b1;
       if (rx_tlast) begin
         frames_rx++;
         if (frame_bad) frames_bad++;
@@ -108,10 +72,7 @@ module tb_framing #(
         rng = xorshift(rng);
         repeat (2000 + int'(rng[12:0])) @(negedge user_clk);
         // a payload bit, or a bit of the frame's CRC (channel word bits 256..287)
-        error_bit = crc_errors != 0 ? 9'd256 + 9'(rng[24:20]) : {1'b0, rng[27:20]};
-        inject_error = 1'b1;
-        @(negedge user_clk);
-        inject_error = 1'b0;
+        channel_error(crc_errors != 0 ? 9'd256 + 9'(rng[24:20]) : {1'b0, rng[27:20]});
       end
     end
   end

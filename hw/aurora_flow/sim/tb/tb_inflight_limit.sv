@@ -20,8 +20,10 @@ module tb_inflight_limit #(
     parameter int RX_FIFO_PROG_FULL = RX_FIFO_SIZE / FIFO_WIDTH -
         (af_kernel_pkg::FIXED_INFLIGHT_BEATS + af_kernel_pkg::BEATS_PER_METRE * CABLE_M) *
         af_kernel_pkg::LINK_BEAT_BYTES / FIFO_WIDTH,
-    parameter int XON_ON_EMPTY = 1
+    parameter int XON_ON_EMPTY = af_kernel_pkg::DEFAULT_XON_ON_EMPTY
 );
+  // its own parameters: the prog_full and the channel follow CABLE_M
+`define AF_TB_OWN_PARAMS
   `include "tb_common.svh"
 
   localparam int RX_DEPTH = RX_FIFO_SIZE / FIFO_WIDTH;
@@ -35,12 +37,8 @@ module tb_inflight_limit #(
     if ($value$plusargs("stalls=%d", stalls)) begin end
     if ($value$plusargs("stall=%d", stall)) begin end
     rng = 64'h2545F4914F6CDD1D ^ 64'(seed) * 64'h9E3779B97F4A7C15;
-  end
-
-  // full-rate sender
-  initial begin
-    reset_and_wait_link();
-    send_full_rate(beats);
+    // the full-rate sender, once +beats is read
+    start_full_rate(beats);
   end
 
   // receiver: ready, with `stalls` long stalls at random points

@@ -11,15 +11,7 @@
 //  - SOFT_ERR_COUNT = blocks lost; the first burst's words equal what was sent;
 // and after CORE_RESET (the link up again) RX_PENDING_HALF = 0.
 // Plusargs: +seed=N +words=N (per burst)
-module tb_pending_half #(
-    parameter int FIFO_WIDTH = 64,
-    parameter int USE_FRAMING = 0,
-    parameter int RX_FIFO_SIZE = 65536,
-    parameter int CH_DELAY = 64,
-    parameter int RX_FIFO_PROG_FULL = RX_FIFO_SIZE / FIFO_WIDTH / 2,
-    parameter int CABLE_M = 30,
-    parameter int XON_ON_EMPTY = 1
-);
+module tb_pending_half;
   `include "tb_common.svh"
 
   // channel-word control field of a data block (aurora_sim_ip): VALID
@@ -53,10 +45,7 @@ module tb_pending_half #(
           wait (sent >= start + longint'(words) / 2 + longint'(e) * 16);
           @(negedge user_clk);
           hits = errors_injected;
-          error_bit = 9'(CH_VALID);
-          inject_error = 1'b1;
-          @(negedge user_clk);
-          inject_error = 1'b0;
+          channel_error(9'(CH_VALID));
           wait (errors_injected != hits);
         end
       end

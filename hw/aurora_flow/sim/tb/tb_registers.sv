@@ -24,15 +24,7 @@
 //     and PROG_EMPTY (RX_PROG_EMPTY set); then, with the core's XOFF pause
 //     forced off, the RX FIFO filled to DEPTH-2 (almost-full clear) and
 //     DEPTH-1 (RX_ALMOST_FULL set), nothing lost, and drained.
-module tb_registers #(
-    parameter int FIFO_WIDTH = 64,
-    parameter int USE_FRAMING = 0,
-    parameter int RX_FIFO_SIZE = 65536,
-    parameter int CH_DELAY = 64,
-    parameter int RX_FIFO_PROG_FULL = RX_FIFO_SIZE / FIFO_WIDTH / 2,
-    parameter int CABLE_M = 30,
-    parameter int XON_ON_EMPTY = 1
-);
+module tb_registers;
   `include "tb_common.svh"
 
   localparam int RX_DEPTH = RX_FIFO_SIZE / FIFO_WIDTH;
@@ -50,13 +42,7 @@ module tb_registers #(
   initial begin
     logic fire;
     forever begin
-      @(posedge ap_clk);
-      fire = tx_tvalid && tx_tready;
-      @(negedge ap_clk);
-      if (fire) begin
-        sent++;
-        tx_tvalid = 1'b0;
-      end
+      tx_cycle(fire);
       if (!tx_tvalid && send_enable && sent < send_limit) begin
         tx_tdata = pattern(sent);
         tx_tvalid = 1'b1;

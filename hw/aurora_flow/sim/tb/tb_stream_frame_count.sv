@@ -16,17 +16,7 @@
 //  - SOFT_ERR_COUNT = errors injected, and FRAMES_WITH_ERRORS <= errors injected.
 // Plusargs: +seed=N +beats=N (64 B words, rounded up to whole frames) +period=N (link cycles
 // between bursts)
-module tb_stream_frame_count #(
-    parameter int FIFO_WIDTH = 64,
-    parameter int USE_FRAMING = 0,
-    parameter int RX_FIFO_SIZE = 65536,
-    parameter int CH_DELAY = 64,
-    parameter int RX_FIFO_PROG_FULL = RX_FIFO_SIZE / FIFO_WIDTH / 2,
-    parameter int CABLE_M = 30,
-    parameter int XON_ON_EMPTY = 1,
-    parameter int STREAM_FRAME_WORDS = 64
-);
-`define AF_TB_STREAM_FRAMES
+module tb_stream_frame_count;
   `include "tb_common.svh"
 
   localparam int N = STREAM_FRAME_WORDS;
@@ -110,9 +100,7 @@ module tb_stream_frame_count #(
           default: error_bit = 9'(CH_NB + int'(rng[10:8]) % 5);
         endcase
         hits = errors_injected;
-        inject_error = 1'b1;
-        @(negedge user_clk);
-        inject_error = 1'b0;
+        channel_error(error_bit);
         // the channel flips the bit in the next block that has the field (LAST and the length:
         // a frame's last block); the gap to the next error starts there
         wait (errors_injected != hits);

@@ -5,21 +5,18 @@
 // exceeds the 64b/66b payload limit, and that the core+channel latency is
 // PG074's 55 user-clock cycles plus the channel delay.
 // Plusargs: +ap_mhz=200|250|300 +beats=N +seed=N
-module tb_stream_rate #(
-    parameter int FIFO_WIDTH = 64,
-    parameter int USE_FRAMING = 0,
-    parameter int RX_FIFO_SIZE = 65536,
-    parameter int CH_DELAY = 64,
-    parameter int RX_FIFO_PROG_FULL = RX_FIFO_SIZE / FIFO_WIDTH / 2,
-    parameter int CABLE_M = 30,
-    parameter int XON_ON_EMPTY = 1
-);
+module tb_stream_rate;
   `include "tb_common.svh"
 
-  // 32 B per cycle, 32 of 33 cycles carry payload (gearbox), 8 of every 10000 cycles CC
-  localparam real LINK_PAYLOAD_GBPS = USER_CLK_MHZ * 256.0 * 32.0 / 33.0 * (1.0 - 8.0 / 10000.0) / 1000.0;
+  // kernel.toml [link] (af_kernel_pkg): one 32 B beat per user-clock cycle, of which the
+  // gearbox's data cycles carry payload, less the clock-compensation cycles
+  // (left to right, so every division is of reals)
+  localparam real LINK_PAYLOAD_GBPS = USER_CLK_MHZ * 8.0 * af_kernel_pkg::LINK_BEAT_BYTES *
+      af_kernel_pkg::GEARBOX_DATA_CYCLES / af_kernel_pkg::GEARBOX_PERIOD_CYCLES *
+      (1.0 - 1.0 * af_kernel_pkg::CC_CYCLES / af_kernel_pkg::CC_PERIOD_CYCLES) / 1000.0;
   // upper bound: the gearbox alone (a short window may contain no clock compensation)
-  localparam real GEARBOX_LIMIT_GBPS = af_kernel_pkg::LANES * af_kernel_pkg::LINE_RATE_GBPS * 64.0 / 66.0;
+  localparam real GEARBOX_LIMIT_GBPS = af_kernel_pkg::LANES * af_kernel_pkg::LINE_RATE_GBPS *
+      af_kernel_pkg::GEARBOX_DATA_CYCLES / af_kernel_pkg::GEARBOX_PERIOD_CYCLES;
   localparam real PG074_CORE_LATENCY = 55.0;
 
   int unsigned beats = 20000;

@@ -9,15 +9,7 @@
 // message at all. Checks NFC_EMPTY_TRIGGER_COUNT / NFC_FULL_TRIGGER_COUNT
 // against that, the XONs the testbench saw on the core's NFC port, and the
 // data. Plusargs: +seed=N +episodes=N
-module tb_xon #(
-    parameter int FIFO_WIDTH = 64,
-    parameter int USE_FRAMING = 0,
-    parameter int RX_FIFO_SIZE = 65536,
-    parameter int CH_DELAY = 64,
-    parameter int RX_FIFO_PROG_FULL = RX_FIFO_SIZE / FIFO_WIDTH / 2,
-    parameter int CABLE_M = 30,
-    parameter int XON_ON_EMPTY = 1
-);
+module tb_xon;
   `include "tb_common.svh"
 
   localparam int RX_DEPTH = RX_FIFO_SIZE / FIFO_WIDTH;

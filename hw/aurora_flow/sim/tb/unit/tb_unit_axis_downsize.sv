@@ -185,16 +185,8 @@ module af_axis_downsize_check #(
   end
 
   initial begin
-    logic [63:0] r;
-    repeat (3) @(negedge clk);
-    rst_n = 1'b1;
     // a reset in mid-stream: the word on offer is withdrawn
-    r = rng_start(FRAMING * 4 + 13);
-    wait (words_taken >= words / 3 + below(r, words / 3));
-    @(negedge clk);
-    rst_n = 1'b0;
-    repeat (3) @(negedge clk);
-    rst_n = 1'b1;
+    `AF_UNIT_RESET_MID_STREAM(words_taken, words, FRAMING * 4 + 13, )
     wait (words_taken >= words && !s_valid);
     repeat (4) @(negedge clk);
     if (flushes == 0 || dropped_highs == 0 || (FRAMING && short_lasts == 0))

@@ -173,18 +173,8 @@ module af_axis_upsize_check #(
   end
 
   initial begin
-    logic [63:0] r;
-    repeat (3) @(negedge clk);
-    rst_n = 1'b1;
-    // a reset in mid-stream
-    r = rng_start(FRAMING * 4 + 3);
-    wait (beats_sent >= beats / 3 + below(r, beats / 3));
-    @(negedge clk);
-    rst_n = 1'b0;
-    #(1ps);
-    if (m_valid) fail("m_valid in reset");
-    repeat (3) @(negedge clk);
-    rst_n = 1'b1;
+    // a reset in mid-stream: no word out while it is held
+    `AF_UNIT_RESET_MID_STREAM(beats_sent, beats, FRAMING * 4 + 3, #(1ps); if (m_valid) fail("m_valid in reset");)
     wait (beats_sent >= beats);
     repeat (4) @(negedge clk);
     if (want.size() != 0) fail($sformatf("%0d words never came out", want.size()));

@@ -144,9 +144,5 @@ module tb_unit_cdc_bundle;
              src_ps, dst_ps, hist_hi.size(), quiet_checks, worst, bound);
     $finish;
   end
-  initial begin
-    repeat (5000) #(1us);
-    $display("FAIL timeout after 5000 us");
-    $fatal(1, "testbench failed");
-  end
+  `AF_UNIT_TIMEOUT(5000)
 endmodule

@@ -69,14 +69,15 @@ module af_nfc_check #(
       .channel_up   (channel_up),
       .rx_prog_full (level >= PF),
       .rx_prog_empty(level <= PE),
-      .rx_beat      (rx_beat),
-      .nfc_tvalid   (nfc_tvalid),
-      .nfc_tdata    (nfc_tdata),
-      .nfc_tready   (nfc_tready),
-      .xoff_count   (xoff_count),
-      .xon_count    (xon_count),
-      .max_inflight (max_inflight),
-      .refresh_sent (refresh_sent)
+      // the rest by name (IEEE 1800-2017 23.3.2.3): the bench's signals are the ports' namesakes
+      .rx_beat,
+      .nfc_tvalid,
+      .nfc_tdata,
+      .nfc_tready,
+      .xoff_count,
+      .xon_count,
+      .max_inflight,
+      .refresh_sent
   );
 
   // ---------------- the reference ----------------
@@ -447,9 +448,5 @@ module tb_unit_nfc;
     wait (done_public && done_after_xoff);
     $finish;
   end
-  initial begin
-    repeat (5000) #(1us);
-    $display("FAIL timeout after 5000 us");
-    $fatal(1, "testbench failed");
-  end
+  `AF_UNIT_TIMEOUT(5000)
 endmodule

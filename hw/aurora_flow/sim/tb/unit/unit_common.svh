@@ -34,6 +34,36 @@ function automatic int unsigned below(input logic [63:0] x, input int unsigned n
   return x[63:32] % n;
 endfunction
 
+`ifndef AF_UNIT_TIMEOUT
+// In a testbench's top: fails the test once US microseconds of simulated time have passed
+// (1 us steps: a delay must fit 32 bits of the time precision).
+`define AF_UNIT_TIMEOUT(US) \
+  initial begin \
+    repeat (US) #(1us); \
+    $display("FAIL timeout after %0d us", US); \
+    $fatal(1, "testbench failed"); \
+  end
+`endif
+
+`ifndef AF_UNIT_RESET_MID_STREAM
+// In a checking module with `clk` and `rst_n`: releases reset after three cycles, then resets
+// the unit once in mid-stream, when PROGRESS passes a random point (generator SALT) of the
+// middle third of TOTAL: three cycles of reset, IN_RESET run at their start, then released.
+`define AF_UNIT_RESET_MID_STREAM(PROGRESS, TOTAL, SALT, IN_RESET) \
+  begin \
+    logic [63:0] mid_rng; \
+    repeat (3) @(negedge clk); \
+    rst_n = 1'b1; \
+    mid_rng = rng_start(SALT); \
+    wait (PROGRESS >= TOTAL / 3 + below(mid_rng, TOTAL / 3)); \
+    @(negedge clk); \
+    rst_n = 1'b0; \
+    IN_RESET \
+    repeat (3) @(negedge clk); \
+    rst_n = 1'b1; \
+  end
+`endif
+
 `ifndef AF_UNIT_TOP_BOTH_FRAMINGS
 // The top of a converter's testbench: its checking module CHECK once per framing mode on the
 // link clock, finished when both are done, failed after 2000 us.
@@ -48,10 +78,6 @@ module TOP; \
     wait (done0 && done1); \
     $finish; \
   end \
-  initial begin \
-    repeat (2000) #(1us); \
-    $display("FAIL timeout after 2000 us"); \
-    $fatal(1, "testbench failed"); \
-  end \
+  `AF_UNIT_TIMEOUT(2000) \
 endmodule
 `endif
