@@ -203,6 +203,23 @@ def _conv_bn(b, x, cin, cout, k, stride, wbits, in_rms):
     )
 
 
+def _shortcut_join(b, x, x_scale, y, cin, cout, stride, bits):
+    """The end of a residual block: the shortcut (identity, or a 1x1 projection with its
+    stride and BN where the shape changes), both addends quantised signed on the shortcut's
+    per-tensor scale, Add, ReLU, Quant(unsigned). Returns (output, its scale)."""
+    levels = 2 ** bits - 1
+    if stride != 1 or cin != cout:
+        add_scale = np.float32(b.rng.uniform(0.25, 0.35))
+        short = _conv_bn(b, x, cin, cout, 1, stride, bits, 1.0)
+        short = b.quant(short, add_scale, bits, signed=True, narrow=False)
+    else:
+        add_scale, short = x_scale, x
+    y = b.quant(y, add_scale, bits, signed=True, narrow=False)
+    y = b.node("Add", [y, short])
+    out_scale = np.float32(2.5 / levels)
+    return b.quant(b.node("Relu", [y]), out_scale, bits, signed=False, narrow=False), out_scale
+
+
 def _residual_block(b, x, x_scale, cin, cout, stride, bits):
     """conv3x3-BN-ReLU-Quant, conv3x3-BN-Quant(signed) + shortcut, ReLU, Quant(unsigned).
 
@@ -217,16 +234,7 @@ def _residual_block(b, x, x_scale, cin, cout, stride, bits):
     y = _conv_bn(b, x, cin, cout, 3, stride, bits, 1.0)
     y = b.quant(b.node("Relu", [y]), mid_scale, bits, signed=False, narrow=False)
     y = _conv_bn(b, y, cout, cout, 3, 1, bits, 1.0)
-    if stride != 1 or cin != cout:
-        add_scale = np.float32(b.rng.uniform(0.25, 0.35))
-        short = _conv_bn(b, x, cin, cout, 1, stride, bits, 1.0)
-        short = b.quant(short, add_scale, bits, signed=True, narrow=False)
-    else:
-        add_scale, short = x_scale, x
-    y = b.quant(y, add_scale, bits, signed=True, narrow=False)
-    y = b.node("Add", [y, short])
-    out_scale = np.float32(2.5 / levels)
-    return b.quant(b.node("Relu", [y]), out_scale, bits, signed=False, narrow=False), out_scale
+    return _shortcut_join(b, x, x_scale, y, cin, cout, stride, bits)
 
 
 def resnet_tiny(seed=0, res=32, num_classes=10, bits=4, topk=3):
@@ -264,16 +272,7 @@ def _bottleneck(b, x, x_scale, cin, width, stride, bits):
     y = b.quant(b.node("Relu", [y]), np.float32(b.rng.uniform(2.0, 3.0) / levels), bits,
                 signed=False, narrow=False)
     y = _conv_bn(b, y, width, cout, 1, 1, bits, 1.0)
-    if stride != 1 or cin != cout:
-        add_scale = np.float32(b.rng.uniform(0.25, 0.35))
-        short = _conv_bn(b, x, cin, cout, 1, stride, bits, 1.0)
-        short = b.quant(short, add_scale, bits, signed=True, narrow=False)
-    else:
-        add_scale, short = x_scale, x
-    y = b.quant(y, add_scale, bits, signed=True, narrow=False)
-    y = b.node("Add", [y, short])
-    out_scale = np.float32(2.5 / levels)
-    return b.quant(b.node("Relu", [y]), out_scale, bits, signed=False, narrow=False), out_scale
+    return _shortcut_join(b, x, x_scale, y, cin, cout, stride, bits)
 
 
 def resnet50(seed=0, res=224, num_classes=1000, bits=4, topk=5):
