@@ -331,11 +331,12 @@ fn folding_change_on_fpga1_reruns_fpga1_only() {
 fn auroraflow_parameter_rebuilds_links_only() {
     let s = Scratch::new();
     warm(&s);
-    // Both link kernels' TX FIFO, 8 KiB (kernel.toml's default) -> 16 KiB, set on the targets.
+    // Both link kernels' TX FIFO, 8 KiB (kernel.toml's default) -> 16 KiB, set on the default
+    // board's targets (the per-board kernels below them name a `kernel_name`).
     s.edit(
         "hw/aurora_flow/BUCK",
-        "        instance = port,\n",
-        "        instance = port,\n        tx_fifo_size = 16384,\n",
+        "        instance = port,\n        packaging = PACKAGING,\n",
+        "        instance = port,\n        packaging = PACKAGING,\n        tx_fifo_size = 16384,\n",
     );
     let ran = s.build(&[]);
     let all = describe(&ran);
