@@ -12,9 +12,6 @@ use xclbin::DeviceDescription;
 use super::{SimCu, SimDevice};
 use crate::{BufferId, CuInfo, Device, KernelArg, RunId};
 
-/// Bytes a simulated bank may hold in total (the U280's HBM pseudo-channel is 256 MB).
-const BANK_BYTES: usize = 256 << 20;
-
 impl Device for SimDevice {
     fn name(&self) -> String {
         self.label.clone()
@@ -59,18 +56,18 @@ impl Device for SimDevice {
     }
 
     fn alloc(&mut self, bank: &str, size: usize) -> Result<BufferId> {
-        xclbin::sections::bank(bank)?;
+        let capacity = self.bank_bytes(bank)?;
         let used: usize = self
             .buffers
             .values()
             .filter(|(b, _)| b == bank)
             .map(|(_, v)| v.lock().unwrap().len())
             .sum();
-        if used + size > BANK_BYTES {
+        if used + size > capacity {
             bail!(
                 "{}: {bank} has {} B free, {size} B requested",
                 self.label,
-                BANK_BYTES - used
+                capacity - used
             );
         }
         let id = BufferId(self.next);
@@ -219,5 +216,37 @@ impl Device for SimDevice {
             .join()
             .map_err(|_| anyhow!("{}: CU {cu} panicked", self.label))?
             .with_context(|| format!("{}: CU {cu}", self.label))
+    }
+}
+
+impl SimDevice {
+    /// The bytes of `bank` as the loaded xclbin's MEM_TOPOLOGY declares it (as XRT, a buffer
+    /// lives only in a bank of the loaded xclbin; `xclbin-pack` writes the banks and their
+    /// sizes from the board's platform file, so no board fact is restated here).
+    fn bank_bytes(&self, bank: &str) -> Result<usize> {
+        let sim = self.loaded.as_ref().ok_or_else(|| {
+            anyhow!(
+                "{}: no xclbin loaded: load one before allocating in {bank}",
+                self.label
+            )
+        })?;
+        let body = sim
+            .xclbin
+            .section(xclbin::SectionKind::MemTopology)
+            .map(|s| s.data.as_slice())
+            .unwrap_or_default();
+        let banks = xclbin::sections::parse_mem_topology(body)?;
+        match banks.iter().find(|(tag, _)| tag == bank) {
+            Some((_, size_kb)) => Ok(usize::try_from(*size_kb)? * 1024),
+            None => bail!(
+                "{}: memory bank {bank} is not in the loaded xclbin (its banks: {})",
+                self.label,
+                banks
+                    .iter()
+                    .map(|(t, _)| t.as_str())
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            ),
+        }
     }
 }
