@@ -48,7 +48,9 @@ pub fn with_dirs(mut xos: Vec<PathBuf>, dirs: &[PathBuf]) -> Result<Vec<PathBuf>
     for dir in dirs {
         let mut found = Vec::new();
         for e in std::fs::read_dir(dir).with_context(|| format!("reading {}", dir.display()))? {
-            let p = e.with_context(|| format!("reading {}", dir.display()))?.path();
+            let p = e
+                .with_context(|| format!("reading {}", dir.display()))?
+                .path();
             if p.extension().is_some_and(|x| x == "xo") {
                 found.push(p);
             }

@@ -196,5 +196,9 @@ fn a_replica_devices_finn_kernels_come_from_the_xo_directory() {
         .map(|a| a.rsplit('/').next().unwrap())
         .collect();
     names.sort();
-    assert_eq!(names, ["dma_in.xo", "finn_A__B.xo", "finn_whole.xo"], "{args}");
+    assert_eq!(
+        names,
+        ["dma_in.xo", "finn_A__B.xo", "finn_whole.xo"],
+        "{args}"
+    );
 }
