@@ -69,14 +69,14 @@ def plan_for(layers, cut_at, cut_bits):
 class StandIn:
     """FINN's IP steps replaced: keeps each kernel's model and writes a marker .xo."""
 
-    def __init__(self, fail=False):
-        self.models, self.fail = {}, fail
+    def __init__(self, scratch, fail=False):
+        self.models, self.scratch, self.fail = {}, scratch, fail
 
     def __call__(self, model, kernel, part, clk_mhz):
         if self.fail:
             return None
         self.models[kernel] = model
-        xo = os.path.join(tempfile.mkdtemp(prefix="standin_xo_"), kernel + ".xo")
+        xo = os.path.join(tempfile.mkdtemp(prefix="standin_xo_", dir=self.scratch), kernel + ".xo")
         pathlib.Path(xo).write_text(f"{kernel} {part} {clk_mhz}\n")
         return xo
 
@@ -93,7 +93,9 @@ def setup(tmp_path, monkeypatch, fail=False):
     folding = tmp_path / "fpga0.json"
     folding.write_text(json.dumps({"Defaults": {}, folded: {"PE": 1}}))
     plan = plan_for(layers, cut_at, cut_bits)
-    stand_in = StandIn(fail)
+    scratch = tmp_path / "scratch"
+    scratch.mkdir()
+    stand_in = StandIn(scratch, fail)
     monkeypatch.setattr(partition_xo, "ip_steps", stand_in)
     return model, layers, plan, folding, stand_in, cut_at, cut_bits
 
@@ -150,7 +152,7 @@ def test_a_failing_ip_step_leaves_no_directory(tmp_path, monkeypatch):
     with pytest.raises(replica_xo.UserError, match="no .xo"):
         replica_xo.build(model, str(folding), plan, "fpga0", "p", 250.0, str(out))
     assert not out.exists()
-    assert [p.name for p in tmp_path.iterdir()] == ["fpga0.json"]
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["fpga0.json", "scratch"]
 
 
 def test_a_kernel_fed_two_cut_widths_is_refused(tmp_path, monkeypatch):
