@@ -44,7 +44,10 @@ fn a_built_device_description_reads_back_byte_identical() {
 #[test]
 fn the_typed_fields_carry_what_the_file_says() {
     let d = DeviceDescription::parse("fpga0", &read("tiny_2fpga.fpga0.sim.json")).unwrap();
-    assert_eq!((d.deployment.as_str(), d.device.as_str()), ("tiny_2fpga", "fpga0"));
+    assert_eq!(
+        (d.deployment.as_str(), d.device.as_str()),
+        ("tiny_2fpga", "fpga0")
+    );
     let link = &d.links[0];
     assert!(!link.idle_tx && link.idle_rx);
     assert_eq!(link.cut, link.tx_cut);
@@ -68,10 +71,11 @@ fn a_built_kernel_json_reads_back_equal() {
 
 #[test]
 fn a_description_of_another_format_is_refused_naming_the_file() {
-    let text = read("tiny_2fpga.fpga0.sim.json").replace(
-        "auroraforge-sim-device/1",
-        "auroraforge-sim-device/0",
-    );
+    let text = read("tiny_2fpga.fpga0.sim.json")
+        .replace("auroraforge-sim-device/1", "auroraforge-sim-device/0");
     let err = DeviceDescription::parse("x.sim.json", &text).unwrap_err();
-    assert!(err.to_string().starts_with("x.sim.json: format is"), "{err}");
+    assert!(
+        err.to_string().starts_with("x.sim.json: format is"),
+        "{err}"
+    );
 }
