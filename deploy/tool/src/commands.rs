@@ -109,7 +109,7 @@ pub fn link_config_text(a: &LinkConfigArgs) -> Result<(String, Value, validate::
     })?;
     let checked = validate::check(&design, &d, &p, plan.as_ref(), fc.as_ref())?;
     let cfg = linkcfg::render_cfg(&design, &d, &p);
-    let sim = linkcfg::sim_description(&design, &checked, &d, &p);
+    let sim = serde_json::to_value(linkcfg::sim_description(&design, &checked, &d, &p))?;
     Ok((cfg, sim, checked))
 }
 

@@ -1,140 +1,12 @@
-//! Kernel descriptions (`kernel.json`, written by every kernel rule) and the FINN partition
-//! kernel the tool describes itself from the plan.
-
-use std::path::Path;
+//! The FINN partition kernel the tool describes itself from the plan. Kernel descriptions
+//! (`kernel.json`) are read through their one type, `device_desc::Kernel`.
 
 use anyhow::{Context, Result};
-use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
+pub use device_desc::{padded, Kernel, Port};
+
 use crate::plan::{CutOnCable, Plan};
-
-#[derive(Clone, Debug, Deserialize, Serialize)]
-pub struct Kernel {
-    pub name: String,
-    pub kind: String,
-    #[serde(default)]
-    pub toolchain: Option<String>,
-    #[serde(default)]
-    pub control: Option<String>,
-    #[serde(default)]
-    pub xo: Option<String>,
-    #[serde(default)]
-    pub model: Option<String>,
-    #[serde(default)]
-    pub params: Map<String, Value>,
-    pub ports: Vec<Port>,
-    /// The file it came from (for errors); empty for kernels described here.
-    #[serde(skip)]
-    pub origin: String,
-}
-
-#[derive(Clone, Debug, Deserialize, Serialize)]
-pub struct Port {
-    pub name: String,
-    pub kind: String,
-    #[serde(default)]
-    pub dir: String,
-    #[serde(default)]
-    pub width: u64,
-    #[serde(flatten)]
-    pub extra: Map<String, Value>,
-}
-
-impl Kernel {
-    pub fn load(path: &Path) -> Result<Kernel> {
-        let text = std::fs::read_to_string(path)
-            .with_context(|| format!("{}: cannot read", path.display()))?;
-        let mut k: Kernel = serde_json::from_str(&text).with_context(|| {
-            format!("{}: not a kernel description (kernel.json)", path.display())
-        })?;
-        k.origin = path.display().to_string();
-        Ok(k)
-    }
-
-    pub fn port(&self, name: &str) -> Option<&Port> {
-        self.ports.iter().find(|p| p.name == name)
-    }
-
-    /// The only port of `kind` and `dir` (e.g. a DMA's stream), or an error naming the kernel.
-    pub fn only(&self, kind: &str, dir: &str) -> Result<&Port> {
-        let found: Vec<&Port> = self
-            .ports
-            .iter()
-            .filter(|p| p.kind == kind && p.dir == dir)
-            .collect();
-        match found.as_slice() {
-            [p] => Ok(p),
-            _ => anyhow::bail!(
-                "kernel {} ({}): expected exactly one {kind} port with dir {dir}, found {}",
-                self.name,
-                self.origin,
-                found.len()
-            ),
-        }
-    }
-
-    /// The only memory-mapped master port (its `dir` varies between kernel descriptions).
-    pub fn only_m_axi(&self) -> Result<&Port> {
-        let found: Vec<&Port> = self.ports.iter().filter(|p| p.kind == "m_axi").collect();
-        match found.as_slice() {
-            [p] => Ok(p),
-            _ => anyhow::bail!(
-                "kernel {} ({}): expected exactly one m_axi port, found {}",
-                self.name,
-                self.origin,
-                found.len()
-            ),
-        }
-    }
-
-    pub fn int_param(&self, key: &str) -> Option<i64> {
-        self.params.get(key).and_then(Value::as_i64)
-    }
-
-    /// The kernel's name in v++ and XRT: an HLS kernel is its top function (`v++ -c -k
-    /// TOP`), whichever target built it (e.g. `dma_out_w16` is kernel `dma_out`).
-    pub fn vpp_name(&self) -> &str {
-        match self.params.get("top").and_then(Value::as_str) {
-            Some(top) if self.kind == "hls" => top,
-            _ => &self.name,
-        }
-    }
-}
-
-impl Port {
-    /// FINN's unpadded stream width (a FINN partition's port), else TDATA.
-    pub fn stream_bits(&self) -> u64 {
-        self.extra
-            .get("stream_bits")
-            .and_then(Value::as_u64)
-            .unwrap_or(self.width)
-    }
-
-    /// One frame on this port in bytes as the stream carries it (words padded to whole
-    /// bytes), for a FINN port whose frame size is known.
-    pub fn frame_bytes(&self) -> Option<u64> {
-        let frame = self.extra.get("frame_bits").and_then(Value::as_u64)?;
-        let words = frame / self.stream_bits().max(1);
-        Some(words * padded(self.stream_bits()) / 8)
-    }
-}
-
-/// AXI4-Stream TDATA is a whole number of bytes; FINN pads its stream interfaces the same way
-/// (finn `HWCustomOp.get_instream_width_padded`: rounded up to a multiple of 8).
-pub fn padded(bits: u64) -> u64 {
-    bits.div_ceil(8) * 8
-}
-
-pub(crate) fn port(name: &str, kind: &str, dir: &str, width: u64) -> Port {
-    Port {
-        name: name.into(),
-        kind: kind.into(),
-        dir: dir.into(),
-        width,
-        extra: Map::new(),
-    }
-}
 
 /// A FINN stream port: TDATA padded to whole bytes, `stream_bits`, FINN's unpadded
 /// stream width (elements per cycle x element bits), which tells the simulated partition
@@ -146,7 +18,7 @@ pub(crate) fn finn_stream(
     bits: u64,
     frame_bits: Option<u64>,
 ) -> Result<Port> {
-    let mut p = port(name, "axis", dir, padded(bits));
+    let mut p = Port::new(name, "axis", dir, padded(bits));
     p.extra.insert("stream_bits".into(), Value::from(bits));
     if let Some(frame) = frame_bits.filter(|&f| f > 0) {
         if bits == 0 || !frame.is_multiple_of(bits) {
@@ -181,8 +53,8 @@ pub fn finn_partition(
     };
     let layer = |name: &str| plan.layers.iter().find(|l| l.name == name);
     let mut ports = vec![
-        port("ap_clk", "clock", "in", 1),
-        port("ap_rst_n", "reset", "in", 1),
+        Port::new("ap_clk", "clock", "in", 1),
+        Port::new("ap_rst_n", "reset", "in", 1),
     ];
     let mut ins = 0;
     if plan.first_device() == Some(device) {
@@ -272,6 +144,7 @@ pub fn finn_kernel(
         model,
         params,
         ports,
+        extra: Map::new(),
         origin,
     }
 }

@@ -1,7 +1,10 @@
 //! Writes one device's v++ `--config` and its simulated device description
 //! (`auroraforge-sim-device/1`) from a validated design.
 
-use serde_json::{json, Value};
+use device_desc::device::{
+    DeviceDescription, KernelEntry, LinkCut, LinkEntry, MemoryEntry, StreamEntry,
+};
+use serde_json::Map;
 
 use crate::deployment::Deployment;
 use crate::instances::DeviceDesign;
@@ -90,32 +93,32 @@ pub fn render_cfg(d: &DeviceDesign, dep: &Deployment, platform: &Platform) -> St
     s
 }
 
+/// The simulated device description of one device (its one type: `device_desc::device`).
 pub fn sim_description(
     d: &DeviceDesign,
     checked: &Checked,
     dep: &Deployment,
     platform: &Platform,
-) -> Value {
-    let kernels: Vec<Value> = d
+) -> DeviceDescription {
+    let kernels = d
         .cus
         .iter()
-        .map(|cu| {
-            json!({
-                "cu": cu.name,
-                // as XRT names it (the .xo's kernel); `payload` is the build's kernel, e.g.
-                // kernel dma_out from target dma_out_w16
-                "kernel": cu.kernel.vpp_name(),
-                "kind": cu.kernel.kind,
-                "slr": cu.slr,
-                "control": cu.kernel.control,
-                "params": cu.kernel.params,
-                "ports": cu.kernel.ports,
-                "model": cu.kernel.model,
-                "payload": cu.kernel.name,
-            })
+        .map(|cu| KernelEntry {
+            cu: cu.name.clone(),
+            // as XRT names it (the .xo's kernel); `payload` is the build's kernel, e.g.
+            // kernel dma_out from target dma_out_w16
+            kernel: cu.kernel.vpp_name().into(),
+            kind: cu.kernel.kind.clone(),
+            slr: cu.slr.clone(),
+            control: cu.kernel.control.clone(),
+            params: cu.kernel.params.clone(),
+            ports: cu.kernel.ports.clone(),
+            model: cu.kernel.model.clone(),
+            payload: Some(cu.kernel.name.clone()),
+            extra: Map::new(),
         })
         .collect();
-    let streams: Vec<Value> = d
+    let streams = d
         .streams
         .iter()
         .zip(&checked.converters)
@@ -127,57 +130,64 @@ pub fn sim_description(
                 .and_then(|c| c.kernel.port(&s.from.port))
                 .map(|p| p.width)
                 .unwrap_or(0);
-            json!({
-                "from": s.from.to_string(),
-                "to": s.to.to_string(),
-                "width": width,
-                "depth": s.depth.unwrap_or(SIM_DEFAULT_DEPTH),
-                "converter": conv.as_ref().map(|c| json!({"from_width": c.from_width, "to_width": c.to_width})),
-            })
+            StreamEntry {
+                from: s.from.to_string(),
+                to: s.to.to_string(),
+                width: width as u32,
+                depth: s.depth.unwrap_or(SIM_DEFAULT_DEPTH),
+                converter: *conv,
+                extra: Map::new(),
+            }
         })
         .collect();
-    let memory: Vec<Value> = d
+    let memory = d
         .memory
         .iter()
-        .map(|m| json!({"cu": m.port.cu, "port": m.port.port, "bank": m.bank}))
-        .collect();
-    let links: Vec<Value> = d
-        .cables
-        .iter()
-        .map(|c| {
-            // No planned bandwidth: it follows the whole pipeline's FPS, and a device's
-            // description depends on its own plan slice only (the report has it).
-            let cut = |cut: &Option<crate::plan::Cut>| {
-                cut.as_ref().map(|c| {
-                    json!({"from_layer": c.from_layer, "to_layer": c.to_layer,
-                           "stream_bits": c.stream_bits})
-                })
-            };
-            json!({
-                "cu": c.cu,
-                "port": c.port,
-                "peer_device": c.peer.device,
-                "peer_port": c.peer.port,
-                "cable_m": c.cable_m,
-                "cut": cut(&c.tx_cut).or_else(|| cut(&c.rx_cut)),
-                "tx_cut": cut(&c.tx_cut),
-                "rx_cut": cut(&c.rx_cut),
-                "idle_tx": c.idle_tx,
-                "idle_rx": c.idle_rx,
-            })
+        .map(|m| MemoryEntry {
+            cu: m.port.cu.clone(),
+            port: m.port.port.clone(),
+            bank: m.bank.clone(),
         })
         .collect();
-    json!({
-        "format": "auroraforge-sim-device/1",
-        "deployment": dep.name,
-        "device": d.device,
-        "node": d.node,
-        "card": d.card,
-        "platform": platform.name,
-        "clock_mhz": d.clock_mhz,
-        "kernels": kernels,
-        "streams": streams,
-        "memory": memory,
-        "links": links,
-    })
+    // No planned bandwidth: it follows the whole pipeline's FPS, and a device's description
+    // depends on its own plan slice only (the report has it).
+    let cut = |cut: &Option<crate::plan::Cut>| {
+        cut.as_ref().map(|c| LinkCut {
+            from_layer: c.from_layer.clone(),
+            to_layer: c.to_layer.clone(),
+            stream_bits: c.stream_bits,
+            extra: Map::new(),
+        })
+    };
+    let links = d
+        .cables
+        .iter()
+        .map(|c| LinkEntry {
+            cu: c.cu.clone(),
+            port: c.port,
+            peer_device: c.peer.device.clone(),
+            peer_port: c.peer.port,
+            cable_m: c.cable_m,
+            cut: cut(&c.tx_cut).or_else(|| cut(&c.rx_cut)),
+            tx_cut: cut(&c.tx_cut),
+            rx_cut: cut(&c.rx_cut),
+            idle_tx: c.idle_tx,
+            idle_rx: c.idle_rx,
+            extra: Map::new(),
+        })
+        .collect();
+    DeviceDescription {
+        format: device_desc::device::FORMAT.into(),
+        deployment: dep.name.clone(),
+        device: d.device.clone(),
+        node: d.node,
+        card: d.card,
+        platform: platform.name.clone(),
+        clock_mhz: d.clock_mhz,
+        kernels,
+        streams,
+        memory,
+        links,
+        extra: Map::new(),
+    }
 }

@@ -226,8 +226,8 @@ fn segment_kernel(plan: &Plan, seg: &Segment, model: Option<String>) -> Result<K
     let (ib, iframe) = layer_bits(plan, &seg.first_layer, true)?;
     let (ob, oframe) = layer_bits(plan, &seg.last_layer, false)?;
     let ports = vec![
-        kernel::port("ap_clk", "clock", "in", 1),
-        kernel::port("ap_rst_n", "reset", "in", 1),
+        kernel::Port::new("ap_clk", "clock", "in", 1),
+        kernel::Port::new("ap_rst_n", "reset", "in", 1),
         kernel::finn_stream("s_axis_0", "in", ib, Some(iframe))?,
         kernel::finn_stream("m_axis_0", "out", ob, Some(oframe))?,
     ];

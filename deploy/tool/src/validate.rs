@@ -13,12 +13,9 @@ use crate::kernel::Port;
 use crate::plan::Plan;
 use crate::platform::Platform;
 
-/// A width converter v++ inserts on a stream (AXI4-Stream data width converter).
-#[derive(Clone, Debug, PartialEq)]
-pub struct Converter {
-    pub from_width: u64,
-    pub to_width: u64,
-}
+/// A width converter v++ inserts on a stream (AXI4-Stream data width converter), as the
+/// device description records it.
+pub use device_desc::device::Converter;
 
 #[derive(Clone, Debug, Default)]
 pub struct Checked {

@@ -16,7 +16,7 @@ use std::sync::{Arc, Mutex};
 use anyhow::{bail, Context, Result};
 use finn_exec::{DataType, Partition};
 use fpga_device::sim::finn::{FinnFactory, FinnPartition};
-use xclbin::description::PortEntry;
+use xclbin::description::Port;
 use xclbin::KernelEntry;
 
 /// How one FINN stream packs a tensor into words.
@@ -34,16 +34,12 @@ pub struct WordLayout {
 impl WordLayout {
     /// The layout of `port` (a FINN kernel's axis port: `width` padded, `stream_bits` FINN's
     /// own width) carrying frames of `values` values of `dtype`.
-    pub fn new(cu: &str, port: &PortEntry, dtype: DataType, values: usize) -> Result<WordLayout> {
+    pub fn new(cu: &str, port: &Port, dtype: DataType, values: usize) -> Result<WordLayout> {
         let bits = dtype
             .bitwidth()
             .with_context(|| format!("CU {cu}.{}: {dtype} is not an integer type", port.name))?
             as u64;
-        let stream_bits = port
-            .extra
-            .get("stream_bits")
-            .and_then(|v| v.as_u64())
-            .unwrap_or(port.width as u64);
+        let stream_bits = port.stream_bits();
         if stream_bits == 0 || !stream_bits.is_multiple_of(bits) {
             bail!(
                 "CU {cu}.{}: stream of {stream_bits} bits does not hold whole {dtype} values ({bits} bits each); rebuild the link configuration",
@@ -135,11 +131,11 @@ impl WordLayout {
 }
 
 /// The single input and output axis ports of a FINN CU.
-pub fn stream_ports(k: &KernelEntry) -> Result<(&PortEntry, &PortEntry)> {
-    let of = |dir: &str| -> Vec<&PortEntry> {
+pub fn stream_ports(k: &KernelEntry) -> Result<(&Port, &Port)> {
+    let of = |dir: &str| -> Vec<&Port> {
         k.ports
             .iter()
-            .filter(|p| p.kind == "axis" && p.dir.as_deref() == Some(dir))
+            .filter(|p| p.kind == "axis" && p.dir == dir)
             .collect()
     };
     match (of("in").as_slice(), of("out").as_slice()) {
@@ -241,7 +237,7 @@ impl FinnFactory for FinnExecFactory {
 mod tests {
     use super::*;
 
-    fn port(width: u32, stream_bits: u64) -> PortEntry {
+    fn port(width: u32, stream_bits: u64) -> Port {
         serde_json::from_value(serde_json::json!({
             "name": "s_axis_0", "kind": "axis", "dir": "in", "width": width, "stream_bits": stream_bits
         }))

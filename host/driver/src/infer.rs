@@ -188,15 +188,14 @@ fn link_roles(d: &DeviceDescription) -> Vec<LinkRoles> {
         if d.kernel(&l.cu).is_none() {
             continue;
         }
-        let flag = |k: &str| l.extra.get(k).and_then(|v| v.as_bool()).unwrap_or(false);
         let mut roles = Vec::new();
-        if !flag("idle_rx") {
+        if !l.idle_rx {
             roles.push((
                 format!("{}:{}->{}:{}", l.peer_device, l.peer_port, d.device, l.port),
                 true,
             ));
         }
-        if !flag("idle_tx") {
+        if !l.idle_tx {
             roles.push((
                 format!("{}:{}->{}:{}", d.device, l.port, l.peer_device, l.peer_port),
                 false,
@@ -373,7 +372,7 @@ fn begin_free_running(
             && !k
                 .ports
                 .iter()
-                .any(|p| p.kind == "m_axi" || (p.kind == "axis" && p.dir.as_deref() == Some("in")));
+                .any(|p| p.kind == "m_axi" || (p.kind == "axis" && p.dir == "in"));
         if aurora || source || k.kind == "finn" {
             device.begin_free_running(&k.cu)?;
         }

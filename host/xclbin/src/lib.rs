@@ -3,7 +3,6 @@
 
 pub mod archive;
 pub mod axlf;
-pub mod description;
 pub mod metadata_xml;
 pub mod pack;
 pub mod read;
@@ -11,4 +10,6 @@ pub mod sections;
 
 pub use axlf::{SectionKind, Xclbin, XclbinSection};
 pub use description::{DeviceDescription, KernelEntry};
+/// The description's one type lives in `device_desc` (written by the deploy tool).
+pub use device_desc::device as description;
 pub use read::read_xclbin;

@@ -66,7 +66,7 @@ pub fn embedded_metadata(d: &DeviceDescription, board: Option<&fpga_platform::Pl
             let (mode, port_type) = match port.kind.as_str() {
                 "m_axi" => ("master", "addressable"),
                 "axilite" => ("slave", "addressable"),
-                "axis" if port.dir.as_deref() == Some("out") => ("write_only", "stream"),
+                "axis" if port.dir == "out" => ("write_only", "stream"),
                 "axis" => ("read_only", "stream"),
                 _ => continue,
             };

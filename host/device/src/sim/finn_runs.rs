@@ -25,12 +25,12 @@ impl SimDevice {
         let input = kernel
             .ports
             .iter()
-            .find(|p| p.kind == "axis" && p.dir.as_deref() == Some("in"))
+            .find(|p| p.kind == "axis" && p.dir == "in")
             .context("FINN CU without input stream")?;
         let output = kernel
             .ports
             .iter()
-            .find(|p| p.kind == "axis" && p.dir.as_deref() == Some("out"))
+            .find(|p| p.kind == "axis" && p.dir == "out")
             .context("FINN CU without output stream")?;
         let rx = self
             .stream(&format!("{cu}.{}", input.name))

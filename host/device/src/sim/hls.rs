@@ -7,7 +7,6 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use anyhow::{bail, Context, Result};
-use serde::Deserialize;
 
 use super::stream::{Beat, StreamFifo};
 
@@ -47,19 +46,9 @@ type PortsFn = unsafe extern "C" fn() -> *const c_char;
 type RunFn = unsafe extern "C" fn(*const AfArg, u32) -> i32;
 type ErrorFn = unsafe extern "C" fn() -> *const c_char;
 
-/// A port of `af_kernel_ports()`.
-// Deliberately apart from xclbin's PortEntry: the kernel library's ABI, not the description's.
-#[derive(Debug, Clone, Deserialize, PartialEq)]
-pub struct AbiPort {
-    pub name: String,
-    pub kind: String,
-    #[serde(default)]
-    pub dir: Option<String>,
-    #[serde(default)]
-    pub width: u32,
-    #[serde(default)]
-    pub bundle: Option<String>,
-}
+/// A port of `af_kernel_ports()`: the shape of a kernel.json port (its `bundle` among the
+/// kept extra keys), so the one type reads both.
+pub use xclbin::description::Port as AbiPort;
 
 pub struct HlsLibrary {
     pub path: String,

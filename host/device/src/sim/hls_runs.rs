@@ -107,7 +107,7 @@ impl SimDevice {
         let outputs: Vec<Arc<StreamFifo>> = lib
             .ports
             .iter()
-            .filter(|p| p.kind == "axis" && p.dir.as_deref() == Some("out"))
+            .filter(|p| p.kind == "axis" && p.dir == "out")
             .filter_map(|p| self.streams.get(&format!("{cu}.{}", p.name)).cloned())
             .collect();
         // A new run of this CU: its output streams carry words again after the last run's end.
@@ -151,7 +151,7 @@ impl SimDevice {
             Some(SimCu::Hls { lib, .. }) => lib
                 .ports
                 .iter()
-                .filter(|p| p.kind == "axis" && p.dir.as_deref() == Some("in"))
+                .filter(|p| p.kind == "axis" && p.dir == "in")
                 .count(),
             _ => 0,
         };
@@ -171,7 +171,7 @@ impl SimDevice {
         let stream_of = |dir: &str| -> Vec<Arc<StreamFifo>> {
             lib.ports
                 .iter()
-                .filter(|p| p.kind == "axis" && p.dir.as_deref() == Some(dir))
+                .filter(|p| p.kind == "axis" && p.dir == dir)
                 .filter_map(|p| self.streams.get(&format!("{cu}.{}", p.name)).cloned())
                 .collect()
         };

@@ -119,9 +119,9 @@ impl SimDevice {
 /// The width converter the link configuration records on a stream (`converter`:
 /// `{from_width, to_width}` in bits), if any.
 fn converter_widths(s: &xclbin::description::StreamEntry) -> Option<(u32, u32)> {
-    let c = s.converter.as_ref()?;
-    let bits = |k: &str| c.get(k).and_then(|v| v.as_u64()).map(|v| v as u32);
-    match (bits("from_width"), bits("to_width")) {
+    let c = s.converter?;
+    let bits = |w: u64| u32::try_from(w).ok();
+    match (bits(c.from_width), bits(c.to_width)) {
         (Some(a), Some(b)) if a != b => Some((a, b)),
         _ => None,
     }

@@ -79,7 +79,7 @@ pub(super) fn open(
         let w = d
             .kernel(&send)
             .and_then(|k| k.ports.iter().find(|p| p.name == "data_output"))
-            .map_or(64, |p| (p.width / 8).max(1) as u64);
+            .map_or(64, |p| (p.width / 8).max(1));
         width = width.max(w);
         // Buffers of the largest message, in the banks the link configuration names.
         let send_buf = device.alloc(&bank(d, &send)?, max_size as usize)?;

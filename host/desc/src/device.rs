@@ -1,8 +1,12 @@
-//! The simulated device description (`auroraforge-sim-device/1`), written by the deploy tool
-//! and carried in USER_METADATA. Unknown fields are kept so a read-back equals the input.
+//! The simulated device description (`auroraforge-sim-device/1`, `<dev>.sim.json`), written
+//! by the deploy tool (deploy/tool/src/linkcfg.rs) and carried in the xclbin's USER_METADATA.
+//! Unknown fields are kept so a read-back equals the input. Every field is written, absent
+//! values as `null` (what the writer has always written, so its outputs stay byte-identical).
 
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
+
+pub use crate::kernel::Port;
 
 pub const FORMAT: &str = "auroraforge-sim-device/1";
 
@@ -34,16 +38,18 @@ pub struct KernelEntry {
     pub cu: String,
     pub kernel: String,
     pub kind: String,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(default)]
     pub slr: Option<String>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(default)]
     pub control: Option<String>,
     #[serde(default)]
     pub params: Map<String, Value>,
+    /// The kernel.json's ports as they are.
     #[serde(default)]
-    pub ports: Vec<PortEntry>,
+    pub ports: Vec<Port>,
     #[serde(default)]
     pub model: Option<String>,
+    /// The build's kernel (its kernel.json `name`; `kernel` is the name in v++ and XRT).
     #[serde(default)]
     pub payload: Option<String>,
     #[serde(flatten)]
@@ -129,18 +135,6 @@ impl KernelEntry {
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct PortEntry {
-    pub name: String,
-    pub kind: String,
-    #[serde(default)]
-    pub dir: Option<String>,
-    #[serde(default)]
-    pub width: u32,
-    #[serde(flatten)]
-    pub extra: Map<String, Value>,
-}
-
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct StreamEntry {
     pub from: String,
     pub to: String,
@@ -148,10 +142,19 @@ pub struct StreamEntry {
     pub width: u32,
     #[serde(default)]
     pub depth: u32,
+    /// The width converter v++ puts on a stream joining ports of different widths.
     #[serde(default)]
-    pub converter: Option<Value>,
+    pub converter: Option<Converter>,
     #[serde(flatten)]
     pub extra: Map<String, Value>,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Converter {
+    /// Bits of the producer's port.
+    pub from_width: u64,
+    /// Bits of the consumer's port.
+    pub to_width: u64,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -169,8 +172,31 @@ pub struct LinkEntry {
     pub peer_port: u32,
     #[serde(default)]
     pub cable_m: f64,
+    /// The partition cut the link carries (its TX cut, else its RX cut).
     #[serde(default)]
-    pub cut: Option<Value>,
+    pub cut: Option<LinkCut>,
+    /// The cut this end sends, if any.
+    #[serde(default)]
+    pub tx_cut: Option<LinkCut>,
+    /// The cut this end receives, if any.
+    #[serde(default)]
+    pub rx_cut: Option<LinkCut>,
+    /// This device sends nothing on the cable (its tx_axis stays open).
+    #[serde(default)]
+    pub idle_tx: bool,
+    /// This device reads nothing from the cable.
+    #[serde(default)]
+    pub idle_rx: bool,
+    #[serde(flatten)]
+    pub extra: Map<String, Value>,
+}
+
+/// A FINN partition cut on a cable: the layers either side and the stream's width.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct LinkCut {
+    pub from_layer: String,
+    pub to_layer: String,
+    pub stream_bits: u64,
     #[serde(flatten)]
     pub extra: Map<String, Value>,
 }
