@@ -14,12 +14,24 @@ Python execution on seeded random frames), then `finn-exec check` against it; `f
 """
 
 load("//rules/toolchains:finn.bzl", "FinnToolchainInfo")
-load("//rules/toolchains:fpga.bzl", "FpgaToolchainInfo")
+load("//rules/toolchains:fpga.bzl", "FpgaToolchainInfo", "fpga_platform")
 
 _FINN_TOOLCHAIN = attrs.default_only(attrs.toolchain_dep(
     default = "toolchains//:finn",
     providers = [FinnToolchainInfo],
 ))
+
+_FPGA_TOOLCHAIN = attrs.default_only(attrs.toolchain_dep(
+    default = "toolchains//:fpga",
+    providers = [FpgaToolchainInfo],
+))
+
+# The board whose part FINN's steps and estimates are for: a file of toolchains/fpga_platforms/.
+_PLATFORM_ATTR = attrs.string(default = "", doc = "the board (a file of toolchains/fpga_platforms/) whose `part` FINN gets (--fpga-part); \"\": the FPGA toolchain's default")
+
+def _fpga_part(ctx: AnalysisContext) -> str:
+    """The part of the target's board, from its platform file (FINN's `fpga_part`)."""
+    return fpga_platform(ctx.attrs._fpga[FpgaToolchainInfo], ctx.label, ctx.attrs.platform).part
 
 FinnModelInfo = provider(
     doc = "`model`: Artifact, an ONNX model.",
@@ -165,8 +177,8 @@ def _finn_steps_impl(ctx: AnalysisContext) -> list[Provider]:
             out.as_output(),
             "--clk-ns",
             str(ctx.attrs.clk_ns),
-            "--board",
-            ctx.attrs.board,
+            "--fpga-part",
+            _fpga_part(ctx),
         ]
         if ctx.attrs.target_fps:
             args += ["--target-fps", str(ctx.attrs.target_fps)]
@@ -195,14 +207,15 @@ def _finn_steps_impl(ctx: AnalysisContext) -> list[Provider]:
 finn_steps = rule(
     impl = _finn_steps_impl,
     attrs = {
-        "board": attrs.string(default = "U280"),
         "clk_ns": attrs.string(default = "4.0"),
         "folding": attrs.option(attrs.source(), default = None),
         "model": attrs.dep(providers = [FinnModelInfo]),
+        "platform": _PLATFORM_ATTR,
         "specialize": attrs.option(attrs.source(), default = None),
         "steps": attrs.list(attrs.string()),
         "target_fps": attrs.int(default = 0),
         "_finn": _FINN_TOOLCHAIN,
+        "_fpga": _FPGA_TOOLCHAIN,
     },
     doc = "FINN build steps, each its own action on the previous step's model; " +
           "`:name[step]` is the model after `step` (plus the reports for " +
@@ -224,6 +237,8 @@ def _finn_estimates_impl(ctx: AnalysisContext) -> list[Provider]:
             out.as_output(),
             "--clk-ns",
             ctx.attrs.clk_ns,
+            "--fpga-part",
+            _fpga_part(ctx),
         ]),
         "finn_estimates",
     )
@@ -234,9 +249,13 @@ finn_estimates = rule(
     attrs = {
         "clk_ns": attrs.string(default = "4.0"),
         "flow": attrs.dep(providers = [FinnModelInfo]),
+        "platform": _PLATFORM_ATTR,
         "_finn": _FINN_TOOLCHAIN,
+        "_fpga": _FPGA_TOOLCHAIN,
     },
-    doc = "Per-layer cycles and resources (FINN's estimates) and the HW graph as one JSON.",
+    doc = "Per-layer cycles and resources (FINN's estimates for the board's part) and the " +
+          "HW graph as one JSON. The U280 and U55C deployments share them: FINN's estimates " +
+          "for the XCU280 and XCU55C parts are equal (//finn:partition_correctness).",
 )
 
 def _finn_partition_impl(ctx: AnalysisContext) -> list[Provider]:
@@ -304,10 +323,7 @@ finn_partition = rule(
         "replicas": attrs.option(attrs.string(), default = None, doc = "copies of the pipeline: \"auto\" or a count (throughput objective; unset = one copy)"),
         "topology": attrs.source(),
         "_finn": _FINN_TOOLCHAIN,
-        "_fpga": attrs.default_only(attrs.toolchain_dep(
-            default = "toolchains//:fpga",
-            providers = [FpgaToolchainInfo],
-        )),
+        "_fpga": _FPGA_TOOLCHAIN,
     },
     doc = "The MIP partitioner on `estimates` for the devices (JSON budgets, or a board's " +
           "`platform` whose file gives them) and topology " +

@@ -2,8 +2,10 @@
 place) becomes a kernel of the link step:
 
 ```text
-  vitis  `v++ -c -t hw --platform P -k TOP -o NAME.xo SRC` (HLS inside v++), one local-only,
-         cache-uploadable action; Vitis's own ap_int.h / hls_stream.h are used.
+  vitis  `v++ -c -t hw --platform P -k TOP -o BOARD_ID/NAME.xo SRC` (HLS inside v++) for every
+         board P the kernel is for (`platforms`; default every file of
+         toolchains/fpga_platforms/), one local-only, cache-uploadable action each, built only
+         when a link on that board takes it; Vitis's own ap_int.h / hls_stream.h are used.
   sim    the SAME source compiled by the toolchain's C++ compiler against AMD's HLS
          arbitrary-precision headers (ap_int.h, ap_fixed.h, ...; the toolchain's
          hls_vendor_headers, -isystem) and hw/hls/include (this project's hls_stream.h,
@@ -19,8 +21,9 @@ the compiled C++ types, and //hw/hls:ports_match checks the two agree.
 `hls_kernel` under `sim` runs `hls_csim_library`: `tools["cxx"] -std=c++17 -O2 -fPIC -shared`
 of the same source (`-include src`) plus a generated shim (`[shim]` sub-target) against
 `hw/hls/include` and AMD's headers, into `lib<name>.so` exporting the C ABI of `hw/hls/include/af_sim_abi.h`;
-under `vitis` it runs `vpp_compile` (`v++ -c -t hw --platform <platform> -k <top> -o
-<name>.xo <src>`, local-only, cache-uploadable). The toolchain's `version` is an input of
+under `vitis` it runs `vpp_compile` per board (`v++ -c -t hw --platform <platform> -k <top> -o
+<board_id>/<name>.xo <src>`, local-only, cache-uploadable; sub-target `[xo_<board_id>]`), and
+the link takes its own board's (`KernelInfo.xos`; a board outside `platforms` is refused there). The toolchain's `version` is an input of
 both. Bad `ports` fail analysis naming the target, the entry and the fix; a kind that does
 not match the C++ parameter type, or a missing argument, fails the sim compile. The
 kernel's `KernelInfo` has `kind = "hls"`, `params = {top, defines, args}` and
@@ -29,7 +32,7 @@ with action `hls_test_binary` and runs it as `prog [VECTORS] args... NAME=<lib.s
 a `generator` writes VECTORS in action `hls_test_vectors` (sim toolchain only).
 """
 
-load("//rules/toolchains:fpga.bzl", "FpgaToolchainInfo")
+load("//rules/toolchains:fpga.bzl", "FpgaToolchainInfo", "fpga_platform")
 load("//rules/toolchains:python.bzl", "PythonToolchainInfo")
 load(":kernel.bzl", "KernelInfo", "kernel_description")
 
@@ -204,6 +207,47 @@ def _sim_header_flags(ctx: AnalysisContext, tc) -> cmd_args:
         cmd_args(tc.hls_vendor_headers, format = "-ffile-prefix-map={}=hls_types"),
     )
 
+def _boards(ctx: AnalysisContext, tc) -> list:
+    """The boards the kernel is built for: its `platforms`, each checked against the platform
+    files; none listed: every board of toolchains/fpga_platforms/."""
+    names = ctx.attrs.platforms or sorted(tc.platforms)
+    return [fpga_platform(tc, ctx.label, n) for n in names]
+
+def _vpp_compile(ctx: AnalysisContext, tc, plat) -> Artifact:
+    """`v++ -c -t hw --platform <plat> -k <top> -o <board_id>/<name>.xo <src>`: the .xo of one
+    board (the file keeps the kernel's name, which `deploy-tool vpp-link` matches)."""
+    name = ctx.label.name
+    xo = ctx.actions.declare_output("{}/{}.xo".format(plat.board_id, name))
+    work = ctx.actions.declare_output("vpp_work_" + plat.board_id, dir = True)
+    ctx.actions.run(
+        cmd_args(
+            tc.tools["vpp"],
+            "-c",
+            "-t",
+            "hw",
+            "--platform",
+            plat.name,
+            "-k",
+            ctx.attrs.top,
+            # Vitis's own HLS headers: this project's set is for C simulation only
+            _include_flags(ctx, False),
+            _define_flags(ctx.attrs.defines),
+            cmd_args(work.as_output(), format = "--temp_dir={}/tmp"),
+            cmd_args(work.as_output(), format = "--log_dir={}/log"),
+            cmd_args(work.as_output(), format = "--report_dir={}/report"),
+            "-o",
+            xo.as_output(),
+            ctx.attrs.src,
+            hidden = [tc.version] + ctx.attrs.hdrs,
+        ),
+        category = "vpp_compile",
+        identifier = plat.board_id,
+        # v++ needs a licence and an install: here or on a worker offering fpga-tools=vitis
+        # (docs/guide.md, "Remote execution"); its .xo is shared through the cache.
+        allow_cache_upload = True,
+    )
+    return xo
+
 def _hls_kernel_impl(ctx: AnalysisContext) -> list[Provider]:
     tc = ctx.attrs._fpga[FpgaToolchainInfo]
     args = _check_args(ctx)
@@ -217,38 +261,18 @@ def _hls_kernel_impl(ctx: AnalysisContext) -> list[Provider]:
     }
 
     shim = ctx.actions.write(name + "_shim.cpp", _shim_source(ctx, args))
+    boards = _boards(ctx, tc)
+    xos = {}
     xo = None
     model = None
     if tc.kind == "vitis":
-        xo = ctx.actions.declare_output(name + ".xo")
-        work = ctx.actions.declare_output("vpp_work", dir = True)
-        ctx.actions.run(
-            cmd_args(
-                tc.tools["vpp"],
-                "-c",
-                "-t",
-                "hw",
-                "--platform",
-                tc.platform,
-                "-k",
-                ctx.attrs.top,
-                # Vitis's own HLS headers: this project's set is for C simulation only
-                _include_flags(ctx, False),
-                _define_flags(ctx.attrs.defines),
-                cmd_args(work.as_output(), format = "--temp_dir={}/tmp"),
-                cmd_args(work.as_output(), format = "--log_dir={}/log"),
-                cmd_args(work.as_output(), format = "--report_dir={}/report"),
-                "-o",
-                xo.as_output(),
-                ctx.attrs.src,
-                hidden = [tc.version] + ctx.attrs.hdrs,
-            ),
-            category = "vpp_compile",
-            # v++ needs a licence and an install: here or on a worker offering fpga-tools=vitis
-            # (docs/guide.md, "Remote execution"); its .xo is shared through the cache.
-            allow_cache_upload = True,
-        )
-        main = xo
+        # One .xo per board: v++ -c compiles for a platform's part, and the link step takes
+        # the one of its own board (rules/vitis_link.bzl). Actions are lazy: only the boards
+        # a build links are compiled.
+        for plat in boards:
+            xos[plat.name] = _vpp_compile(ctx, tc, plat)
+        xo = xos.get(tc.platform)
+        main = xo or xos[boards[0].name]
     else:
         if "cxx" not in tc.tools:
             fail("{}: the `{}` FPGA toolchain has no C++ compiler (tools[\"cxx\"])".format(ctx.label, tc.kind))
@@ -278,6 +302,8 @@ def _hls_kernel_impl(ctx: AnalysisContext) -> list[Provider]:
         )
         main = model
 
+    # kernel.json names no .xo: a link reads the description, and naming one board's .xo
+    # there would make every board's link build it
     info = {
         "control": ctx.attrs.control,
         "kind": "hls",
@@ -286,17 +312,18 @@ def _hls_kernel_impl(ctx: AnalysisContext) -> list[Provider]:
         "params": params,
         "ports": ports,
         "toolchain": tc.kind,
-        "xo": xo,
+        "xo": None,
     }
     description = kernel_description(ctx, info)
+    sub_targets = {
+        "description": [DefaultInfo(default_output = description)],
+        "shim": [DefaultInfo(default_output = shim)],
+    }
+    for plat in boards:
+        if plat.name in xos:
+            sub_targets["xo_" + plat.board_id] = [DefaultInfo(default_output = xos[plat.name])]
     return [
-        DefaultInfo(
-            default_output = main,
-            sub_targets = {
-                "description": [DefaultInfo(default_output = description)],
-                "shim": [DefaultInfo(default_output = shim)],
-            },
-        ),
+        DefaultInfo(default_output = main, sub_targets = sub_targets),
         KernelInfo(
             control = ctx.attrs.control,
             description = description,
@@ -304,9 +331,11 @@ def _hls_kernel_impl(ctx: AnalysisContext) -> list[Provider]:
             model = model,
             name = name,
             params = params,
+            platforms = [plat.name for plat in boards],
             ports = ports,
             toolchain = tc.kind,
             xo = xo,
+            xos = xos,
         ),
     ]
 
@@ -320,6 +349,12 @@ hls_kernel = rule(
         "control": attrs.enum(["ap_ctrl_chain", "ap_ctrl_hs", "ap_ctrl_none"], default = "ap_ctrl_chain"),
         "defines": attrs.dict(attrs.string(), attrs.string(), default = {}, doc = "-D macros for both toolchains"),
         "hdrs": attrs.list(attrs.source(), default = [], doc = "the kernel's own headers (their dirs become -I)"),
+        "platforms": attrs.list(
+            attrs.string(),
+            default = [],
+            doc = "the boards (files of toolchains/fpga_platforms/) the kernel is built for, one " +
+                  ".xo each under vitis; a link on another board refuses it. []: every board",
+        ),
         "ports": attrs.list(
             attrs.dict(attrs.string(), attrs.any()),
             doc = "one dict per argument of `top`, in signature order: name, kind (m_axi | axis | " +

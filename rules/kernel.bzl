@@ -11,7 +11,10 @@ KernelInfo = provider(
           "(axis | m_axi | axilite | clock | diff_clock | reset | gt), dir (in | out | inout), " +
           "width (bits), bundle?, tlast?, tkeep?}; `params`: dict of parameters; `control`: " +
           "XRT control protocol (ap_ctrl_none | ap_ctrl_hs | ap_ctrl_chain); `description`: " +
-          "Artifact, kernel.json with all of the above (what the link tool reads).",
+          "Artifact, kernel.json with all of the above (what the link tool reads); `platforms`: " +
+          "the boards (platform names) the kernel is built for, None where its `params.part` " +
+          "says (AuroraFlow); `xos`: vitis, platform name -> that board's .xo (HLS kernels: one " +
+          "per board, the link takes its own board's), {} where `xo` is the only one.",
     fields = {
         "control": provider_field(str),
         "description": provider_field(Artifact),
@@ -20,9 +23,11 @@ KernelInfo = provider(
         "model": provider_field(Artifact | None, default = None),
         "name": provider_field(str),
         "params": provider_field(dict),
+        "platforms": provider_field(list | None, default = None),
         "ports": provider_field(list),
         "toolchain": provider_field(str),
         "xo": provider_field(Artifact | None, default = None),
+        "xos": provider_field(dict, default = {}),
     },
 )
 

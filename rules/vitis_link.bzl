@@ -152,8 +152,13 @@ def _vitis_link_impl(ctx: AnalysisContext) -> list[Provider]:
         # One board per link: a kernel packaged for another board's part is refused here.
         if k.params.get("part", plat.part) != plat.part:
             fail("{}: kernel `{}` is packaged for part {}, but this link's board {} is {}; list the kernels packaged for it (e.g. //hw/aurora_flow:aurora_flow_<port>_{})".format(ctx.label, k.name, k.params["part"], plat.name, plat.part, plat.board_id))
+        if k.platforms != None and plat.name not in k.platforms:
+            fail("{}: kernel `{}` is built for {} only, not for this link's board {}; add it to the kernel's `platforms`".format(ctx.label, k.name, ", ".join(k.platforms), plat.name))
     descriptions = [k.description for k in kernels]
-    xos = [k.xo for k in kernels if k.xo != None]
+
+    # An HLS kernel's .xo for this board (one per board, `xos`); other kernels have one .xo.
+    xos = [k.xos[plat.name] if k.xos else k.xo for k in kernels]
+    xos = [xo for xo in xos if xo != None]
 
     plan = None
     finn_model = None

@@ -1,13 +1,14 @@
 #!/usr/bin/env python3
 """Export a FINN HW dataflow graph with per-layer estimates as one JSON file.
 
-    export_estimates.py --in model.onnx --out estimates.json [--clk-ns 4.0] [--fpga-part P]
+    export_estimates.py --in model.onnx --out estimates.json --fpga-part P [--clk-ns 4.0]
 
 For every HW layer: its op type, its predecessors in the dataflow graph, every node
 attribute (the partitioner re-evaluates FINN's estimate formulas from them for
 other foldings), stream widths, output bits per frame, and FINN's own cycle and
 resource estimates for the current folding. The "network" entry repeats FINN's
-network-level figures (max cycles, FPS at the clock, latency).
+network-level figures (max cycles, FPS at the clock, latency). The part is the board's, the
+`part` of its toolchains/fpga_platforms file (the finn_estimates rule passes it).
 """
 
 import argparse
@@ -17,9 +18,6 @@ import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import finn_env  # noqa: E402
-
-U280_PART = "xcu280-fsvh2892-2L-e"
-
 
 def export(model_path, clk_ns, fpga_part):
     import numpy as np
@@ -90,7 +88,8 @@ def main(argv=None):
     ap.add_argument("--in", dest="inp", required=True)
     ap.add_argument("--out", required=True)
     ap.add_argument("--clk-ns", type=float, default=4.0)
-    ap.add_argument("--fpga-part", default=U280_PART)
+    ap.add_argument("--fpga-part", required=True,
+                    help="the board's part: `part` of its toolchains/fpga_platforms file")
     a = ap.parse_args(argv)
     finn_env.setup()
     data = export(a.inp, a.clk_ns, a.fpga_part)

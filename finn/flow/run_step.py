@@ -3,7 +3,7 @@
 
     run_step.py --step NAME --in model.onnx --out model.onnx
                 [--folding cfg.json] [--report-dir DIR] [--target-fps N]
-                [--clk-ns 4.0] [--board U280]
+                --fpga-part P [--clk-ns 4.0] [--board B]
 
 Each step is a separate process so a build graph can cache every step's model on
 its own: a changed folding config re-runs only the steps that consume it.
@@ -247,6 +247,9 @@ def make_cfg(args, out_dir, folding_file, spec_file=None):
         output_dir=str(out_dir),
         synth_clk_period_ns=args.clk_ns,
         generate_outputs=[DataflowOutputType.ESTIMATE_REPORTS],
+        # the board's part (its toolchains/fpga_platforms file, through the finn_steps rule);
+        # FINN's board name only for its synthesis steps, which this project runs elsewhere
+        fpga_part=args.fpga_part,
         board=args.board,
         shell_flow_type=ShellFlowType.VITIS_ALVEO,
         target_fps=args.target_fps,
@@ -310,7 +313,9 @@ def main(argv=None):
     ap.add_argument("--report-dir", help="copy FINN's report/ directory here")
     ap.add_argument("--target-fps", type=int, default=None)
     ap.add_argument("--clk-ns", type=float, default=4.0)
-    ap.add_argument("--board", default="U280")
+    ap.add_argument("--fpga-part", required=True,
+                    help="the board's part: `part` of its toolchains/fpga_platforms file")
+    ap.add_argument("--board", default=None, help="FINN's board name (its synthesis steps only)")
     ap.add_argument("--mvau-wwidth-max", type=int, default=36)
     ap.add_argument("--keep", action="store_true", help="keep the scratch build directory")
     args = ap.parse_args(argv)

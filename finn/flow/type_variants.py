@@ -2,7 +2,7 @@
 """FINN's own resource estimates of every MVAU/VVAU of an estimates JSON with each
 weight memory (`ram_style`) and multiplier resource (`resType`) the partitioner may choose.
 
-    type_variants.py --estimates E.json [--estimates E2.json ...] --out variants.json
+    type_variants.py --estimates E.json [--estimates E2.json ...] --fpga-part P --out variants.json
 
 Each layer is rebuilt as a standalone node from its exported attributes with one attribute
 changed, and priced by finn-plus 1.6.1's `node_res_estimation` (the methods
@@ -19,9 +19,6 @@ import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import finn_env  # noqa: E402
-
-U280_PART = "xcu280-fsvh2892-2L-e"
-
 
 def variants(layer):
     """(ram_style, resType) pairs the partitioner offers for this layer (folding.rs)."""
@@ -56,7 +53,8 @@ def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--estimates", action="append", required=True)
     ap.add_argument("--out", required=True)
-    ap.add_argument("--fpga-part", default=U280_PART)
+    ap.add_argument("--fpga-part", required=True,
+                    help="the board's part: `part` of its toolchains/fpga_platforms file")
     a = ap.parse_args(argv)
     finn_env.setup()
     cases = []

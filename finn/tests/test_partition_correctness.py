@@ -5,7 +5,9 @@ FINN's own estimate report; the partitioner's figures and the per-device partiti
 models are checked against them.
 
 Run: .venv/finn/bin/python -m pytest finn/tests
-Environment: FINN_PARTITION_BIN = the finn-partition binary (default: cargo run).
+Environment: FINN_PARTITION_BIN = the finn-partition binary (default: cargo run);
+U280_PLATFORM / U55C_PLATFORM = the boards' platform files (default: toolchains/fpga_platforms),
+whose `part` FINN is given.
 """
 
 import json
@@ -14,6 +16,7 @@ import pathlib
 import subprocess
 import sys
 import tempfile
+import tomllib
 
 import numpy as np
 import pytest
@@ -31,6 +34,17 @@ import steps  # noqa: E402
 
 STEPS = steps.finn_step_names(steps.FRONT_END_STEPS)
 
+
+def board_part(env, name):
+    """The `part` of a board's platform file (the one source the rules pass FINN too)."""
+    default = os.path.join(ROOT, "toolchains", "fpga_platforms", name + ".toml")
+    with open(os.environ.get(env, default), "rb") as f:
+        return tomllib.load(f)["part"]
+
+
+U280_PART = board_part("U280_PLATFORM", "xilinx_u280_gen3x16_xdma_1_202211_1")
+U55C_PART = board_part("U55C_PLATFORM", "xilinx_u55c_gen3x16_xdma_3_202210_1")
+
 SMALL_DEVICES = {"devices": [
     {"name": f"fpga{i}", "clk_mhz": clk, "ports": 2, "reserve_link_kernels": False,
      "total": {"LUT": 6000, "FF": 1e6, "BRAM_18K": 24, "URAM": 10, "DSP": 80}}
@@ -45,8 +59,9 @@ def partitioner(args):
     return subprocess.run(cmd + args, cwd=ROOT, capture_output=True, text=True)
 
 
-def step(name, inp, out, *extra):
-    rc = run_step.main(["--step", name, "--in", str(inp), "--out", str(out), *extra])
+def step(name, inp, out, *extra, part=U280_PART):
+    rc = run_step.main(["--step", name, "--in", str(inp), "--out", str(out),
+                        "--fpga-part", part, *extra])
     assert rc == 0, f"step {name} failed"
     return out
 
@@ -72,7 +87,7 @@ def build_flow(d):
     for s in STEPS:
         prev = step(s, prev, d / f"{s}.onnx", "--target-fps", "100000")
     est = d / "estimates.json"
-    export_estimates.main(["--in", str(prev), "--out", str(est)])
+    export_estimates.main(["--in", str(prev), "--out", str(est), "--fpga-part", U280_PART])
     return d, prev, est
 
 
@@ -143,7 +158,7 @@ def test_chosen_folding_matches_finn_estimate_report(flow):
     folded = step("apply_folding_config", model, d / "folded_check.onnx",
                   "--folding", str(merged_folding(folds, d / "fold_check.json")))
     rep = d / "check_est.json"
-    export_estimates.main(["--in", str(folded), "--out", str(rep)])
+    export_estimates.main(["--in", str(folded), "--out", str(rep), "--fpga-part", U280_PART])
     finn = {layer["name"]: layer for layer in json.loads(rep.read_text())["layers"]}
     changed = 0
     for layer in plan["layers"]:
@@ -157,11 +172,33 @@ def test_chosen_folding_matches_finn_estimate_report(flow):
     assert changed > 0, "the throughput objective changed no folding"
 
 
+def test_estimates_are_the_same_for_the_u280_and_u55c_parts(flow, tmp_path):
+    """The U280 and U55C deployments share one set of FINN estimates: the steps that take the
+    part (specialize_layers onwards) and FINN's estimate export, run again for the XCU55C
+    part from the U55C's platform file, give every layer the cycles and resources they give
+    for the XCU280 (both UltraScale+ fabric: the same DSP48E2 and memory primitives)."""
+    d, _, est = flow
+    assert U280_PART != U55C_PART
+    start = STEPS.index("specialize_layers")
+    prev = d / f"{STEPS[start - 1]}.onnx"
+    for s in STEPS[start:]:
+        prev = step(s, prev, tmp_path / f"{s}.onnx", "--target-fps", "100000", part=U55C_PART)
+    u55c = tmp_path / "estimates_u55c.json"
+    export_estimates.main(["--in", str(prev), "--out", str(u55c), "--fpga-part", U55C_PART])
+    a, b = json.loads(est.read_text()), json.loads(u55c.read_text())
+    assert (a["fpga_part"], b["fpga_part"]) == (U280_PART, U55C_PART)
+    assert [x["name"] for x in a["layers"]] == [x["name"] for x in b["layers"]]
+    for x, y in zip(a["layers"], b["layers"]):
+        assert (x["cycles"], x["res"], x["attrs"]) == (y["cycles"], y["res"], y["attrs"]), x["name"]
+    assert a["network"] == b["network"]
+
+
 # ---------------------------------------------------------------------------
 # Bad input: a clear error naming the file and the cause, exit 3, no output left.
 
 def run_cli(script, *args):
-    return subprocess.run([sys.executable, os.path.join(ROOT, "finn", "flow", script), *args],
+    return subprocess.run([sys.executable, os.path.join(ROOT, "finn", "flow", script), *args,
+                           "--fpga-part", U280_PART],
                           capture_output=True, text=True)
 
 

@@ -2,7 +2,7 @@
 //! its link config, and one number changed in a scratch copy of the U280 file reaches every
 //! consumer through the real tools' code: an SLR's DSPs the partitioner's devices, the
 //! partition plan and the report; a GT quad the link config; a QSFP port's number the
-//! packaged link kernel and the rules' Starlark module.
+//! packaged link kernel and the rules' Starlark module; a bank's base address the xclbin.
 
 mod common;
 
@@ -219,4 +219,94 @@ fn a_qsfp_port_reaches_the_packaged_kernel_and_the_rules() {
     assert!(package(dir.path(), &platform_file(U280), 1).is_ok());
     let all = fpga_platform::load_dir(file.parent().unwrap()).unwrap();
     assert!(fpga_platform::starlark_module(&all).contains("\"qsfp_ports\": [0, 3],"));
+}
+
+/// (tag, size in KiB, base address) of each bank of an xclbin's MEM_TOPOLOGY, read from XRT's
+/// `struct mem_topology` layout (xclbin.h: an i32 count, 4 bytes padding, then 40-byte
+/// `mem_data`: type, used, 6 bytes padding, size in KiB, base address, a 16-byte tag).
+fn mem_topology(bytes: &[u8]) -> Vec<(String, u64, u64)> {
+    let x = xclbin::axlf::Xclbin::from_bytes("x.xclbin", bytes).unwrap();
+    let body = &x
+        .section(xclbin::axlf::SectionKind::MemTopology)
+        .unwrap()
+        .data;
+    let count = i32::from_le_bytes(body[0..4].try_into().unwrap()) as usize;
+    (0..count)
+        .map(|i| {
+            let e = &body[8 + i * 40..8 + (i + 1) * 40];
+            let word = |o: usize| u64::from_le_bytes(e[o..o + 8].try_into().unwrap());
+            let tag = String::from_utf8_lossy(&e[24..40])
+                .trim_end_matches('\0')
+                .to_string();
+            (tag, word(8), word(16))
+        })
+        .collect()
+}
+
+/// fpga0 of a description using `HBM[3]` and `DDR[1]`, packed by xclbin-pack's library for
+/// the board of `file`.
+fn pack_on(dir: &Path, file: &Path) -> Vec<(String, u64, u64)> {
+    let desc = serde_json::json!({
+        "format": "auroraforge-sim-device/1", "deployment": "t", "device": "fpga0",
+        "platform": U280, "clock_mhz": 250,
+        "kernels": [{"cu": "dma_in_0", "kernel": "dma_in", "kind": "finn",
+            "control": "ap_ctrl_chain",
+            "params": {"args": [
+                {"index": 0, "kind": "memory", "name": "mem", "offset": 16, "port": "m_axi_gmem",
+                 "size": 8, "width": 512}]},
+            "ports": [{"name": "m_axi_gmem", "kind": "m_axi", "dir": "inout", "width": 512,
+                       "bundle": "gmem"}],
+            "model": null, "payload": null}],
+        "streams": [],
+        "memory": [{"cu": "dma_in_0", "port": "m_axi_gmem", "bank": "HBM[3]"},
+                   {"cu": "dma_in_0", "port": "m_axi_gmem", "bank": "DDR[1]"}],
+        "links": []
+    });
+    let path = common::write(dir, "fpga0.json", &desc.to_string());
+    let x = xclbin::pack::build(&xclbin::pack::PackInput {
+        description_path: path,
+        payloads: vec![],
+        platform: U280.into(),
+        platform_desc: file.to_path_buf(),
+    })
+    .unwrap();
+    mem_topology(&x.to_bytes().unwrap())
+}
+
+/// The banks' base addresses come from the file's `[bank_base]`: as is, HBM[3] lies where
+/// PG276's 4H address map puts pseudo-channel 3 (AXI port bits 31:28: 3 << 28) and DDR[1] one
+/// 16 GB DIMM (DS963) above DDR[0]; the DDR base changed in a scratch copy moves DDR[1] and
+/// nothing else.
+#[test]
+fn a_banks_base_address_reaches_the_xclbin() {
+    let dir = tempfile::tempdir().unwrap();
+    let gib = 1u64 << 30;
+    let before = pack_on(dir.path(), &platform_file(U280));
+    assert_eq!(
+        before,
+        [
+            ("HBM[3]".to_string(), 256 * 1024, 3 << 28),
+            (
+                "DDR[1]".to_string(),
+                16 * 1024 * 1024,
+                0x40_0000_0000 + 16 * gib
+            ),
+        ]
+    );
+    let file = scratch_u280(
+        dir.path(),
+        "[bank_base]",
+        "DDR = 0x40_0000_0000",
+        "DDR = 0x80_0000_0000",
+    );
+    let after = pack_on(dir.path(), &file);
+    assert_eq!(after[0], before[0]);
+    assert_eq!(
+        after[1],
+        (
+            "DDR[1]".to_string(),
+            16 * 1024 * 1024,
+            0x80_0000_0000 + 16 * gib
+        )
+    );
 }

@@ -63,7 +63,9 @@ fn finn_cu_runs_the_plugged_in_partition() {
         description_path: desc,
         payloads: vec![("finn_0".into(), part)],
         platform: "xilinx_u280_gen3x16_xdma_1_202211_1".into(),
-        platform_desc: None,
+        // the board's own file, as xclbin-pack in the rules is given it
+        platform_desc: Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("../../toolchains/fpga_platforms/xilinx_u280_gen3x16_xdma_1_202211_1.toml"),
     })
     .unwrap();
     let path = tmp.path().join("d.xclbin");

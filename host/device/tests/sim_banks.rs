@@ -46,7 +46,7 @@ fn device(dir: &std::path::Path) -> SimDevice {
         description_path: desc,
         payloads: vec![],
         platform: U55C.into(),
-        platform_desc: Some(board_file()),
+        platform_desc: board_file(),
     })
     .unwrap();
     let path = dir.join("fpga0.xclbin");

@@ -49,7 +49,9 @@ fn pack(dir: &Path, description: serde_json::Value, payloads: Vec<(String, PathB
         description_path: desc,
         payloads,
         platform: PLATFORM.into(),
-        platform_desc: None,
+        // the board's own file, as xclbin-pack in the rules is given it
+        platform_desc: Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join(format!("../../toolchains/fpga_platforms/{PLATFORM}.toml")),
     })
     .unwrap();
     let out = dir.join("device.xclbin");

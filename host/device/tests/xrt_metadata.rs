@@ -56,7 +56,9 @@ fn packed(dir: &Path) -> PathBuf {
         description_path: desc,
         payloads: vec![],
         platform: PLATFORM.into(),
-        platform_desc: None,
+        // the board's own file, as xclbin-pack in the rules is given it
+        platform_desc: Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join(format!("../../toolchains/fpga_platforms/{PLATFORM}.toml")),
     })
     .unwrap();
     let out = dir.join("fpga0.xclbin");

@@ -50,7 +50,7 @@ fn run() -> Result<()> {
         description_path: cli.description,
         payloads,
         platform: cli.platform,
-        platform_desc: Some(cli.platform_desc),
+        platform_desc: cli.platform_desc,
     })?;
     write_atomic(&cli.out, &xclbin.to_bytes()?)
 }

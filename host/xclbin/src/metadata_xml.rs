@@ -12,15 +12,10 @@ fn escape(s: &str) -> String {
 }
 
 /// The XML; the board id and FPGA device name come from the board's file (the part's first
-/// field, `xcu280` of `xcu280-fsvh2892-2L-e`, as v++ writes it), the U280's without one.
-pub fn embedded_metadata(d: &DeviceDescription, board: Option<&fpga_platform::Platform>) -> String {
-    let (board_id, fpga_device) = match board {
-        Some(p) => (
-            p.board_id.as_str(),
-            p.part.split('-').next().unwrap_or(&p.part),
-        ),
-        None => ("u280", "xcu280"),
-    };
+/// field, `xcu280` of `xcu280-fsvh2892-2L-e`, as v++ writes it).
+pub fn embedded_metadata(d: &DeviceDescription, board: &fpga_platform::Platform) -> String {
+    let board_id = board.board_id.as_str();
+    let fpga_device = board.part.split('-').next().unwrap_or(&board.part);
     let mut kernels: Vec<&str> = Vec::new();
     for k in &d.kernels {
         if !kernels.contains(&k.kernel.as_str()) {

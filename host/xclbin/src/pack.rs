@@ -19,8 +19,8 @@ pub struct PackInput {
     pub payloads: Vec<(String, PathBuf)>,
     pub platform: String,
     /// The board's file (toolchains/fpga_platforms/<platform>.toml): its board id, part and
-    /// banks. None: a container for the U280 (the library's tests without a board file).
-    pub platform_desc: Option<PathBuf>,
+    /// banks.
+    pub platform_desc: PathBuf,
 }
 
 /// Reads a payload: a file as is, a directory as an AFARCH1 archive.
@@ -98,22 +98,16 @@ pub fn build(input: &PackInput) -> Result<Xclbin> {
         }
     }
 
-    let board = match &input.platform_desc {
-        Some(path) => {
-            let p = fpga_platform::Platform::load(path)?;
-            if p.name != input.platform {
-                bail!(
-                    "--platform-desc {}: the file is platform '{}' but --platform is '{}'",
-                    path.display(),
-                    p.name,
-                    input.platform
-                );
-            }
-            Some(p)
-        }
-        None => None,
-    };
-    let banks = sections::banks_of(&description, board.as_ref())?;
+    let board = fpga_platform::Platform::load(&input.platform_desc)?;
+    if board.name != input.platform {
+        bail!(
+            "--platform-desc {}: the file is platform '{}' but --platform is '{}'",
+            input.platform_desc.display(),
+            board.name,
+            input.platform
+        );
+    }
+    let banks = sections::banks_of(&description, &board)?;
     // USER_METADATA holds the description exactly as given (validated above), so the reader
     // sees the deploy tool's bytes, not a re-serialisation of them.
     let user_metadata = text.clone().into_bytes();
@@ -141,7 +135,7 @@ pub fn build(input: &PackInput) -> Result<Xclbin> {
         XclbinSection {
             kind: SectionKind::EmbeddedMetadata,
             name: String::new(),
-            data: embedded_metadata(&description, board.as_ref()).into_bytes(),
+            data: embedded_metadata(&description, &board).into_bytes(),
         },
         XclbinSection {
             kind: SectionKind::UserMetadata,

@@ -28,66 +28,49 @@ pub struct MemBank {
     pub tag: String,
 }
 
-/// The bank named `HBM[i]` / `DDR[i]` / `PLRAM[i]`. Sizes: U280 HBM pseudo-channels are
-/// 256 MB each and the two DDR4 banks 16 GB each (AMD UG1393 / Alveo U280 data sheet DS963).
-pub fn bank(tag: &str) -> Result<MemBank> {
-    let (family, index) = tag
+/// XRT's memory type of a platform file's memory kind.
+fn mem_type(kind: &str) -> Option<u8> {
+    match kind {
+        "HBM" => Some(MEM_HBM),
+        "DDR" => Some(MEM_DDR4),
+        "PLRAM" => Some(MEM_DRAM),
+        _ => None,
+    }
+}
+
+/// The bank `tag` (`HBM[i]`, `DDR[i]`, `PLRAM[i]`) on this board: it must have the bank,
+/// whose size and base address are the board file's (`[bank_bytes]`, `[bank_base]`).
+pub fn bank(tag: &str, board: &fpga_platform::Platform) -> Result<MemBank> {
+    let (kind, index) = tag
         .strip_suffix(']')
         .and_then(|t| t.split_once('['))
         .and_then(|(f, i)| i.parse::<u64>().ok().map(|i| (f, i)))
         .ok_or_else(|| {
             anyhow::anyhow!("memory bank '{tag}': expected HBM[i], DDR[i] or PLRAM[i]")
         })?;
-    let (mem_type, size_kb, base) = match family {
-        "HBM" if index < 32 => (MEM_HBM, 256 * 1024, index * 0x1000_0000),
-        "DDR" if index < 2 => (
-            MEM_DDR4,
-            16 * 1024 * 1024,
-            0x40_0000_0000 + index * 0x4_0000_0000,
-        ),
-        "PLRAM" if index < 6 => (MEM_DRAM, 128, 0x3000_0000_0000 + index * 0x2_0000),
-        _ => bail!(
-            "memory bank '{tag}' does not exist on the U280 (HBM[0..31], DDR[0..1], PLRAM[0..5])"
-        ),
+    board
+        .check_bank(tag)
+        .map_err(|e| anyhow::anyhow!("memory bank: {e} ({})", board.source))?;
+    let Some(mem_type) = mem_type(kind) else {
+        bail!("memory bank '{tag}': XRT has no memory type for {kind} here (HBM, DDR, PLRAM)");
+    };
+    let (Some(bytes), Some(base)) = (board.bank_size(kind), board.bank_address(kind, index)) else {
+        bail!("memory bank '{tag}': {} has no such bank", board.source);
     };
     Ok(MemBank {
         mem_type,
-        size_kb,
+        size_kb: bytes / 1024,
         base,
         tag: tag.to_string(),
     })
 }
 
-/// The bank `tag` on this board: it must have the bank, whose size is the file's.
-pub fn bank_on(tag: &str, board: &fpga_platform::Platform) -> Result<MemBank> {
-    let mut b = bank(tag)?;
-    let kind = tag.split('[').next().unwrap_or_default();
-    board
-        .check_bank(tag)
-        .map_err(|e| anyhow::anyhow!("memory bank: {e}"))?;
-    let bytes = board.bank_size(kind).unwrap_or(0);
-    b.size_kb = bytes / 1024;
-    if kind == "HBM" {
-        // The pseudo-channels lie back to back: the U280's 256 MB apart, the U55C's 512 MB.
-        let index: u64 = tag["HBM[".len()..tag.len() - 1].parse()?;
-        b.base = index * bytes;
-    }
-    Ok(b)
-}
-
-/// The banks the description's memory connections use, in first-use order (on `board`'s
-/// banks when given).
-pub fn banks_of(
-    d: &DeviceDescription,
-    board: Option<&fpga_platform::Platform>,
-) -> Result<Vec<MemBank>> {
+/// The banks the description's memory connections use, in first-use order, on `board`.
+pub fn banks_of(d: &DeviceDescription, board: &fpga_platform::Platform) -> Result<Vec<MemBank>> {
     let mut banks: Vec<MemBank> = Vec::new();
     for m in &d.memory {
         if !banks.iter().any(|b| b.tag == m.bank) {
-            banks.push(match board {
-                Some(p) => bank_on(&m.bank, p)?,
-                None => bank(&m.bank)?,
-            });
+            banks.push(bank(&m.bank, board)?);
         }
     }
     Ok(banks)

@@ -247,8 +247,8 @@ fn the_board_file_sets_board_device_and_banks() {
         .unwrap();
     assert!(xml.contains("boardid=\"u55c\""), "{xml}");
     assert!(xml.contains("fpgaDevice=\"xcu55c\""), "{xml}");
-    let hbm3 = xclbin::sections::bank_on("HBM[3]", &fpga_platform::Platform::load(&file).unwrap())
-        .unwrap();
+    let hbm3 =
+        xclbin::sections::bank("HBM[3]", &fpga_platform::Platform::load(&file).unwrap()).unwrap();
     assert_eq!((hbm3.size_kb, hbm3.base), (512 * 1024, 3 * (512 << 20)));
 
     let ddr = tmp.path().join("ddr.json");

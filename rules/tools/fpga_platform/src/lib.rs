@@ -39,6 +39,8 @@ pub struct Platform {
     pub memory: BTreeMap<String, u32>,
     /// Memory kind -> bytes of one bank.
     pub bank_bytes: BTreeMap<String, u64>,
+    /// Memory kind -> device address of its bank 0 (the others follow back to back).
+    pub bank_base: BTreeMap<String, u64>,
     /// SLR name -> resource kind -> count.
     #[serde(rename = "slr")]
     pub slr_resources: BTreeMap<String, BTreeMap<String, f64>>,
@@ -159,6 +161,12 @@ impl Platform {
                     at("[bank_bytes]")
                 );
             }
+            if !self.bank_base.contains_key(kind) {
+                bail!(
+                    "{}: no base address for the {kind} banks of [memory]",
+                    at("[bank_base]")
+                );
+            }
         }
         let mut ports = std::collections::BTreeSet::new();
         for q in &self.qsfp {
@@ -190,6 +198,14 @@ impl Platform {
         self.memory
             .get(kind)
             .and(self.bank_bytes.get(kind).copied())
+    }
+
+    /// Device address of bank `index` of `kind`: the kind's base plus `index` banks, if the
+    /// platform has that bank.
+    pub fn bank_address(&self, kind: &str, index: u64) -> Option<u64> {
+        let count = u64::from(*self.memory.get(kind)?);
+        let bytes = self.bank_size(kind)?;
+        (index < count).then(|| self.bank_base[kind] + index * bytes)
     }
 
     /// Checks a memory binding such as `HBM[3]`, `HBM[0:31]` or `DDR[1]`.

@@ -53,6 +53,12 @@ fn memories_are_the_data_sheets() {
         .unwrap_err()
         .contains("has no DDR memory"));
     assert!(u55c.check_bank("HBM[31]").is_ok());
+    // PG276 (AXI HBM Controller v1.0) address map: the AXI port (pseudo-channel) is address
+    // bits 31:28 on a 4H device (U280, 8 GB), bits 32:29 on an 8H device (U55C, 16 GB)
+    assert_eq!(u280.bank_address("HBM", 3), Some(3 << 28));
+    assert_eq!(u55c.bank_address("HBM", 3), Some(3 << 29));
+    assert_eq!(u280.bank_address("HBM", 32), None);
+    assert_eq!(u55c.bank_address("DDR", 0), None);
 }
 
 /// rules/toolchains/fpga_platforms.bzl is what the reader writes from the files: Starlark
@@ -109,6 +115,13 @@ fn a_broken_file_is_refused_at_its_line_naming_the_key() {
 
     let e = broken(&format!("name = \"{U280}\""), "name = \"other\"");
     assert!(e.contains(":8: name") && e.contains("file's name"), "{e}");
+
+    let e = broken("DDR = 0x40_0000_0000\n", "");
+    assert!(
+        e.contains(&format!(":{}: [bank_base]", line_of("[bank_base]")))
+            && e.contains("no base address for the DDR banks"),
+        "{e}"
+    );
 
     let e = broken("freq_mhz = 100", "freq_mhz = 100\nfrequency = 1");
     assert!(e.contains("unknown field `frequency`"), "{e}");
