@@ -124,11 +124,13 @@ while IFS= read -r file; do
                   { print FNR ":" $0 }' "$file" | grep -E "^[0-9]+:.*$rules_path" || true)
 done < <(writer_files)
 
-# Generated files under rules/: the header's paths (up to its first blank line, 3 lines at
-# most) name the source and the generator; none may be above the rules.
+# Generated files under rules/: the paths of the header's "Generated from/by" sentence (to
+# its first `;` or `. `, within the first 3 lines) name the source and the generator; none
+# may be above the rules.
 while IFS= read -r file; do
     header=$(head -n 3 "$file" | sed '/^[[:space:]]*$/,$d')
     grep -qE '^[[:space:]]*(#|"""|//!?|/\*|--)?[[:space:]]*Generated (from|by) ' <<<"$header" || continue
+    header=$(tr '\n' ' ' <<<"$header" | sed -E 's/.*(Generated (from|by) )/\1/; s/(;|\. ).*//')
     while IFS= read -r path; do
         checked=$((checked + 1))
         to=$(floor_of "$path")
