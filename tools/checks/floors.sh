@@ -14,8 +14,19 @@
 # domain tool); the root package, tools/, bench/ and conformance/ sit outside the floors.
 # Test data (a test's `data`/`env` naming a deployment's outputs) is not a reference of
 # the kinds above and is not checked.
+#
+# Nothing writes into rules/ from outside it (rules/ is self-contained, as buck2's prelude):
+#   writers       a program outside rules/ (.rs, .py, .sh, .tcl; not its tests) that names a
+#                 path under rules/ in a string ("rules/x.bzl", "$ROOT/rules/..", "rules"):
+#                 a generator names its output that way, and code above the rules reaches
+#                 them by load(), never by path;
+#   generated     a file under rules/ whose header says "Generated from/by" a path above
+#                 the rules' floor (a domain tool or a domain file as its source).
+#
+#   floors.sh [ROOT]    checks ROOT (default: this checkout; tools/checks/floors_test.sh
+#                       runs it on scratch trees with planted violations)
 set -euo pipefail
-cd "$(dirname "${BASH_SOURCE[0]}")/../.."
+cd "${1:-$(dirname "${BASH_SOURCE[0]}")/../..}"
 
 # The floor of a project path (a directory or file, no leading //): 0 engine, 1 rules,
 # 2 domain, 3 deploy (and apps/, the user applications it deploys); "-" outside the floors.
@@ -89,6 +100,47 @@ while IFS= read -r manifest; do
     done < <(sed -n 's/.*path = "\([^"]*\)".*/\1/p' "$manifest" | grep -v '^src/\|\.rs$' || true)
 done < <(find . \( -path ./buck-out -o -path ./target -o -name '.*' -a ! -name . \) -prune \
     -o -type f -name Cargo.toml -print | sed 's#^\./##' | LC_ALL=C sort)
+
+# Writers: a string naming rules/ or a path under it, in a program outside rules/. Comment
+# lines and test code (tests/ folders, *_test.*, tests.rs, a Rust file from `#[cfg(test)]`
+# on) are not programs that run in the build.
+writer_files() {
+    find . \( -path ./buck-out -o -path ./target -o -path ./conformance -o -path ./rules -o -name '.*' -a ! -name . \) -prune \
+        -o -type f \( -name '*.rs' -o -name '*.py' -o -name '*.sh' -o -name '*.tcl' \) -print | sed 's#^\./##' | LC_ALL=C sort
+}
+rules_path='["'"'"'`](\$\{?[A-Za-z_]+\}?/|\./)?rules(/|["'"'"'`])'
+while IFS= read -r file; do
+    case "$file" in
+    */tests/* | tests/* | */test/* | */testdata/* | */fixtures/* | *_test.* | */tests.rs) continue ;;
+    esac
+    [ "$(floor_of "$file")" != - ] || continue
+    checked=$((checked + 1))
+    while IFS=: read -r line text; do
+        echo "floors: $file:$line names a path under rules/ (${text#"${text%%[![:space:]]*}"})." >&2
+        echo "  Nothing outside rules/ writes into it: generate the file beside its generator (as hw/aurora_flow/desc.bzl) and load it from there." >&2
+        violations=$((violations + 1))
+    done < <(awk '/^[[:space:]]*#\[cfg\(test\)\]/ && FILENAME ~ /\.rs$/ { exit }
+                  /^[[:space:]]*(\/\/|#|\*|\/\*)/ { next }
+                  { print FNR ":" $0 }' "$file" | grep -E "^[0-9]+:.*$rules_path" || true)
+done < <(writer_files)
+
+# Generated files under rules/: the paths of the header's "Generated from/by" sentence (to
+# its first `;` or `. `, within the first 3 lines) name the source and the generator; none
+# may be above the rules.
+while IFS= read -r file; do
+    header=$(head -n 3 "$file" | sed '/^[[:space:]]*$/,$d')
+    grep -qE '^[[:space:]]*(#|"""|//!?|/\*|--)?[[:space:]]*Generated (from|by) ' <<<"$header" || continue
+    header=$(tr '\n' ' ' <<<"$header" | sed -E 's/.*(Generated (from|by) )/\1/; s/(;|\. ).*//')
+    while IFS= read -r path; do
+        checked=$((checked + 1))
+        to=$(floor_of "$path")
+        if [ "$to" != - ] && [ "$to" -gt 1 ]; then
+            echo "floors: $file is generated from or by $path: ${names[$to]} is above rules." >&2
+            echo "  Generate it beside its generator (its own floor) and load it from there; rules/ holds no domain output." >&2
+            violations=$((violations + 1))
+        fi
+    done < <(grep -oE '[a-z][a-z0-9_-]*/[A-Za-z0-9_./-]*' <<<"$header" | sed 's#/*$##' | LC_ALL=C sort -u)
+done < <(find rules \( -name target -o -name '.*' \) -prune -o -type f -print | LC_ALL=C sort)
 
 echo "floors: $checked references checked, $violations going upward" >&2
 [ "$checked" -gt 0 ] && [ "$violations" -eq 0 ]

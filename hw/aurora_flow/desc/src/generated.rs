@@ -9,7 +9,7 @@ use std::path::Path;
 /// Whole generated files: (path from the project root, text).
 pub fn files(d: &KernelDesc) -> Vec<(&'static str, String)> {
     vec![
-        ("rules/aurora_flow_desc.bzl", render::bzl(d)),
+        ("hw/aurora_flow/desc.bzl", render::bzl(d)),
         ("hw/aurora_flow/rtl/af_kernel_pkg.sv", render::sv_package(d)),
         (
             "hw/aurora_flow/rtl/af_param_checks.svh",

@@ -1,5 +1,5 @@
 //! The AuroraFlow kernel description, `hw/aurora_flow/kernel.toml`, and every copy of its
-//! facts that other files need, generated: the rule's limits (`rules/aurora_flow_desc.bzl`),
+//! facts that other files need, generated: the rule's limits (`hw/aurora_flow/desc.bzl`),
 //! the RTL package and parameter checks (`rtl/af_kernel_pkg.sv`, `rtl/af_param_checks.svh`),
 //! the control port's declarations (`rtl/af_axil_ports.svh`), the README tables
 //! (`generated`), the host's constants (`host_constants`, at the host's build time) and each

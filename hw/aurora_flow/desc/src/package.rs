@@ -80,7 +80,7 @@ pub fn resolve(
     if !(1 <= empty && empty < full && full < depth) {
         bail!("need 1 <= rx_fifo_prog_empty < rx_fifo_prog_full < RX FIFO depth ({empty}, {full}, {depth})");
     }
-    // the in-flight budget (kernel.toml [flow_control]), as rules/aurora_flow.bzl and the RTL
+    // the in-flight budget (kernel.toml [flow_control]), as hw/aurora_flow/defs.bzl and the RTL
     // apply it: what still arrives after an XOFF must fit above prog_full, or a stalled
     // receiver loses data. Refused here, before any Vivado run.
     let fc = &d.flow_control;

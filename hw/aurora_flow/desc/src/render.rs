@@ -4,7 +4,8 @@ use crate::KernelDesc;
 
 const HEADER: &str = "Generated from hw/aurora_flow/kernel.toml by `aurora-flow-desc";
 
-/// `rules/aurora_flow_desc.bzl`: the flow-control constants the rule checks against.
+/// `hw/aurora_flow/desc.bzl`: the constants and limits the rule (`defs.bzl` beside it) checks
+/// against. It stands beside the kernel, not in rules/: nothing outside rules/ writes there.
 pub fn bzl(d: &KernelDesc) -> String {
     let f = &d.flow_control;
     format!(

@@ -12,16 +12,17 @@ or `vivado_package_xo` (`<name>.xo`, vitis), and `kernel.json` (params include `
 part; `instance` one of its file's QSFP ports, checked here and by the packager; the link
 step refuses it on another board). The FPGA tools come from `toolchains//:fpga`
 (`FpgaToolchainInfo.kind` picks sim or vitis); their limits and defaults come from
-`kernel.toml` (`aurora_flow_desc.bzl`, generated). Parameters:
-[docs/auroraflow.md](auroraflow.md).
+`kernel.toml` (`desc.bzl` beside it, generated). The rule lives beside the kernel, on the
+domain's floor, with the file its description generates: rules/ holds no domain output.
+Parameters: [docs/auroraflow.md](auroraflow.md).
 """
 
+load("//rules:kernel.bzl", "KernelInfo", "kernel_description")
+load("//rules:verilator.bzl", "HDL_TOOLCHAIN_ATTRS", "include_dirs", "verilator_model")
 load("//rules/toolchains:aurora_flow.bzl", "AuroraFlowToolchainInfo")
 load("//rules/toolchains:fpga.bzl", "FpgaToolchainInfo", "fpga_platform")
 load("//rules/toolchains:fpga_platforms.bzl", "FPGA_PLATFORMS")
-load(":aurora_flow_desc.bzl", "AXILITE", "FLOW_CONTROL", "LINK", "PARAMETERS", "headroom_beats", "need_beats")
-load(":kernel.bzl", "KernelInfo", "kernel_description")
-load(":verilator.bzl", "HDL_TOOLCHAIN_ATTRS", "include_dirs", "verilator_model")
+load(":desc.bzl", "AXILITE", "FLOW_CONTROL", "LINK", "PARAMETERS", "headroom_beats", "need_beats")
 
 def _rtl_value(attr: str, value) -> int:
     """A parameter's value as the RTL takes it: booleans as 0/1, enums by their number."""
