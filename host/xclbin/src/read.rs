@@ -6,7 +6,9 @@ use std::path::Path;
 use anyhow::{Context, Result};
 
 use crate::archive::{self, ArchiveEntry};
-use crate::axlf::{SectionKind, Xclbin};
+use sha2::{Digest, Sha256};
+
+use crate::axlf::{SectionKind, Xclbin, SECTION_NAME_LEN};
 use crate::description::DeviceDescription;
 
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -25,16 +27,37 @@ pub struct SimXclbin {
     pub payloads: BTreeMap<String, Vec<u8>>,
 }
 
+/// The EMULATION_DATA section that holds payload `name`: the name itself when it fits
+/// `m_sectionName` (15 bytes), else `~` and the first 14 hex digits of its SHA-256 (a replica
+/// segment's kernel, `finn_<first layer>__<last layer>`, is longer). The packer and the
+/// reader both name sections through this function.
+pub fn section_name(name: &str) -> String {
+    if !name.is_empty() && name.len() < SECTION_NAME_LEN {
+        return name.to_string();
+    }
+    let digest = Sha256::digest(name.as_bytes());
+    let hex: String = digest.iter().map(|b| format!("{b:02x}")).collect();
+    format!("~{}", &hex[..SECTION_NAME_LEN - 2])
+}
+
 impl SimXclbin {
+    /// The raw bytes of payload `name` (its section, `section_name`).
+    pub fn payload_bytes(&self, name: &str) -> Result<&[u8]> {
+        let section = section_name(name);
+        self.payloads
+            .get(&section)
+            .map(Vec::as_slice)
+            .with_context(|| {
+                format!("the xclbin has no EMULATION_DATA section '{section}' (payload {name})")
+            })
+    }
+
     pub fn payload(&self, name: &str) -> Result<Payload> {
-        let bytes = self
-            .payloads
-            .get(name)
-            .with_context(|| format!("the xclbin has no EMULATION_DATA section '{name}'"))?;
+        let bytes = self.payload_bytes(name)?;
         if archive::is_archive(bytes) {
             Ok(Payload::Dir(archive::unpack(bytes)?))
         } else {
-            Ok(Payload::File(bytes.clone()))
+            Ok(Payload::File(bytes.to_vec()))
         }
     }
 }
