@@ -84,3 +84,23 @@ pub fn read_xclbin(path: &Path) -> Result<SimXclbin> {
         payloads,
     })
 }
+
+#[cfg(test)]
+mod tests {
+    use super::section_name;
+
+    #[test]
+    fn names_that_fit_stay_and_longer_ones_become_their_digest() {
+        assert_eq!(section_name("finn_whole"), "finn_whole");
+        assert_eq!(section_name("0123456789abcde"), "0123456789abcde");
+        // `printf %s finn_FMPadding_rtl_0__FMPadding_rtl_3 | sha256sum` (GNU coreutils 9.1)
+        // begins c260219ba52052
+        let long = section_name("finn_FMPadding_rtl_0__FMPadding_rtl_3");
+        assert_eq!(long, "~c260219ba52052");
+        assert_eq!(long.len(), 15, "fits m_sectionName with its NUL");
+        assert_ne!(
+            section_name("finn_ConvolutionInputGenerator_rtl_3__LabelSelect_hls_0"),
+            long
+        );
+    }
+}
