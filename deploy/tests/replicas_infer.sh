@@ -13,7 +13,7 @@
 # From the test target's env: MIN_FPS, the floor of both whole figures (issue #34's 13,000
 # for MobileNet; default 0), and MIN_CUT_COPIES, how many copies the topology must cut across
 # cards (default 0), so a plan that stops cutting fails the test instead of passing on whole
-# copies only.
+# copies only; every cut's link must show its stream crossed (TX = RX beats > 0, no overflow).
 #
 #   replicas_infer.sh --deployment NAME TOPOLOGY REPORT JOB RUN BUNDLE
 set -euo pipefail
@@ -50,7 +50,7 @@ for want in "$copies copies, images per copy (round robin): $ones" \
     if grep -qF "$want" "$log"; then echo "ok   $want"; else echo "FAIL no line with: $want"; fail=1; fi
 done
 # The whole's figures against the plan, paper/figures.toml, run.json and the report.
-if ! python3 - "$log" "$bundle/finn/plan.json" paper/figures.toml "$scratch/out" "$copies" "${MIN_FPS:-0}" <<'PY'; then fail=1; fi
+if ! python3 - "$log" "$bundle/finn/plan.json" paper/figures.toml "$scratch/out" "$copies" "${MIN_FPS:-0}" "$topology" <<'PY'; then fail=1; fi
 import json, re, sys, tomllib
 log, plan, figures, out, copies, min_fps = sys.argv[1:7]
 min_fps = int(min_fps)
@@ -74,6 +74,15 @@ e = paper["elastic_df"]
 want = (f"beside: the paper {paper['mobilenet_2fpga']['fps']:.0f} FPS (MobileNet-V1, one pipeline over 2 × U280); "
         f"Elastic-DF {e['fps_1cu']:.0f} / {e['fps_2cu_1card']:.0f} / {e['fps_3cu_2cards']:.0f} FPS")
 ok(want in text, f"the line '{want}'")
+# every cut copy's stream crossed its cable: the link's TX and RX beats equal and not zero,
+# none lost (the cable from the topology the deployment wrote, not from infer)
+topo = json.load(open(sys.argv[7]))
+for c in topo["replicas"]["copies"]:
+    for cut in c["cuts"]:
+        name = f"{cut['from']}->{cut['to']}"
+        m = re.search(rf"^link {re.escape(name)}: TX ([0-9]+) beats, RX ([0-9]+) beats, .*overflow 0$", text, re.M)
+        ok(m is not None and m.group(1) == m.group(2) and int(m.group(1)) > 0,
+           f"copy {c['index']}'s cut {name}: TX = RX > 0 beats, no overflow ({m.group(0) if m else 'no line'})")
 run = json.load(open(f"{out}/run.json"))
 w = run.get("whole") or {}
 ok(w.get("copies") == int(copies), f"run.json whole: {w.get('copies')} copies")
