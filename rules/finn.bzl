@@ -52,8 +52,11 @@ PartitionPlanInfo = provider(
           "and FPS); `folding`: Artifact (dir), one FINN folding config per device; " +
           "`partitions`: Artifact (dir), one ONNX model per device plus partitions.json; " +
           "`exec`: Artifact (dir), every partition and the unpartitioned model in the " +
-          "executor format of host/finn_exec (exec.json, <device>/, whole/).",
+          "executor format of host/finn_exec (exec.json, <device>/, whole/); `model`: " +
+          "Artifact, the unpartitioned HW model the plan splits (a replica plan's copies " +
+          "and segments are cut from it).",
     fields = {
+        "model": provider_field(Artifact),
         "plan": provider_field(Artifact),
         "folding": provider_field(Artifact),
         "partitions": provider_field(Artifact),
@@ -289,7 +292,7 @@ def _finn_partition_impl(ctx: AnalysisContext) -> list[Provider]:
             "folding": [DefaultInfo(default_output = folding)],
             "partitions": [DefaultInfo(default_output = parts)],
         }),
-        PartitionPlanInfo(plan = plan, folding = folding, partitions = parts, exec = exec_dir),
+        PartitionPlanInfo(plan = plan, folding = folding, partitions = parts, exec = exec_dir, model = est.model),
     ]
 
 finn_partition = rule(

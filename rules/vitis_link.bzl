@@ -17,7 +17,10 @@ the simulated device description `<dev>.sim.json`); then under `sim` `xclbin_pac
 the toolchain's `v++ -l -t hw --platform … --config …` with the `.xo` of exactly the kernels
 the config uses; local-only, cache-uploadable) and, for a FINN partition, `finn_partition_xo`
 (the plan's folding applied with FINN's `ApplyConfig`, then FINN's IP steps and
-`CreateVitisXO`).
+`CreateVitisXO`) or, for a replica plan, `finn_replica_xo` (`finn/flow/replica_xo.py`: the
+same steps for each whole copy's `finn_whole` and each segment's `finn_<first>__<last>` on
+the device, cut out of the unpartitioned HW model; a directory of `<kernel>.xo`, sub-target
+`[finn_xo]`, which `vpp-link --xo-dir` reads).
 """
 
 load("//rules:finn.bzl", "PartitionPlanInfo")
@@ -57,12 +60,39 @@ BitstreamInfo = provider(
     },
 )
 
+def _finn_xo_args(ctx: AnalysisContext, fpga) -> list:
+    # The FINN IP steps' common arguments: the board's part, the clock, AMD's tools.
+    return [
+        "--part",
+        fpga_platform(fpga, ctx.label, ctx.attrs.platform).part,
+        "--clk-mhz",
+        str(ctx.attrs.clock_mhz),
+        "--vitis-hls",
+        fpga.tools["vitis_hls"],
+        "--vivado",
+        fpga.tools["vivado"],
+    ]
+
+def _finn_xo_run(ctx: AnalysisContext, fpga, script: str, args: list, category: str):
+    tc = ctx.attrs._finn[FinnToolchainInfo]
+    ctx.actions.run(
+        cmd_args(tc.python, "finn/flow/" + script, args + _finn_xo_args(ctx, fpga), hidden = [fpga.version]),
+        category = category,
+        # FINN's environment is this machine's (the toolchain says so): it runs here,
+        # and its result is shared through the remote cache.
+        local_only = tc.local_only,
+        allow_cache_upload = True,
+    )
+
 def _finn_kernel(ctx: AnalysisContext, fpga, plan_info, plan_slice, device: str):
-    """The device's FINN partition as a kernel: (model, xo). The model is the partition's
-    executor export (sim); the .xo is made by FINN's IP steps (vitis), with FINN's width
-    converter first where the cut it receives is narrower or wider than its first layer
-    (read from the device's plan slice). Its ports come from the plan, which the link tool
-    reads."""
+    """The device's FINN partition as a kernel: (model, xos, xo_dir). The model is the
+    partition's executor export (sim); under vitis FINN's IP steps make the .xo, with FINN's
+    width converter first where the cut it receives is narrower or wider than its first
+    layer (read from the device's plan slice): one `.xo` for a single-copy plan
+    (`finn_partition_xo`), or, for a replica plan, a directory with one `<kernel>.xo` per
+    distinct copy or segment on the device (`finn_replica_xo`; which ones the plan says, so
+    it is known only when the action runs). Its ports come from the plan, which the link
+    tool reads."""
 
     # Copies of this device's share of the partition step's directories: an action reading a
     # projection depends on the whole directory, so another device's change would re-run
@@ -71,47 +101,42 @@ def _finn_kernel(ctx: AnalysisContext, fpga, plan_info, plan_slice, device: str)
     # whole networks (`whole/`) or segments of one (`segments/<first>__<last>/`): the link
     # tool picks each CU's model from the whole export.
     model = ctx.actions.copy_file("finn_{}_exec".format(device), plan_info.exec if ctx.attrs.replicas else plan_info.exec.project(device))
-    xo = None
-    if fpga.kind == "vitis" and ctx.attrs.replicas:
-        fail("{}: a replica plan's FINN kernels (finn_whole, finn_<first>__<last>) have no .xo build yet (docs/limits.md); build it with the sim toolchain".format(ctx.label))
-    if fpga.kind == "vitis":
-        part = ctx.actions.copy_file("finn_{}.onnx".format(device), plan_info.partitions.project(device + ".onnx"))
-        folding = ctx.actions.copy_file("finn_{}_folding.json".format(device), plan_info.folding.project(device + ".json"))
-        tc = ctx.attrs._finn[FinnToolchainInfo]
-        xo = ctx.actions.declare_output("finn_{}.xo".format(device))
-        ctx.actions.run(
-            cmd_args(
-                tc.python,
-                "finn/flow/partition_xo.py",
-                "--in",
-                part,
-                "--folding",
-                folding,
-                "--kernel",
-                "finn_" + device,
-                "--plan",
-                plan_slice,
-                "--device",
-                device,
-                "--part",
-                fpga_platform(fpga, ctx.label, ctx.attrs.platform).part,
-                "--clk-mhz",
-                str(ctx.attrs.clock_mhz),
-                "--vitis-hls",
-                fpga.tools["vitis_hls"],
-                "--vivado",
-                fpga.tools["vivado"],
-                "--out",
-                xo.as_output(),
-                hidden = [fpga.version],
-            ),
-            category = "finn_partition_xo",
-            # FINN's environment is this machine's (the toolchain says so): it runs here,
-            # and its result is shared through the remote cache.
-            local_only = tc.local_only,
-            allow_cache_upload = True,
-        )
-    return model, xo
+    if fpga.kind != "vitis":
+        return model, [], None
+    folding = ctx.actions.copy_file("finn_{}_folding.json".format(device), plan_info.folding.project(device + ".json"))
+    if ctx.attrs.replicas:
+        # Every copy shares one folding, so the device's folding config covers each kernel.
+        xo_dir = ctx.actions.declare_output("finn_xo", dir = True)
+        _finn_xo_run(ctx, fpga, "replica_xo.py", [
+            "--model",
+            plan_info.model,
+            "--folding",
+            folding,
+            "--plan",
+            plan_slice,
+            "--device",
+            device,
+            "--out-dir",
+            xo_dir.as_output(),
+        ], "finn_replica_xo")
+        return model, [], xo_dir
+    part = ctx.actions.copy_file("finn_{}.onnx".format(device), plan_info.partitions.project(device + ".onnx"))
+    xo = ctx.actions.declare_output("finn_{}.xo".format(device))
+    _finn_xo_run(ctx, fpga, "partition_xo.py", [
+        "--in",
+        part,
+        "--folding",
+        folding,
+        "--kernel",
+        "finn_" + device,
+        "--plan",
+        plan_slice,
+        "--device",
+        device,
+        "--out",
+        xo.as_output(),
+    ], "finn_partition_xo")
+    return model, [xo], None
 
 def _vitis_link_impl(ctx: AnalysisContext) -> list[Provider]:
     fpga = ctx.attrs._fpga[FpgaToolchainInfo]
@@ -133,6 +158,7 @@ def _vitis_link_impl(ctx: AnalysisContext) -> list[Provider]:
 
     plan = None
     finn_model = None
+    finn_xo_dir = None
     if ctx.attrs.partition:
         plan_info = ctx.attrs.partition[PartitionPlanInfo]
 
@@ -153,9 +179,8 @@ def _vitis_link_impl(ctx: AnalysisContext) -> list[Provider]:
             category = "plan_slice",
             identifier = device,
         )
-        finn_model, finn_xo = _finn_kernel(ctx, fpga, plan_info, plan, device)
-        if finn_xo != None:
-            xos.append(finn_xo)
+        finn_model, finn_xos, finn_xo_dir = _finn_kernel(ctx, fpga, plan_info, plan, device)
+        xos += finn_xos
 
     cfg = ctx.actions.declare_output(device + ".cfg")
     sim = ctx.actions.declare_output(device + ".sim.json")
@@ -199,6 +224,8 @@ def _vitis_link_impl(ctx: AnalysisContext) -> list[Provider]:
         )
         for xo in xos:
             link.add("--xo", xo)
+        if finn_xo_dir != None:
+            link.add("--xo-dir", finn_xo_dir)
         ctx.actions.run(
             link,
             category = "vpp_link",
@@ -237,6 +264,8 @@ def _vitis_link_impl(ctx: AnalysisContext) -> list[Provider]:
     }
     if plan != None:
         sub_targets["plan_slice"] = [DefaultInfo(default_output = plan)]
+    if finn_xo_dir != None:
+        sub_targets["finn_xo"] = [DefaultInfo(default_output = finn_xo_dir)]
     return [
         DefaultInfo(default_output = xclbin, sub_targets = sub_targets),
         BitstreamInfo(

@@ -161,6 +161,10 @@ enum Cmd {
         sim_description: PathBuf,
         #[arg(long = "xo", num_args = 1..)]
         xos: Vec<PathBuf>,
+        /// A directory of `<kernel>.xo` files (a replica plan's FINN kernels), each a
+        /// candidate as if given with --xo.
+        #[arg(long = "xo-dir")]
+        xo_dirs: Vec<PathBuf>,
         #[arg(long)]
         out: PathBuf,
     },
@@ -320,13 +324,14 @@ fn run(cli: Cli) -> anyhow::Result<()> {
             config,
             sim_description,
             xos,
+            xo_dirs,
             out,
         } => deploy_tool::vpp_link::vpp_link(&deploy_tool::vpp_link::VppLinkArgs {
             vpp: &vpp,
             platform: &platform,
             config: &config,
             sim_description: &sim_description,
-            xos: &xos,
+            xos: &deploy_tool::vpp_link::with_dirs(xos, &xo_dirs)?,
             out: &out,
         }),
         Cmd::Report {

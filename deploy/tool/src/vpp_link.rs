@@ -41,6 +41,26 @@ fn used_kernels(sim_description: &Path) -> Result<BTreeSet<String>> {
         .collect())
 }
 
+/// `xos` and every `*.xo` file in `dirs` (sorted by name, so v++ sees them in the same
+/// order on every machine): a replica plan's FINN kernels are one directory, since which
+/// ones a device carries is known only once the plan exists.
+pub fn with_dirs(mut xos: Vec<PathBuf>, dirs: &[PathBuf]) -> Result<Vec<PathBuf>> {
+    for dir in dirs {
+        let mut found = Vec::new();
+        for e in std::fs::read_dir(dir).with_context(|| format!("reading {}", dir.display()))? {
+            let p = e
+                .with_context(|| format!("reading {}", dir.display()))?
+                .path();
+            if p.extension().is_some_and(|x| x == "xo") {
+                found.push(p);
+            }
+        }
+        found.sort();
+        xos.extend(found);
+    }
+    Ok(xos)
+}
+
 /// The `.xo` of each used kernel: the file named `<kernel>.xo`.
 pub fn select_xos(used: &BTreeSet<String>, xos: &[PathBuf]) -> Result<Vec<PathBuf>> {
     let mut chosen = Vec::new();

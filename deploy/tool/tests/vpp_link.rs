@@ -152,3 +152,53 @@ fn a_dma_width_variant_reaches_vpp_as_its_own_xo() {
     assert_eq!(xo_args.len(), 1, "{args}");
     assert!(xo_args[0].ends_with("/dma_out_w16.xo"), "{args}");
 }
+
+/// A replica plan's FINN kernels come as one directory (`--xo-dir`): a kernel with several
+/// CUs (`finn_whole` ×2) reaches v++ once, a segment kernel the device uses reaches it, and
+/// one it does not use (another card's segment) does not.
+#[test]
+fn a_replica_devices_finn_kernels_come_from_the_xo_directory() {
+    let t = tempfile::tempdir().unwrap();
+    let vpp = fake_vpp(t.path(), 0);
+    let sim = t.path().join("fpga0.sim.json");
+    std::fs::write(
+        &sim,
+        r#"{"kernels": [{"cu": "dma_in_r0", "kernel": "dma_in"},
+            {"cu": "finn_r0", "kernel": "finn_whole"}, {"cu": "finn_r1", "kernel": "finn_whole"},
+            {"cu": "finn_r2", "kernel": "finn_A__B"}]}"#,
+    )
+    .unwrap();
+    let cfg = t.path().join("fpga0.cfg");
+    std::fs::write(&cfg, "[connectivity]\n").unwrap();
+    let dma = t.path().join("dma_in.xo");
+    std::fs::write(&dma, "xo").unwrap();
+    let dir = t.path().join("finn_xo");
+    std::fs::create_dir(&dir).unwrap();
+    for n in ["finn_whole.xo", "finn_A__B.xo", "finn_C__D.xo", "notes.txt"] {
+        std::fs::write(dir.join(n), "xo").unwrap();
+    }
+    let xos = deploy_tool::vpp_link::with_dirs(vec![dma], &[dir]).unwrap();
+    assert_eq!(xos.len(), 4, "{xos:?}");
+    let out = t.path().join("fpga0.xclbin");
+    vpp_link(&VppLinkArgs {
+        vpp: &vpp,
+        platform: "xilinx_u280_gen3x16_xdma_1_202211_1",
+        config: &cfg,
+        sim_description: &sim,
+        xos: &xos,
+        out: &out,
+    })
+    .unwrap();
+    let args = std::fs::read_to_string(t.path().join("args.txt")).unwrap();
+    let mut names: Vec<&str> = args
+        .lines()
+        .filter(|a| a.ends_with(".xo"))
+        .map(|a| a.rsplit('/').next().unwrap())
+        .collect();
+    names.sort();
+    assert_eq!(
+        names,
+        ["dma_in.xo", "finn_A__B.xo", "finn_whole.xo"],
+        "{args}"
+    );
+}

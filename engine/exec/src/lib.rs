@@ -11,6 +11,7 @@ mod action_cache;
 mod action_key;
 mod build_log;
 mod cas;
+mod child_record;
 mod digest;
 mod executor;
 mod failure;

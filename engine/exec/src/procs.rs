@@ -6,7 +6,8 @@
 //! - on SIGINT, SIGTERM or SIGHUP to forge ([`install_signal_handlers`]: the handler kills
 //!   every live group, then forge dies of the signal as it would have),
 //! - after forge itself was killed with SIGKILL, on the next start ([`reap_leftovers`]): each
-//!   live group is recorded as a file under `buck-out/forge/procs/`, removed when the group is
+//!   live group is recorded as a file under `buck-out/forge/procs/` (by the leader itself
+//!   before it execs, [`crate::child_record`], and again by forge), removed when the group is
 //!   killed; a file whose forge process is gone names a group to kill.
 //!
 //! A process that calls `setsid`/`setpgid` itself leaves the group; under bubblewrap it still
@@ -15,6 +16,8 @@
 use std::fs;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, AtomicI32, AtomicUsize, Ordering};
+
+use crate::child_record::ChildRecord;
 
 /// Live process groups, for the signal handler (which may only use async-signal-safe calls,
 /// so a fixed array of atomics instead of a locked collection).
@@ -183,9 +186,19 @@ pub fn spawn_tracked(
         ))
     } else {
         cmd.process_group(0);
-        // SAFETY: pthread_sigmask is async-signal-safe; the command gets the mask forge had.
+        // The child records its own group before it execs (SIGKILL between `spawn` and
+        // `Group::track` would otherwise leave the group unnamed).
+        let me = std::process::id() as i32;
+        let record = fs::create_dir_all(procs_dir)
+            .ok()
+            .and_then(|()| ChildRecord::prepare(procs_dir, me, start_time(me).unwrap_or(0)));
+        // SAFETY: pthread_sigmask and the record's calls are async-signal-safe; the command
+        // gets the mask forge had.
         unsafe {
             cmd.pre_exec(move || {
+                if let Some(r) = &record {
+                    r.write_in_child()?;
+                }
                 libc::pthread_sigmask(libc::SIG_SETMASK, &old, std::ptr::null_mut());
                 Ok(())
             });
