@@ -330,7 +330,8 @@ finn_partition = rule(
           "(chain, ring, switch or links): plan JSON, per-device folding configs " +
           "(`[folding]`), per-device partition models (`[partitions]`) and the same models " +
           "plus the unpartitioned one for the functional executor (`[exec]`). With " +
-          "`replicas`, the plan lists every copy; `[partitions]` and `[exec]` split copy 0 only.",
+          "`replicas`, the plan lists every copy; `[partitions]` and `[exec]` split copy 0 by " +
+          "device and add `segments/<first>__<last>` per distinct segment of a cut copy.",
 )
 
 def _finn_report_impl(ctx: AnalysisContext) -> list[Provider]:

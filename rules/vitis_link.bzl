@@ -97,9 +97,10 @@ def _finn_kernel(ctx: AnalysisContext, fpga, plan_info, plan_slice, device: str)
     # Copies of this device's share of the partition step's directories: an action reading a
     # projection depends on the whole directory, so another device's change would re-run
     # it; the copy re-runs (in-process, cheap) and leaves the same bytes, and the link
-    # config, xclbin and FINN IP steps downstream stay cached. A replica plan's copies are whole networks or segments of one; the executor export
-    # splits copy 0 only, so a card's copies simulate the unpartitioned model (`whole/`).
-    model = ctx.actions.copy_file("finn_{}_exec".format(device), plan_info.exec.project("whole" if ctx.attrs.replicas else device))
+    # config, xclbin and FINN IP steps downstream stay cached. A replica plan's copies are
+    # whole networks (`whole/`) or segments of one (`segments/<first>__<last>/`): the link
+    # tool picks each CU's model from the whole export.
+    model = ctx.actions.copy_file("finn_{}_exec".format(device), plan_info.exec if ctx.attrs.replicas else plan_info.exec.project(device))
     if fpga.kind != "vitis":
         return model, [], None
     folding = ctx.actions.copy_file("finn_{}_folding.json".format(device), plan_info.folding.project(device + ".json"))

@@ -8,7 +8,9 @@ one directory per device and `whole/` for the unpartitioned model, each holding
 `graph.json` (nodes with every FINN node attribute, tensor shapes and FINN datatypes)
 and `tensors/<n>.f32` (each initializer as little-endian float32, FINN's own container
 type), plus `exec.json` listing the devices in pipeline order with their cut tensors.
-The format is documented in the README ("FINN executor").
+The format is documented in the README ("FINN executor"). A replica plan's cut copies add
+`segments/<first>__<last>/` per distinct segment (split_partitions.py's `segments`), listed
+in exec.json's `segments` with the layers they span.
 
 Nodes are exported as the generic HW op (MVAU, not MVAU_hls): the specialised op
 carries the same attributes and FINN executes the generic op in Python
@@ -110,7 +112,8 @@ def _load(path):
 def export(model_path, parts_dir, out_dir):
     try:
         with open(os.path.join(parts_dir, "partitions.json")) as f:
-            manifest = json.load(f)["partitions"]
+            listed = json.load(f)
+        manifest, segs = listed["partitions"], listed.get("segments", [])
     except (OSError, ValueError, KeyError) as e:
         raise UserError(f"{parts_dir}/partitions.json: not a partition manifest ({e})") from None
     with finn_env.StagedDir(out_dir, ".exec_") as tmp:
@@ -119,12 +122,21 @@ def export(model_path, parts_dir, out_dir):
             export_model(_load(os.path.join(parts_dir, p["model"])), os.path.join(tmp, p["device"]))
             devices.append({"device": p["device"], "dir": p["device"], "inputs": p["inputs"],
                             "outputs": p["outputs"]})
+        segments = []
+        for s in segs:
+            rel = f"segments/{s['key']}"
+            export_model(_load(os.path.join(parts_dir, s["model"])), os.path.join(tmp, rel))
+            segments.append({"first_layer": s["first_layer"], "last_layer": s["last_layer"],
+                             "dir": rel, "inputs": s["inputs"], "outputs": s["outputs"]})
         whole = _load(model_path)
         export_model(whole, os.path.join(tmp, "whole"))
+        listing = {"format": FORMAT, "partitions": devices, "whole": "whole",
+                   "inputs": [i.name for i in whole.graph.input],
+                   "outputs": [o.name for o in whole.graph.output]}
+        if segments:  # only replica plans with a cut copy: other exports stay byte-identical
+            listing["segments"] = segments
         with open(os.path.join(tmp, "exec.json"), "w") as f:
-            json.dump({"format": FORMAT, "partitions": devices, "whole": "whole",
-                       "inputs": [i.name for i in whole.graph.input],
-                       "outputs": [o.name for o in whole.graph.output]}, f, indent=1)
+            json.dump(listing, f, indent=1)
 
 
 def main(argv=None):

@@ -8,6 +8,11 @@ listing them in pipeline order with the tensors that cross each cut. Layers are
 matched by name; the plan must name every node of the model. Each cut must carry one
 stream from the device before it (a cable carries one): a network with branches is cut
 only where its branches have joined again.
+
+A replica plan (`replicas`, finn/README.md "Replicas") also gets DIR/segments/<first>__<last>.onnx
+for every distinct segment of a copy cut across cards (the layers from <first> to <last>, split
+the same way), listed under `segments` in partitions.json; whole copies need none (the
+unpartitioned model is one).
 """
 
 import argparse
@@ -106,6 +111,33 @@ def _check_one_stream_per_cut(model, parts):
                 "residual block splits its branches: place the whole block on one device")
 
 
+def replica_segments(plan):
+    """The distinct segments of the plan's cut copies: [(key, first, last, layers)]; copies
+    share one folding, so two copies cut at the same layers share a segment model."""
+    out = {}
+    for r in plan.get("replicas", []):
+        if len(r["segments"]) < 2:
+            continue
+        for s in r["segments"]:
+            key = f"{s['first_layer']}__{s['last_layer']}"
+            out.setdefault(key, (key, s["first_layer"], s["last_layer"], list(s["layers"])))
+    return [out[k] for k in sorted(out)]
+
+
+def split_segment(model, layers):
+    """One segment of a cut copy as its own model: the graph split as a plan would place the
+    layers before it, the segment and the layers after it on three devices."""
+    inside = set(layers)
+    seen = False
+    device_of = {}
+    for n in model.graph.node:
+        if n.name in inside:
+            device_of[n.name], seen = "segment", True
+        else:
+            device_of[n.name] = "after" if seen else "before"
+    return next(p for p in split(model, device_of) if p[0] == "segment")
+
+
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--in", dest="inp", required=True)
@@ -120,6 +152,7 @@ def main(argv=None):
             with open(a.plan) as f:
                 plan = json.load(f)
             device_of = {layer["name"]: layer["device"] for layer in plan["layers"]}
+            wanted = replica_segments(plan)
         except (OSError, ValueError, KeyError, TypeError) as e:
             raise UserError(f"{a.plan}: not a partition plan ({e})") from None
         try:
@@ -127,6 +160,8 @@ def main(argv=None):
         except Exception as e:  # protobuf/onnx decode errors
             raise UserError(f"{a.inp}: not a valid ONNX model ({e})") from None
         parts = split(model, device_of)
+        segments = [(key, first, last, split_segment(model, layers))
+                    for key, first, last, layers in wanted]
     except UserError as e:
         print(f"error: split_partitions: {e}", file=sys.stderr)
         return 3
@@ -136,8 +171,17 @@ def main(argv=None):
             part.save(os.path.join(tmp, f"{d}.onnx"))
             manifest.append({"device": d, "model": f"{d}.onnx", "inputs": ins, "outputs": outs,
                              "layers": [n.name for n in part.graph.node]})
+        listed = {"partitions": manifest}
+        if segments:
+            os.makedirs(os.path.join(tmp, "segments"))
+            listed["segments"] = []
+            for key, first, last, (_, part, ins, outs) in segments:
+                part.save(os.path.join(tmp, "segments", f"{key}.onnx"))
+                listed["segments"].append({"key": key, "first_layer": first, "last_layer": last,
+                                           "model": f"segments/{key}.onnx", "inputs": ins,
+                                           "outputs": outs})
         with open(os.path.join(tmp, "partitions.json"), "w") as f:
-            json.dump({"partitions": manifest}, f, indent=1)
+            json.dump(listed, f, indent=1)
     return 0
 
 

@@ -242,6 +242,31 @@ fn segment_kernel(plan: &Plan, seg: &Segment, model: Option<String>) -> Result<K
     ))
 }
 
+/// The executor model of a segment in the export `root` (finn/flow/export_exec.py): `whole/`
+/// for a whole copy, else the directory exec.json's `segments` lists for its first and last
+/// layer.
+fn segment_model(root: &str, seg: &Segment, kname: &str) -> Result<String> {
+    if kname == "finn_whole" {
+        return Ok(format!("{root}/whole"));
+    }
+    let listing = format!("{root}/exec.json");
+    let text = std::fs::read_to_string(&listing).with_context(|| format!("reading {listing}"))?;
+    let exec: Value =
+        serde_json::from_str(&text).with_context(|| format!("{listing}: not JSON"))?;
+    let found = exec["segments"].as_array().into_iter().flatten().find(|s| {
+        s["first_layer"] == seg.first_layer.as_str() && s["last_layer"] == seg.last_layer.as_str()
+    });
+    match found.and_then(|s| s["dir"].as_str()) {
+        Some(dir) => Ok(format!("{root}/{dir}")),
+        None => bail!(
+            "{listing}: no executor model of the segment {}..{} ({kname}); the export was made \
+             from another plan: rebuild the deployment's partition",
+            seg.first_layer,
+            seg.last_layer
+        ),
+    }
+}
+
 /// The device's copies: a FINN CU per segment here, DMAs at each copy's ends, cuts on their
 /// cables. Returns the next free HBM bank.
 pub fn finn(d: &mut DeviceDesign, inp: &Inputs, cuts: &[CutOnCable]) -> Result<u32> {
@@ -256,11 +281,14 @@ pub fn finn(d: &mut DeviceDesign, inp: &Inputs, cuts: &[CutOnCable]) -> Result<u
             let kname = segment_kernel_name(plan, seg);
             let fk = match inp.kernels.iter().find(|k| k.name == kname) {
                 Some(k) => k.clone(),
-                // `--finn-model` is the unpartitioned network (vitis_link passes `whole/`): the
-                // model of a whole copy only.
+                // `--finn-model` is the whole executor export (vitis_link passes its root):
+                // `whole/` for a whole copy, the segment's own model for a cut copy's.
                 None => {
-                    let whole = kname == "finn_whole";
-                    segment_kernel(plan, seg, inp.finn_model.clone().filter(|_| whole))?
+                    let model = match &inp.finn_model {
+                        Some(root) => Some(segment_model(root, seg, &kname)?),
+                        None => None,
+                    };
+                    segment_kernel(plan, seg, model)?
                 }
             };
             let cu = format!("finn_r{}", r.index);

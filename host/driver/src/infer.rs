@@ -161,7 +161,7 @@ fn prepare(args: &InferArgs) -> Result<Inputs> {
 }
 
 /// The link counters of `cus`, through the CUs' registers.
-fn counters_of(device: &dyn Device, cus: &[String]) -> Vec<aurora::Counters> {
+pub(crate) fn counters_of(device: &dyn Device, cus: &[String]) -> Vec<aurora::Counters> {
     cus.iter()
         .map(|c| {
             AuroraFlow::new(
@@ -178,11 +178,11 @@ fn counters_of(device: &dyn Device, cus: &[String]) -> Vec<aurora::Counters> {
 }
 
 /// A cabled CU and the directed links it serves: (name, true = receives on it).
-type LinkRoles = (String, Vec<(String, bool)>);
+pub(crate) type LinkRoles = (String, Vec<(String, bool)>);
 
 /// This rank's AuroraFlow CUs with a link, and the directed link names they receive or
 /// send on (`fpga0:1->fpga1:0`), unused directions of a FINN cable left out.
-fn link_roles(d: &DeviceDescription) -> Vec<LinkRoles> {
+pub(crate) fn link_roles(d: &DeviceDescription) -> Vec<LinkRoles> {
     let mut out = Vec::new();
     for l in &d.links {
         if d.kernel(&l.cu).is_none() {
@@ -337,7 +337,11 @@ fn agree(
 
 /// The links must be up before any data goes out, as on the cards; their counters start
 /// from zero.
-fn links_up(device: &dyn Device, d: &DeviceDescription, link_cus: &[String]) -> Result<()> {
+pub(crate) fn links_up(
+    device: &dyn Device,
+    d: &DeviceDescription,
+    link_cus: &[String],
+) -> Result<()> {
     for cu in link_cus {
         let af = AuroraFlow::new(
             cu.clone(),
@@ -361,7 +365,7 @@ fn links_up(device: &dyn Device, d: &DeviceDescription, link_cus: &[String]) -> 
 /// Receivers before senders: the free-running CUs take part first (the links, the FINN
 /// partitions, and the tie-off sources of a cable's unused direction, whose empty stream
 /// closes that direction; tie-off sinks get nothing).
-fn begin_free_running(
+pub(crate) fn begin_free_running(
     device: &mut dyn Device,
     d: &DeviceDescription,
     link_cus: &[String],

@@ -2,8 +2,9 @@
 //! `dma_in_r<k>` / `dma_out_r<k>`, deploy/tool `src/replicas.rs`): image i goes to copy
 //! i mod C (round robin over the C copies), every rank feeds and drains the copies whose DMAs
 //! it holds, and rank 0 puts the outputs back in input order before comparing them with the
-//! unpartitioned model as a single-copy run does. Whole copies only: a copy cut across cards
-//! (its output DMA on another card) is refused by name.
+//! unpartitioned model as a single-copy run does. A copy cut across cards is fed on the card
+//! of its first segment and drained on the card of its last, its segments joined by the
+//! AuroraFlow links, which come up and are counted as in a one-copy run.
 
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -23,35 +24,39 @@ use crate::setup::Rank;
 
 const TAG_COPIES: i32 = 12;
 
-/// This device's copies: (copy index, input DMA CU, FINN CU, output DMA CU).
-fn local_copies(d: &xclbin::DeviceDescription) -> Result<Vec<(usize, String, String, String)>> {
-    let mut out = Vec::new();
-    for k in d
-        .kernels
-        .iter()
-        .filter(|k| k.kind == "hls" && k.kernel == "dma_in")
-    {
-        let Some(i) = k.cu.strip_prefix("dma_in_r").and_then(|s| s.parse().ok()) else {
-            bail!(
-                "device {}: input DMA {} is not one copy's (dma_in_r<k>)",
-                d.device,
-                k.cu
-            );
-        };
-        let finn = stream_peer(d, &format!("{}.out", k.cu))
-            .with_context(|| format!("device {}: {}.out streams nowhere", d.device, k.cu))?;
-        let out_cu = format!("dma_out_r{i}");
-        if d.kernel(&out_cu).is_none() {
-            bail!(
-                "device {}: copy {i} is cut across cards (its output DMA {out_cu} is on another \
-                 card); infer runs whole copies only so far (docs/limits.md, \"Replicas\")",
-                d.device
-            );
-        }
-        out.push((i, k.cu.clone(), finn, out_cu));
+/// This device's ends of the copies: the copies it feeds (copy, input DMA CU, the FINN CU it
+/// feeds) and those it drains (copy, output DMA CU, the FINN CU feeding it). A whole copy has
+/// both ends here; a copy cut across cards starts on one card and ends on another, its
+/// segments joined by the links (`dma_in_r<k>` and `dma_out_r<k>` on different devices).
+type Ends = Vec<(usize, String, String)>;
+
+fn copy_of(d: &xclbin::DeviceDescription, cu: &str, prefix: &str) -> Result<usize> {
+    match cu.strip_prefix(prefix).and_then(|s| s.parse().ok()) {
+        Some(k) => Ok(k),
+        None => bail!(
+            "device {}: DMA {cu} is not one copy's ({prefix}<k>)",
+            d.device
+        ),
     }
-    out.sort();
-    Ok(out)
+}
+
+fn local_ends(d: &xclbin::DeviceDescription) -> Result<(Ends, Ends)> {
+    let (mut feeds, mut drains) = (Vec::new(), Vec::new());
+    for k in d.kernels.iter().filter(|k| k.kind == "hls") {
+        if k.kernel == "dma_in" {
+            let finn = stream_peer(d, &format!("{}.out", k.cu))
+                .with_context(|| format!("device {}: {}.out streams nowhere", d.device, k.cu))?;
+            feeds.push((copy_of(d, &k.cu, "dma_in_r")?, k.cu.clone(), finn));
+        } else if k.kernel == "dma_out" {
+            let finn = stream_peer(d, &format!("{}.in", k.cu)).with_context(|| {
+                format!("device {}: nothing streams into {}.in", d.device, k.cu)
+            })?;
+            drains.push((copy_of(d, &k.cu, "dma_out_r")?, k.cu.clone(), finn));
+        }
+    }
+    feeds.sort();
+    drains.sort();
+    Ok((feeds, drains))
 }
 
 /// What every rank agreed on: the copies (input DMAs over every rank), the images' count,
@@ -62,7 +67,7 @@ pub struct Batch {
     pub prepared: Option<infer::Inputs>,
 }
 
-/// Every copy's share of the images, fed and drained on the rank holding its DMAs; rank 0
+/// Every copy's share of the images, fed and drained on the ranks holding its DMAs; rank 0
 /// compares the whole batch in input order.
 pub fn run(
     world: &SimpleCommunicator,
@@ -94,33 +99,38 @@ pub fn run(
         None => vec![0; n * frame],
     };
     world.process_at_rank(0).broadcast_into(&mut flat[..]);
-    let mine = local_copies(&d)?;
+    let (feeds, drains) = local_ends(&d)?;
     let device: &mut dyn Device = &mut *rank.device;
+    // the links of the cut copies, up and counted as in a one-copy run
+    let links = infer::link_roles(&d);
+    let link_cus: Vec<String> = links.iter().map(|(c, _)| c.clone()).collect();
+    infer::links_up(&*device, &d, &link_cus)?;
     crate::idle::barrier(world);
     let t0 = Instant::now();
-    for (_, _, finn, _) in &mine {
-        device.begin_free_running(finn)?;
-    }
+    infer::begin_free_running(device, &d, &link_cus)?;
+    let share = |k: usize| -> Vec<usize> { (k..n).step_by(copies).collect() };
+    // receivers before senders: every output DMA here, then every input DMA
     let mut runs = Vec::new();
     let mut outs = Vec::new();
-    for (k, dma_in, finn, dma_out) in &mine {
-        let images: Vec<usize> = (*k..n).step_by(copies).collect();
+    for (k, dma_out, finn) in &drains {
         let layout = infer::output_layout(&d, finn, factory, Some(reference))?;
-        let (run, out) = dma::drain(device, &d, dma_out, images.len(), layout)?;
+        let (run, out) = dma::drain(device, &d, dma_out, share(*k).len(), layout)?;
         runs.push(run);
+        outs.push((*k, out));
+    }
+    for (k, dma_in, finn) in &feeds {
         let k_finn = d.kernel(finn).with_context(|| format!("no CU {finn}"))?;
         let (port, _) = stream_ports(k_finn)?;
         let in_layout = WordLayout::new(finn, port, whole.inputs()[0].dtype, frame)?;
-        let packed: Vec<u8> = images
+        let packed: Vec<u8> = share(*k)
             .iter()
             .flat_map(|&i| in_layout.pack(&flat[i * frame..(i + 1) * frame]))
             .collect();
         runs.push(dma::feed(device, &d, dma_in, &packed)?);
-        outs.push((*k, out));
     }
     let period = Duration::from_millis(args.sample_ms.max(1));
     let budget = timeout * (n as u32 + 10);
-    infer::wait_sampling(device, runs, &[], t0, period, budget)?;
+    let samples = infer::wait_sampling(device, runs, &link_cus, t0, period, budget)?;
     device.end_free_running(timeout)?;
     // [copy, values, v...] per local copy, to rank 0
     let mut msg: Vec<i64> = Vec::new();
@@ -145,7 +155,8 @@ pub fn run(
         world.process_at_rank(0).send_with_tag(&msg[..], TAG_COPIES);
     }
     let wall = t0.elapsed().as_secs_f64();
-    let reports = infer::gather_reports(world, &d, &[], &[], &[])?;
+    let finals = infer::counters_of(&*device, &link_cus);
+    let reports = infer::gather_reports(world, &d, &links, &samples, &finals)?;
     let Some(inputs) = prepared else {
         return Ok(Outcome::Done);
     };

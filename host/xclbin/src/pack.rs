@@ -82,10 +82,8 @@ pub fn build(input: &PackInput) -> Result<Xclbin> {
             None => from_models.push((p.clone(), path)),
         }
     }
+    // a model's payload may be longer than a section name: `section_name` shortens it
     for (name, path) in &from_models {
-        if name.len() >= SECTION_NAME_LEN {
-            bail!("{origin}: payload name '{name}' must be 1..15 bytes (axlf m_sectionName)");
-        }
         payloads.insert(name, read_payload(name, path)?);
     }
     for name in payloads.keys() {
@@ -146,7 +144,7 @@ pub fn build(input: &PackInput) -> Result<Xclbin> {
     for (name, data) in payloads {
         sections.push(XclbinSection {
             kind: SectionKind::EmulationData,
-            name: name.to_string(),
+            name: crate::read::section_name(name),
             data,
         });
     }

@@ -35,7 +35,7 @@ impl SimDevice {
                 Ok(Some(file))
             }
             Payload::Dir(_) => {
-                xclbin::archive::unpack_to(&sim.payloads[name], &dir)?;
+                xclbin::archive::unpack_to(sim.payload_bytes(name)?, &dir)?;
                 Ok(Some(dir))
             }
         }
