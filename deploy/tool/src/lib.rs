@@ -19,6 +19,7 @@ pub mod instances;
 pub mod iodma;
 pub mod kernel;
 pub mod linkcfg;
+pub mod one_card;
 pub mod partitioner;
 pub mod plan;
 pub mod platform;

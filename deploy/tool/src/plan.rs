@@ -41,6 +41,13 @@ pub struct DevicePlan {
     pub layers: Vec<String>,
     #[serde(default)]
     pub utilization: BTreeMap<String, f64>,
+    /// The network's layers on the card, in units (the report's one-card table); not in a
+    /// plan slice, whose bytes stay those of the link config's key.
+    #[serde(default, skip_serializing)]
+    pub resources: BTreeMap<String, f64>,
+    /// The AuroraFlow link kernels' area the partitioner keeps free on the card.
+    #[serde(default, skip_serializing)]
+    pub reserved_link_kernels: BTreeMap<String, f64>,
 }
 
 // Deliberately apart from the partitioner's Cut: this reader accepts plans older than it.
@@ -183,6 +190,8 @@ pub fn device_slice(plan: &Plan, device: &str) -> Result<serde_json::Value> {
                     name: d.name.clone(),
                     layers: Vec::new(),
                     utilization: BTreeMap::new(),
+                    resources: BTreeMap::new(),
+                    reserved_link_kernels: BTreeMap::new(),
                 }
             }
         })

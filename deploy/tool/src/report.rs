@@ -96,6 +96,10 @@ pub fn render(
     html.push_str(&crate::hls_app::report::streams_table(dep));
     if let Some(p) = plan {
         plan_tables(&mut html, dep, p);
+        // a replica plan's cards hold copies, not parts, of one network
+        if p.replicas.is_empty() {
+            crate::one_card::section(&mut html, dep, platform, p);
+        }
     }
     html.push_str("</body></html>\n");
     html

@@ -213,3 +213,65 @@ fn duplicate_streams_with_the_wrong_stream_count_is_refused() {
         "{e}"
     );
 }
+
+/// ResNet-50's stem max pool as FINN lowers it (`InferPool`): FMPadding(1) -> a 3x3 stride-2
+/// window generator -> Pool(MaxPool), on unsigned activations. Checked against a direct
+/// 3x3/2 max pool with padding 1 that skips the padded positions (PyTorch's `MaxPool2d(3, 2,
+/// 1)`, which pads with -inf): for values >= 0 FINN's zero padding gives the same maxima.
+#[test]
+fn stem_max_pool_equals_direct_max_pool() {
+    let (h, ch, k, s) = (9usize, 3usize, 3usize, 2usize);
+    let hp = h + 2;
+    let oh = (hp - k) / s + 1;
+    let d = tempfile::tempdir().unwrap();
+    let g = json!({
+        "format": "auroraforge-finn-exec/1", "inputs": ["x"], "outputs": ["y"],
+        "tensors": {
+            "x": {"shape": [1, h, h, ch], "dtype": "UINT4"},
+            "p": {"shape": [1, hp, hp, ch], "dtype": "UINT4"},
+            "w": {"shape": [1, oh, oh, k * k * ch], "dtype": "UINT4"},
+            "y": {"shape": [1, oh, oh, ch], "dtype": "UINT4"}
+        },
+        "initializers": {},
+        "nodes": [
+            {"name": "pad", "op_type": "FMPadding", "inputs": ["x"], "outputs": ["p"],
+             "attrs": {"Padding": [1, 1, 1, 1]}},
+            {"name": "swg", "op_type": "ConvolutionInputGenerator", "inputs": ["p"], "outputs": ["w"],
+             "attrs": {"IFMDim": [hp, hp], "ConvKernelDim": [k, k], "Stride": [s, s],
+                       "Dilation": [1, 1], "IFMChannels": ch, "depthwise": 1}},
+            {"name": "pool", "op_type": "Pool", "inputs": ["w"], "outputs": ["y"],
+             "attrs": {"Channels": ch, "KernelSize": [k, k], "Function": "MaxPool",
+                       "InputDataType": "UINT4", "OutputDataType": "UINT4"}}
+        ]
+    });
+    fs::write(d.path().join("graph.json"), g.to_string()).unwrap();
+    let p = Partition::load(d.path()).unwrap();
+    let mut rng = Rng::new(11);
+    let x: Vec<i32> = (0..h * h * ch)
+        .map(|_| rng.value(DataType::parse("UINT4").unwrap()))
+        .collect();
+    let got = p
+        .run(&[Tensor::new(vec![1, h, h, ch], x.clone())])
+        .unwrap()
+        .remove(0);
+    let mut want = Vec::new();
+    for oy in 0..oh {
+        for ox in 0..oh {
+            for c in 0..ch {
+                let mut m = i32::MIN;
+                for ky in 0..k {
+                    for kx in 0..k {
+                        let (iy, ix) = ((oy * s + ky) as i64 - 1, (ox * s + kx) as i64 - 1);
+                        if iy < 0 || ix < 0 || iy >= h as i64 || ix >= h as i64 {
+                            continue;
+                        }
+                        m = m.max(x[((iy as usize) * h + ix as usize) * ch + c]);
+                    }
+                }
+                want.push(m);
+            }
+        }
+    }
+    assert_eq!(got.shape, vec![1, oh, oh, ch]);
+    assert_eq!(got.data, want);
+}
