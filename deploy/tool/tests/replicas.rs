@@ -64,12 +64,23 @@ fn link_sim(
     Ok((cfg, sim))
 }
 
-/// vitis_link passes the unpartitioned network (`exec/whole`) as the FINN model of a replica
-/// deployment: a whole copy simulates it, a cut copy's segment must not claim it.
+/// vitis_link passes the executor export's root as the FINN model of a replica deployment:
+/// a whole copy simulates `whole/`, a cut copy's segment the model exec.json lists for its
+/// layers (finn/flow/export_exec.py writes the listing), and an export without that segment
+/// is refused naming it.
 #[test]
-fn only_whole_copies_simulate_the_unpartitioned_model() {
-    let (plan, _) = replica_plan((1, 0));
-    let (_, sim) = link_sim(&plan, "fpga0", Some("buck-out/x/exec/whole")).unwrap();
+fn whole_copies_simulate_the_whole_model_and_a_segment_its_own() {
+    let (plan, [first, from, ..]) = replica_plan((1, 0));
+    let root = tempfile::tempdir().unwrap();
+    let root_s = root.path().to_str().unwrap().to_string();
+    let listing = |segments: serde_json::Value| {
+        let exec = serde_json::json!({ "segments": segments });
+        std::fs::write(root.path().join("exec.json"), exec.to_string()).unwrap();
+    };
+    listing(serde_json::json!([
+        {"first_layer": first, "last_layer": from, "dir": "segments/head"},
+    ]));
+    let (_, sim) = link_sim(&plan, "fpga0", Some(&root_s)).unwrap();
     let model = |cu: &str| {
         sim["kernels"]
             .as_array()
@@ -79,8 +90,14 @@ fn only_whole_copies_simulate_the_unpartitioned_model() {
             .unwrap_or_else(|| panic!("no CU {cu}"))["model"]
             .clone()
     };
-    assert_eq!(model("finn_r0"), "buck-out/x/exec/whole");
-    assert_eq!(model("finn_r2"), serde_json::Value::Null);
+    assert_eq!(model("finn_r0"), format!("{root_s}/whole").as_str());
+    assert_eq!(model("finn_r2"), format!("{root_s}/segments/head").as_str());
+    listing(serde_json::json!([]));
+    let err = format!("{:#}", link_sim(&plan, "fpga0", Some(&root_s)).unwrap_err());
+    assert!(
+        err.contains("no executor model of the segment") && err.contains(&first),
+        "{err}"
+    );
 }
 
 fn assert_lines(cfg: &str, lines: &[String]) {
