@@ -14,6 +14,16 @@ pub struct Figures {
     pub area: Area,
     pub mobilenet_2fpga: Mobilenet,
     pub elastic_df: ElasticDf,
+    pub finn_examples_resnet50: Published,
+}
+
+/// One published, measured network accelerator (another work: its citation is its own).
+#[derive(Debug, Deserialize)]
+pub struct Published {
+    pub citation: String,
+    pub board: String,
+    pub fps: f64,
+    pub latency_ms: f64,
 }
 
 /// Elastic-DF's MobileNet-V1 figures (another paper: its citation is its own).

@@ -53,6 +53,8 @@ struct RawDeployment {
     #[serde(default)]
     link: Vec<Spanned<RawLink>>,
     slurm: Option<RawSlurm>,
+    /// The published measurement the report sets the plan beside (`Beside`).
+    beside: Option<Spanned<String>>,
     /// `app = "hls"`: the user's kernels and their streams (src/hls_app).
     #[serde(default)]
     kernel: Vec<Spanned<hls_parse::RawKernel>>,
@@ -223,6 +225,31 @@ pub struct Deployment {
     pub cabling_span: Range<usize>,
     /// `app = "hls"`: CUs and streams; empty for the other apps.
     pub hls: HlsApp,
+    pub beside: Beside,
+}
+
+/// What the report's "next to" table compares a FINN plan with (the description's `beside`;
+/// the AuroraFlow paper's MobileNet when absent). Both are figures of `paper/figures.toml`.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum Beside {
+    /// The AuroraFlow paper's MobileNet-V1 on two U280s (per-card LUT and BRAM, FPS).
+    PaperMobilenet,
+    /// finn-examples' published ResNet-50 (FPS and latency on its board).
+    FinnExamplesResnet50,
+}
+
+fn parse_beside(src: &Source, b: Option<&Spanned<String>>) -> Result<Beside> {
+    let Some(b) = b else {
+        return Ok(Beside::PaperMobilenet);
+    };
+    match b.get_ref().as_str() {
+        "paper_mobilenet" => Ok(Beside::PaperMobilenet),
+        "finn_examples_resnet50" => Ok(Beside::FinnExamplesResnet50),
+        other => Err(src.at(
+            &b.span(),
+            format!("beside '{other}' is not one of: paper_mobilenet, finn_examples_resnet50"),
+        )),
+    }
 }
 
 fn parse_role(src: &Source, r: &Spanned<String>) -> Result<Role> {
@@ -296,6 +323,7 @@ impl Deployment {
                 ..Slurm::default()
             },
         };
+        let beside = parse_beside(&src, raw.beside.as_ref())?;
         let (raw_kernels, raw_streams) = (raw.kernel, raw.stream);
         let mut dep = Deployment {
             name: raw.name.get_ref().clone(),
@@ -316,6 +344,7 @@ impl Deployment {
             cabling_span,
             src,
             hls: HlsApp::default(),
+            beside,
         };
         dep.check_nodes()?;
         cabling::check_links(&dep, platform)?;

@@ -27,6 +27,10 @@ pub const TOP: &[(&str, &str)] = &[
         "default kernel clock of every device (default: the platform's)",
     ),
     (
+        "`beside`",
+        "`app = \"finn\"`: the published figures the report's \"next to\" table sets the plan beside, from `paper/figures.toml`: `\"paper_mobilenet\"` (default: the AuroraFlow paper's MobileNet-V1, per-card LUT and BRAM and FPS) or `\"finn_examples_resnet50\"` (finn-examples' measured ResNet-50: board, FPS, latency); anything else is refused at the key",
+    ),
+    (
         "`[[device]]`",
         "`name`, `node` (index in the allocation: n00, n01 …), `card` (acl index), optional `clock_mhz`, `role` (`aurora_bench` only: `\"bench\"` = send + recv kernels, `\"forward\"` = pass-through), `max_util = { LUT = 0.8, BRAM_18K = 0.8, ... }` (fractions; resources not named keep 0.8), `min_util = { LUT = 0.3, ... }` (the partitioner's lower bound: at least this fraction in use; resources not named keep 0; each at most its `max_util`), `slr = { <cu> = \"SLR0\" }`, `memory = { \"<cu>.<port>\" = \"HBM[4]\" }`",
     ),

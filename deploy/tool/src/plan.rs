@@ -16,6 +16,9 @@ pub struct Plan {
     /// Absent from a device slice (the pipeline's rate depends on every device).
     #[serde(default)]
     pub fps: f64,
+    /// FINN's critical-path latency (every layer's cycles summed, no overlap).
+    #[serde(default)]
+    pub finn_no_overlap_latency_ms: f64,
     pub devices: Vec<DevicePlan>,
     #[serde(default)]
     pub cuts: Vec<Cut>,

@@ -6,7 +6,7 @@ use std::fmt::Write as _;
 
 use serde_json::Value;
 
-use crate::deployment::{Deployment, End};
+use crate::deployment::{Beside, Deployment, End};
 use crate::plan::{CutOnCable, Plan};
 use crate::platform::Platform;
 
@@ -277,8 +277,8 @@ fn draw_cables(svg: &mut String, dep: &Deployment, cuts: &[CutOnCable], layout: 
     }
 }
 
-/// The plan's utilisation against each card's budget, and the paper's per-card figures
-/// beside the plan's.
+/// The plan's utilisation against each card's budget, and the published figures the
+/// description names (`beside`) next to the plan's.
 fn plan_tables(html: &mut String, dep: &Deployment, p: &Plan) {
     html.push_str("<h2>Utilisation (plan) against the budget</h2>\n<table><tr><th>device</th><th>resource</th><th>planned</th><th>budget</th><th></th></tr>\n");
     for d in &dep.devices {
@@ -303,6 +303,35 @@ fn plan_tables(html: &mut String, dep: &Deployment, p: &Plan) {
         }
     }
     html.push_str("</table>\n");
+    match dep.beside {
+        Beside::PaperMobilenet => beside_paper(html, p),
+        Beside::FinnExamplesResnet50 => beside_published(html, dep, p),
+    }
+}
+
+/// finn-examples' measured ResNet-50 on its board beside this plan's estimate.
+fn beside_published(html: &mut String, dep: &Deployment, p: &Plan) {
+    let r = &paper::figures().finn_examples_resnet50;
+    let _ = writeln!(
+        html,
+        "<h2>Next to the published ResNet-50</h2>\n<table><tr><th></th><th>cards</th><th>FPS</th>\
+         <th>latency</th></tr>\n\
+         <tr class=\"paper\"><td>{}</td><td>1 × {}</td><td>{:.2}</td><td>{:.1} ms (measured)</td></tr>\n\
+         <tr class=\"ours\"><td>this plan, estimated (FINN estimates, not synthesised)</td>\
+         <td>{} × {}</td><td>{:.2}</td><td>{:.1} ms (FINN's no-overlap sum of every layer's cycles)</td></tr></table>",
+        esc(&r.citation),
+        esc(&r.board),
+        r.fps,
+        r.latency_ms,
+        dep.devices.len(),
+        esc(&dep.platform),
+        p.fps,
+        p.finn_no_overlap_latency_ms
+    );
+}
+
+/// The AuroraFlow paper's per-card MobileNet figures beside this plan's.
+fn beside_paper(html: &mut String, p: &Plan) {
     let paper = paper::figures();
     let mobilenet = &paper.mobilenet_2fpga;
     html.push_str(&format!(

@@ -162,6 +162,25 @@ fn unknown_key() {
 }
 
 #[test]
+fn unknown_published_figures() {
+    let text = two_finn("", "").replace(
+        "clock_mhz = 250\n",
+        "clock_mhz = 250\nbeside = \"finn_examples_vgg\"\n",
+    );
+    let c = case(text);
+    let err = load(&c).unwrap_err();
+    assert_at(
+        err,
+        &c,
+        "beside =",
+        &[
+            "finn_examples_vgg",
+            "paper_mobilenet, finn_examples_resnet50",
+        ],
+    );
+}
+
+#[test]
 fn cards_per_node_exceeded() {
     let c = case(two_bench("", "[topology]\nkind = \"pair\"\n").replace("card = 1", "card = 3"));
     assert_at(

@@ -135,3 +135,44 @@ fn resnet50_report_shows_why_one_card_is_not_enough() {
     let (lut, lut_over) = row(&html, "LUT");
     assert!(!lut_over, "LUT marked over one card: {lut:?}");
 }
+
+/// `beside = "finn_examples_resnet50"`: the report sets the plan beside finn-examples'
+/// measured ResNet-50 (read here from paper/figures.toml itself), not the paper's MobileNet.
+#[test]
+fn resnet50_report_sits_beside_the_published_resnet50() {
+    let deployment = common::deployment("resnet50_3fpga");
+    let dir = tempfile::tempdir().unwrap();
+    let plan_text = partition(false).unwrap();
+    let plan = common::write(dir.path(), "plan.json", &plan_text);
+    let html = report_text(&deployment, &common::platform(), Some(&plan), &[]).unwrap();
+    let figures: toml::Value = toml::from_str(
+        &std::fs::read_to_string(common::root().join("paper/figures.toml")).unwrap(),
+    )
+    .unwrap();
+    let published = &figures["finn_examples_resnet50"];
+    let plan_json: serde_json::Value = serde_json::from_str(&plan_text).unwrap();
+    let start = html
+        .find("<h2>Next to the published ResNet-50</h2>")
+        .expect("the published ResNet-50 section");
+    let section = &html[start..start + html[start..].find("</table>").unwrap()];
+    for want in [
+        format!("<td>1 × {}</td>", published["board"].as_str().unwrap()),
+        format!("<td>{:.2}</td>", published["fps"].as_float().unwrap()),
+        format!(
+            "<td>{:.1} ms (measured)</td>",
+            published["latency_ms"].as_float().unwrap()
+        ),
+        format!("<td>{:.2}</td>", plan_json["fps"].as_f64().unwrap()),
+        format!(
+            "<td>{:.1} ms (FINN's no-overlap",
+            plan_json["finn_no_overlap_latency_ms"].as_f64().unwrap()
+        ),
+        "<td>3 × xilinx_u280_gen3x16_xdma_1_202211_1</td>".to_string(),
+    ] {
+        assert!(section.contains(&want), "no {want:?} in {section}");
+    }
+    assert!(
+        !html.contains("Next to the paper"),
+        "a ResNet-50 report compares with the paper's MobileNet"
+    );
+}
