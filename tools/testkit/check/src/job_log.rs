@@ -2,7 +2,7 @@
 //! lines): the checks the Slurm tests share, each finding named by file and line.
 //!
 //! The lines read, as host/driver prints them: `== fpga0 (rank 0, DEVICE)` opens a rank's
-//! `status` report, `   CORE_STATUS     0x11ff` is a link end up, `   ..._OVERFLOW_COUNT  N`
+//! `status` report, `   CORE_STATUS     0x11ff (gt_powergood 0xf, ...)` is a link end up, `   ..._OVERFLOW_COUNT  N`
 //! counts words lost at a full FIFO; `link A->B: TX .. beats, RX .. beats, ..., overflow N`
 //! is `infer`'s per-link line; the job script's own first line is
 //! `job ID: N rank(s) on NODELIST: COMMAND`; Open MPI 4.1's map (rmaps_base_display_map)
@@ -56,8 +56,9 @@ pub fn status(path: &str, ranks: &str, links: &str) -> Result<String, Error> {
                 ));
             }
         }
-        if let Some(v) = line.trim_start().strip_prefix("CORE_STATUS") {
-            if v.trim() == CORE_STATUS_UP {
+        // the register's value, then its fields decoded in parentheses
+        if let Some(v) = line.trim_start().strip_prefix("CORE_STATUS ") {
+            if v.split_whitespace().next() == Some(CORE_STATUS_UP) {
                 up += 1;
             } else {
                 found.push(format!(

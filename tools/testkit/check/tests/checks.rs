@@ -1,7 +1,10 @@
-//! testkit-check run as the shell tests run it, on hand-written inputs (tests/data/: a
-//! topology.json of a two-card pair and a broken one, a status job's log with Open MPI's map
-//! and that log with a rank missing or a word lost, infer logs, bench CSVs), each answer
-//! compared with what was worked out by hand from those files: stdout, stderr, exit code.
+//! testkit-check run as the shell tests run it, on the inputs of tests/data/: real job logs
+//! of `//deploy:slurm_jobs` (aurora_pair's `status`, mobilenet_2fpga's `infer`; temporary
+//! paths shortened to /tmp/out) and hand-made breakages of them (rank 1's report cut out, a
+//! lost word and an error line added, the link line's overflow set to 5 or the line removed),
+//! Open MPI 4.1's map as rmaps_base_display_map prints it, aurora_pair's topology.json as
+//! deploy-tool wrote it and hand-written ones (a broken one among them), and bench CSVs. Each answer (stdout, stderr, exit code) is
+//! compared with what was worked out by hand from those files.
 
 use std::net::TcpListener;
 use std::process::Command;
@@ -92,6 +95,13 @@ fn status_job_passes() {
         &["job-status", "tests/data/status.job.out", "2", "2"],
         "2 of 2 rank(s) reported, 4 link ends up, no overflow, no error",
     );
+    // a three-rank job's log without rank 2
+    fails(
+        &["job-status", "tests/data/status.job.out", "3", "2"],
+        1,
+        "testkit-check: tests/data/status.job.out: rank 2 printed no report (no '== <device> \
+         (rank 2, ...' line)",
+    );
     // the same log against a topology with one link more: 4 ends up, 6 wanted
     fails(
         &["job-status", "tests/data/status.job.out", "2", "3"],
@@ -118,9 +128,9 @@ fn status_job_with_loss_and_an_error() {
     fails(
         &["job-status", "tests/data/overflow.job.out", "2", "2"],
         1,
-        "testkit-check: tests/data/overflow.job.out:22: lost words: FIFO_RX_OVERFLOW_COUNT   3\n\
-         testkit-check: tests/data/overflow.job.out:35: an error: aurora-host: rank 1: error: \
-         rank 1: loading /tmp/x.xclbin: truncated",
+        "testkit-check: tests/data/overflow.job.out:45: lost words: FIFO_RX_OVERFLOW_COUNT   3\n\
+         testkit-check: tests/data/overflow.job.out:137: an error: aurora-host: rank 1: error: \
+         rank 1: loading /tmp/out/fpga1.truncated.xclbin: the file ends inside its header",
     );
 }
 
@@ -128,13 +138,13 @@ fn status_job_with_loss_and_an_error() {
 fn infer_job_links() {
     ok(
         &["job-links", "tests/data/infer.job.out"],
-        "2 link(s), overflow 0 on each, no error",
+        "1 link(s), overflow 0 on each, no error",
     );
     fails(
         &["job-links", "tests/data/infer_lost.job.out"],
         1,
-        "testkit-check: tests/data/infer_lost.job.out:4: lost words: link fpga1->fpga0: TX 16 \
-         beats, RX 16 beats, XOFF 0, XON 0, max in flight 2, overflow 5",
+        "testkit-check: tests/data/infer_lost.job.out:12: lost words: link fpga0:1->fpga1:0: TX \
+         6272 beats, RX 6272 beats, XOFF 7, XON 7, max in flight 124, overflow 5",
     );
     fails(
         &["job-links", "tests/data/infer_nolinks.job.out"],
@@ -146,9 +156,9 @@ fn infer_job_links() {
 
 #[test]
 fn job_nodes_and_mpi_map() {
-    ok(&["job-nodes", "tests/data/status.job.out"], "n[01-02]");
-    ok(&["job-nodes", "tests/data/infer.job.out"], "n01");
-    ok(&["mpi-map", "tests/data/status.job.out"], "0 n01\n1 n02");
+    ok(&["job-nodes", "tests/data/mpi_map.job.out"], "n[01-02]");
+    ok(&["job-nodes", "tests/data/infer.job.out"], "vm");
+    ok(&["mpi-map", "tests/data/mpi_map.job.out"], "0 n01\n1 n02");
     fails(
         &["mpi-map", "tests/data/infer.job.out"],
         1,
