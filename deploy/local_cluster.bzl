@@ -2,8 +2,8 @@
 (tools/testkit/slurm/slurm_cluster.sh), started and stopped by hand.
 
 `local_slurm_cluster` is a runnable: `./forge run //deploy:local_cluster -- up|status|down
-...` runs `bash deploy/local_cluster.sh --slurmctld C --sbatch S --srun R` (the slurm
-toolchain's commands) with the arguments given. `local_slurm_cluster_test` runs a test script
+...` runs `bash deploy/local_cluster.sh --slurmctld C --sbatch S --srun R --check K` (the
+slurm toolchain's commands, the tests' checker `check` for free ports) with the arguments given. `local_slurm_cluster_test` runs a test script
 with that same command after `--`.
 """
 
@@ -21,10 +21,13 @@ def _command(ctx: AnalysisContext) -> cmd_args:
         slurm.sbatch,
         "--srun",
         slurm.srun,
+        "--check",
+        ctx.attrs.check[RunInfo],
         hidden = ctx.attrs.data + [slurm.version],
     )
 
 _ATTRS = {
+    "check": attrs.exec_dep(providers = [RunInfo], doc = "testkit-check (tools/testkit/check)"),
     "data": attrs.list(attrs.source(), default = [], doc = "files the script reads"),
     "script": attrs.source(),
     "_slurm": attrs.default_only(attrs.toolchain_dep(
@@ -39,8 +42,8 @@ def _local_slurm_cluster_impl(ctx: AnalysisContext) -> list[Provider]:
 local_slurm_cluster = rule(
     impl = _local_slurm_cluster_impl,
     attrs = _ATTRS,
-    doc = "Runnable: `bash script --slurmctld C --sbatch S --srun R ARGS...` with the slurm " +
-          "toolchain's commands (deploy/local_cluster.sh: up, status, down).",
+    doc = "Runnable: `bash script --slurmctld C --sbatch S --srun R --check K ARGS...` with the " +
+          "slurm toolchain's commands and `check` (deploy/local_cluster.sh: up, status, down).",
 )
 
 def _local_slurm_cluster_test_impl(ctx: AnalysisContext) -> list[Provider]:

@@ -8,7 +8,8 @@
 #
 # The run target (deploy/local_cluster.bzl) puts the slurm toolchain's commands before the
 # subcommand: --slurmctld CMD --sbatch CMD --srun CMD. Their directories go first on PATH,
-# so the daemons and client commands slurm_cluster.sh calls are that installation's.
+# so the daemons and client commands slurm_cluster.sh calls are that installation's; and
+# --check CMD, the tests' checker (tools/testkit/check), which finds the daemons' free ports.
 # `up` writes DIR/pids (the daemons, for `down`) and DIR/env (`export SLURM_CONF=...`).
 set -euo pipefail
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
@@ -28,9 +29,10 @@ die() {
     exit 1
 }
 
-slurmctld="" sbatch="" srun=""
+slurmctld="" sbatch="" srun="" check=""
 while [ $# -gt 0 ]; do
     case $1 in
+    --check) check=$2 ;;
     --slurmctld) slurmctld=$2 ;;
     --sbatch) sbatch=$2 ;;
     --srun) srun=$2 ;;
@@ -38,8 +40,8 @@ while [ $# -gt 0 ]; do
     esac
     shift 2
 done
-if [ -z "$slurmctld" ] || [ -z "$sbatch" ] || [ -z "$srun" ]; then
-    die "run it as $prog up|status|down (the target passes the slurm toolchain's commands)"
+if [ -z "$slurmctld" ] || [ -z "$sbatch" ] || [ -z "$srun" ] || [ -z "$check" ]; then
+    die "run it as $prog up|status|down (the target passes the slurm toolchain's commands and the checker)"
 fi
 [ $# -gt 0 ] || usage
 sub=$1
@@ -68,6 +70,7 @@ srun=$(resolve "$srun")
 PATH="$(dirname "$slurmctld"):$(dirname "$sbatch"):$(dirname "$srun"):$PATH"
 command -v munged >/dev/null || die "munged is not installed: install munge (tools/bootstrap/apt.txt)"
 
+TESTKIT_CHECK=$check
 # shellcheck source=tools/testkit/slurm/slurm_cluster.sh
 source "$here/../tools/testkit/slurm/slurm_cluster.sh"
 
@@ -102,7 +105,7 @@ up)
     if [ -z "${LOCAL_CLUSTER_SESSION:-}" ]; then
         command -v setsid >/dev/null || die "setsid is not installed: install util-linux"
         LOCAL_CLUSTER_SESSION=1 exec setsid -w bash "${BASH_SOURCE[0]}" --slurmctld "$slurmctld" \
-            --sbatch "$sbatch" --srun "$srun" up --cpus "$cpus" "${at[@]}"
+            --sbatch "$sbatch" --srun "$srun" --check "$TESTKIT_CHECK" up --cpus "$cpus" "${at[@]}"
     fi
     # a failed start takes down what it started; a started cluster stays (no EXIT trap then,
     # and slurm_cluster.sh adds none of its own while this one is set)

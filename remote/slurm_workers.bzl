@@ -76,7 +76,8 @@ slurm_workers = rule(
 )
 
 def _pool_command(ctx: AnalysisContext) -> cmd_args:
-    """`bash script --forge F --grid G --standin S --slurm TOOL --workers CMD...` (pool.sh)."""
+    """`bash script --forge F --grid G --standin S --slurm TOOL --check K --workers CMD...`
+    (pool.sh)."""
     slurm = ctx.attrs._slurm[SystemToolInfo]
     return cmd_args(
         "bash",
@@ -89,12 +90,15 @@ def _pool_command(ctx: AnalysisContext) -> cmd_args:
         ctx.attrs.standin[RunInfo],
         "--slurm",
         slurm.tool,
+        "--check",
+        ctx.attrs.check[RunInfo],
         "--workers",
         ctx.attrs.workers[RunInfo],
         hidden = ctx.attrs.data + [slurm.version],
     )
 
 _POOL_ATTRS = {
+    "check": attrs.exec_dep(providers = [RunInfo], doc = "testkit-check (tools/testkit/check): the cluster's free ports"),
     "data": attrs.list(attrs.source(), default = [], doc = "files the script reads"),
     "forge": attrs.exec_dep(providers = [RunInfo], default = "root//engine/forge:forge"),
     "grid": attrs.exec_dep(providers = [RunInfo], default = "root//remote:grid"),
@@ -116,9 +120,10 @@ def _worker_pool_test_impl(ctx: AnalysisContext) -> list[Provider]:
 worker_pool_test = rule(
     impl = _worker_pool_test_impl,
     attrs = dict(_POOL_ATTRS, labels = attrs.list(attrs.string(), default = [])),
-    doc = "Runs `bash script --forge F --grid G --standin S --slurm TOOL --workers CMD...` " +
-          "from the project root: the engine, forge-re-grid, the stand-in tool, the slurm " +
-          "toolchain's controller and the command `./forge run <workers> --` runs.",
+    doc = "Runs `bash script --forge F --grid G --standin S --slurm TOOL --check K --workers " +
+          "CMD...` from the project root: the engine, forge-re-grid, the stand-in tool, the " +
+          "slurm toolchain's controller, the tests' checker and the command `./forge run " +
+          "<workers> --` runs.",
 )
 
 def _worker_pool_run_impl(ctx: AnalysisContext) -> list[Provider]:

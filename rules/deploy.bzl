@@ -39,6 +39,7 @@ load("//rules/toolchains:cluster.bzl", "ClusterToolchainInfo")
 load("//rules/toolchains:deploy.bzl", "DeployToolchainInfo")
 load("//rules/toolchains:finn.bzl", "FinnToolchainInfo")
 load("//rules/toolchains:fpga.bzl", "FpgaToolchainInfo", "fpga_platform")
+load("//rules/toolchains:python.bzl", "PythonToolchainInfo")
 load("//rules/toolchains:system.bzl", "SystemToolInfo", "tool_test_env")
 
 _DEPLOY_TOOLCHAIN = attrs.default_only(attrs.toolchain_dep(
@@ -416,7 +417,16 @@ def fpga_deployment(
 
 def _deployment_test_impl(ctx: AnalysisContext) -> list[Provider]:
     tool_env, hidden = tool_test_env(ctx.attrs.tools)
-    args = cmd_args(ctx.attrs.interpreter, ctx.attrs.test, hidden = hidden + ctx.attrs.data)
+    if ctx.attrs.python:
+        # the python toolchain's interpreter for the test's Python checks, never one from PATH
+        python = ctx.attrs.python[PythonToolchainInfo]
+        tool_env["PYTHON"] = python.interpreter
+        hidden = hidden + [python.version]
+    args = cmd_args(
+        ctx.attrs.interpreter,
+        ctx.attrs.test,
+        hidden = hidden + ctx.attrs.data + list(ctx.attrs.env_files.values()),
+    )
     for dep in ctx.attrs.deployments:
         d = dep[DeploymentInfo]
         args.add(cmd_args(
@@ -435,7 +445,7 @@ def _deployment_test_impl(ctx: AnalysisContext) -> list[Provider]:
             type = "sh",
             command = [args],
             # the tools the script runs, by toolchain: TOOL_<NAME>=command
-            env = dict(tool_env, **ctx.attrs.env),
+            env = dict(tool_env, **dict(ctx.attrs.env, **ctx.attrs.env_files)),
             labels = ctx.attrs.labels,
         ),
     ]
@@ -446,14 +456,17 @@ deployment_test = rule(
         "data": attrs.list(attrs.source(), default = []),
         "deployments": attrs.list(attrs.dep(providers = [DeploymentInfo])),
         "env": attrs.dict(attrs.string(), attrs.string(), default = {}),
+        "env_files": attrs.dict(attrs.string(), attrs.source(), default = {}),
         "interpreter": attrs.string(default = "bash"),
         "labels": attrs.list(attrs.string(), default = []),
+        "python": attrs.option(attrs.toolchain_dep(providers = [PythonToolchainInfo]), default = None),
         "test": attrs.source(),
         "tools": attrs.list(attrs.toolchain_dep(providers = [SystemToolInfo]), default = []),
     },
     doc = "Runs `test` from the project root with, per deployment, `--deployment NAME " +
           "TOPOLOGY REPORT LOCAL_JOB_SCRIPT RUN_SCRIPT LOCAL_BUNDLE` (everything built first); each tool " +
-          "toolchain's command is in the env as TOOL_<NAME>.",
+          "toolchain's command is in the env as TOOL_<NAME>, each `env_files` variable names its " +
+          "built file (project-relative path), `python`'s interpreter is in PYTHON.",
 )
 
 def image_counts(spec: str) -> list[int]:

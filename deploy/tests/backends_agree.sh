@@ -15,7 +15,9 @@
 # and every CSV row of both with byte_errors 0.
 #
 #   backends_agree.sh --deployment NAME TOPOLOGY REPORT JOB RUN BUNDLE [...]
+# env: TESTKIT_CHECK (tools/testkit/check: topology, bench CSVs)
 set -euo pipefail
+check=$(realpath "${TESTKIT_CHECK:?TESTKIT_CHECK: testkit-check (tools/testkit/check) must be given}")
 # outputs kept in TEST_OUTPUT_DIR when given, else in a scratch directory removed on exit
 scratch=$(mktemp -d)
 trap 'rm -rf "$scratch"' EXIT
@@ -29,7 +31,7 @@ while [ $# -gt 0 ]; do
     name=$2 topology=$3 run=$6
     shift 7
     ok=1
-    app=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["app"])' "$topology")
+    app=$("$check" topology app "$topology")
     if [ "$app" != Finn ] && [ "$app" != finn ]; then
         for backend in sim xrt-sim; do
             calls="$out/$name.$backend.calls"
@@ -66,8 +68,8 @@ while [ $# -gt 0 ]; do
                     >"$out/$name.$backend.bench-$mode.log" 2>&1; then
                     echo "FAIL $name: bench $mode --backend $backend failed:"; cat "$out/$name.$backend.bench-$mode.log"; ok=0; continue
                 fi
-                bad=$(python3 -c 'import csv,sys; r=list(csv.DictReader(open(sys.argv[1]))); print(sum(x["byte_errors"] != "0" for x in r) if r else "no")' "$csv")
-                [ "$bad" = 0 ] || { echo "FAIL $name: bench $mode --backend $backend: $bad CSV rows with byte errors (or no rows) in $csv"; ok=0; }
+                bad=$("$check" csv-errors "$csv" 2>&1) ||
+                    { echo "FAIL $name: bench $mode --backend $backend: byte errors (or no rows) in $csv:"; echo "$bad"; ok=0; }
             done
             [ $ok -eq 1 ] || continue
             n=0

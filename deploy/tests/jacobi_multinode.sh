@@ -9,7 +9,8 @@
 # lost a word. Then the cluster is taken down and nothing of it may be left.
 #
 #   jacobi_multinode.sh --deployment NAME TOPOLOGY REPORT JOB RUN BUNDLE   (the jacobi ring)
-# env: TOOL_SLURMCTLD (the slurm toolchain's controller; the client commands sit beside it)
+# env: TOOL_SLURMCTLD (the slurm toolchain's controller; the client commands sit beside it),
+# TESTKIT_CHECK (tools/testkit/check: topology, job logs, times), PYTHON (the python toolchain)
 set -euo pipefail
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 # shellcheck source=tools/testkit/slurm/slurm_nodes.sh
@@ -17,12 +18,13 @@ source "$here/../../tools/testkit/slurm/slurm_nodes.sh"
 # shellcheck source=tools/testkit/slurm/slurm_submit.sh
 source "$here/../../tools/testkit/slurm/slurm_submit.sh"
 : "${TOOL_SLURMCTLD:?TOOL_SLURMCTLD: the slurm toolchain must be given}"
+check=$(realpath "${TESTKIT_CHECK:?TESTKIT_CHECK: testkit-check (tools/testkit/check) must be given}")
 if [ $# -ne 7 ] || [ "$1" != --deployment ]; then
     echo "usage: $0 --deployment NAME TOPOLOGY REPORT JOB RUN BUNDLE (the jacobi ring)" >&2
     exit 2
 fi
 name=$2 topology=$(realpath "$3") job=$(realpath "$5")
-nodes=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["nodes"])' "$topology")
+nodes=$("$check" topology nodes "$topology")
 if [ "$nodes" -ne 2 ]; then
     echo "jacobi_multinode: $name spans $nodes nodes; this test's cluster has 2" >&2
     exit 2
@@ -32,26 +34,13 @@ slurm_isolate "$0" "$@"
 test_cluster_up 2 2
 # Open MPI prints its map of ranks to nodes (Open MPI 4.1, rmaps_base_display_map)
 export OMPI_MCA_rmaps_base_display_map=1
-# Open MPI 4.1's own report of a TCP connection between two ranks it could not set up (on a
-# machine far busier than its cores the namespaced nodes' connects time out; docs/limits.md)
-OMPI_CONNECT_FAILED='failed to TCP connect to a peer MPI process|help-mpi-btl-tcp.txt / client connect fail'
 
 out=$jobs/run
-for attempt in 1 2 3; do
-    if submit "$name run" "$out.out" "$job" run --rows 8 --cols 64 --iterations 6 --json "$out.json"; then
-        ok=1
-        break
-    fi
-    ok=0
-    if [ $attempt -eq 3 ] || ! grep -Eq "$OMPI_CONNECT_FAILED" "$out.out"; then
-        break
-    fi
-    echo "note $name run: Open MPI failed a TCP connect between two ranks (attempt $attempt); submitting again"
-done
-if [ "$ok" -eq 1 ]; then
-    nodelist=$(sed -n 's/^job [0-9]*: [0-9]* rank(s) on \([^:]*\): .*$/\1/p' "$out.out")
+# submit_retried: again after an Open MPI connect failure (docs/limits.md)
+if submit_retried "$name run" "$out.out" "$job" run --rows 8 --cols 64 --iterations 6 --json "$out.json"; then
+    nodelist=$("$check" job-nodes "$out.out")
     allocated=$(scontrol show hostnames "$nodelist" 2>/dev/null | xargs)
-    if python3 - "$out.out" "$out.json" "$allocated" <<'PY'; then
+    if "${PYTHON:?PYTHON: the python toolchain must be given}" - "$out.out" "$out.json" "$allocated" <<'PY'; then
 import json, re, sys
 log, path, allocated = open(sys.argv[1]).read(), sys.argv[2], sys.argv[3].split()
 # Open MPI's map: "Data for node: n01 ..." then "[...] Process rank: 0 ..." lines
@@ -102,5 +91,5 @@ if [ $fail -ne 0 ]; then
     tail -n 30 "$SLURM_DIR"/log/* || true
 fi
 slurm_down_checked "$mounts_before" || fail=1
-python3 -c "import sys; a, b, c = map(float, sys.argv[1:]); print(f'cluster up in {b - a:.1f} s, the job in {c - b:.1f} s')" "$start" "$up" "$jobs_done"
+echo "cluster up in $("$check" elapsed "$start" "$up") s, the job in $("$check" elapsed "$up" "$jobs_done") s"
 exit $fail

@@ -11,7 +11,9 @@
 #     have, are refused before any card starts.
 #
 #   jacobi_runs.sh --deployment NAME TOPOLOGY REPORT JOB RUN BUNDLE
+# env: PYTHON (the python toolchain, for the run's JSON below)
 set -euo pipefail
+: "${PYTHON:?PYTHON: the python toolchain must be given}"
 if [ $# -ne 7 ] || [ "$1" != --deployment ]; then
     echo "usage: $0 --deployment NAME TOPOLOGY REPORT JOB RUN BUNDLE (the jacobi deployment)" >&2
     exit 2
@@ -23,7 +25,7 @@ fail=0
 
 # check LABEL JSON COLS ITERATIONS THROTTLED: the run's JSON against what the run must show.
 check() {
-    python3 - "$@" <<'PY'
+    "$PYTHON" - "$@" <<'PY'
 import json, sys
 label, path, cols, iterations, throttled = sys.argv[1], sys.argv[2], int(sys.argv[3]), int(sys.argv[4]), sys.argv[5]
 o = json.load(open(path))

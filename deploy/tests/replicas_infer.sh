@@ -16,7 +16,10 @@
 # copies only; every cut's link must show its stream crossed (TX = RX beats > 0, no overflow).
 #
 #   replicas_infer.sh --deployment NAME TOPOLOGY REPORT JOB RUN BUNDLE
+# env: TESTKIT_CHECK (tools/testkit/check: the topology's cut copies), PYTHON (the python
+# toolchain, for the figures' check below)
 set -euo pipefail
+check=$(realpath "${TESTKIT_CHECK:?TESTKIT_CHECK: testkit-check (tools/testkit/check) must be given}")
 if [ "${1:-}" != --deployment ] || [ $# -ne 7 ]; then
     echo "usage: $0 --deployment NAME TOPOLOGY REPORT JOB RUN BUNDLE" >&2
     exit 2
@@ -27,9 +30,7 @@ if [ "$copies" -lt 2 ]; then
     echo "FAIL $topology lists $copies copies; expected a replica deployment"
     exit 1
 fi
-cut=$(python3 -c 'import json, sys
-t = json.load(open(sys.argv[1]))
-print(sum(c["dma_in"]["device"] != c["dma_out"]["device"] for c in t["replicas"]["copies"]))' "$topology")
+cut=$("$check" topology cut-copies "$topology")
 if [ "$cut" -lt "${MIN_CUT_COPIES:-0}" ]; then
     echo "FAIL $topology cuts $cut copies across cards; expected at least ${MIN_CUT_COPIES}"
     exit 1
@@ -50,7 +51,7 @@ for want in "$copies copies, images per copy (round robin): $ones" \
     if grep -qF "$want" "$log"; then echo "ok   $want"; else echo "FAIL no line with: $want"; fail=1; fi
 done
 # The whole's figures against the plan, paper/figures.toml, run.json and the report.
-if ! python3 - "$log" "$bundle/finn/plan.json" paper/figures.toml "$scratch/out" "$copies" "${MIN_FPS:-0}" "$topology" <<'PY'; then fail=1; fi
+if ! "${PYTHON:?PYTHON: the python toolchain must be given}" - "$log" "$bundle/finn/plan.json" paper/figures.toml "$scratch/out" "$copies" "${MIN_FPS:-0}" "$topology" <<'PY'; then fail=1; fi
 import json, re, sys, tomllib
 log, plan, figures, out, copies, min_fps = sys.argv[1:7]
 min_fps = int(min_fps)

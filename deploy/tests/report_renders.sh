@@ -4,8 +4,10 @@
 # the deployment's topology, and a screenshot is kept in the test's output directory.
 #
 #   report_renders.sh --deployment NAME TOPOLOGY REPORT JOB RUN BUNDLE [--deployment ...]
-# env: TOOL_CHROMIUM (the chromium toolchain's command)
+# env: TOOL_CHROMIUM (the chromium toolchain's command), TESTKIT_CHECK (tools/testkit/check:
+# the topology's counts)
 set -euo pipefail
+check=$(realpath "${TESTKIT_CHECK:?TESTKIT_CHECK: testkit-check (tools/testkit/check) must be given}")
 
 chromium=${TOOL_CHROMIUM:?TOOL_CHROMIUM: the chromium toolchain must be given}
 # outputs kept in TEST_OUTPUT_DIR when given, else in a scratch directory removed on exit
@@ -35,8 +37,8 @@ while [ $# -gt 0 ]; do
         "file://$PWD/$report" >>"$out/$name.chromium.log" 2>&1 ||
         { echo "FAIL $name: no screenshot"; fail=1; }
     rm -rf "$profile"
-    want_cards=$(python3 -c 'import json,sys; print(len(json.load(open(sys.argv[1]))["devices"]))' "$topology")
-    want_cables=$(python3 -c 'import json,sys; print(len(json.load(open(sys.argv[1]))["links"]))' "$topology")
+    want_cards=$("$check" topology devices "$topology")
+    want_cables=$("$check" topology links "$topology")
     got_cards=$(grep -o 'class="card"' "$dom" | wc -l)
     got_cables=$(grep -o 'class="cable"' "$dom" | wc -l)
     if [ "$got_cards" -ne "$want_cards" ] || [ "$got_cables" -ne "$want_cables" ]; then

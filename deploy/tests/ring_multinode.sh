@@ -11,7 +11,9 @@
 # Then the cluster is taken down and nothing of it may be left.
 #
 #   ring_multinode.sh --deployment NAME TOPOLOGY REPORT JOB RUN BUNDLE   (a ring over 4 nodes)
-# env: TOOL_SLURMCTLD (the slurm toolchain's controller; the client commands sit beside it)
+# env: TOOL_SLURMCTLD (the slurm toolchain's controller; the client commands sit beside it),
+# TESTKIT_CHECK (tools/testkit/check: topology, job logs, times), PYTHON (the python toolchain:
+# ring_check.py)
 set -euo pipefail
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 # shellcheck source=tools/testkit/slurm/slurm_nodes.sh
@@ -19,13 +21,14 @@ source "$here/../../tools/testkit/slurm/slurm_nodes.sh"
 # shellcheck source=tools/testkit/slurm/slurm_submit.sh
 source "$here/../../tools/testkit/slurm/slurm_submit.sh"
 : "${TOOL_SLURMCTLD:?TOOL_SLURMCTLD: the slurm toolchain must be given}"
+check=$(realpath "${TESTKIT_CHECK:?TESTKIT_CHECK: testkit-check (tools/testkit/check) must be given}")
 if [ $# -ne 7 ] || [ "$1" != --deployment ]; then
     echo "usage: $0 --deployment NAME TOPOLOGY REPORT JOB RUN BUNDLE (one ring deployment)" >&2
     exit 2
 fi
 name=$2 topology=$(realpath "$3") job=$(realpath "$5")
-nodes=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["nodes"])' "$topology")
-ranks=$(python3 -c 'import json,sys; print(len(json.load(open(sys.argv[1]))["devices"]))' "$topology")
+nodes=$("$check" topology nodes "$topology")
+ranks=$("$check" topology devices "$topology")
 if [ "$nodes" -ne 4 ]; then
     echo "ring_multinode: $name spans $nodes nodes; this test's cluster has 4" >&2
     exit 2
@@ -36,30 +39,18 @@ test_cluster_up 4 3
 # Open MPI prints its map of ranks to nodes (Open MPI 4.1, rmaps_base_display_map)
 export OMPI_MCA_rmaps_base_display_map=1
 
-# Open MPI 4.1's own report of a TCP connection between two ranks it could not set up (on
-# a machine far busier than its cores the namespaced nodes' connects time out; docs/limits.md)
-OMPI_CONNECT_FAILED='failed to TCP connect to a peer MPI process|help-mpi-btl-tcp.txt / client connect fail'
-
-# bench MODE SIZE ITERATIONS: the job as written, then ring_check.py on what it wrote. A job
-# that Open MPI itself reports losing a TCP connect in (docs/limits.md) is submitted again,
-# at most twice; any other failure fails the test at once.
+# bench MODE SIZE ITERATIONS: the job as written (submit_retried: again after an Open MPI
+# connect failure, docs/limits.md), then ring_check.py on what it wrote.
 bench() {
-    local mode=$1 size=$2 iterations=$3 out=$jobs/$1 attempt
-    for attempt in 1 2 3; do
-        if submit "$name bench $mode" "$out.out" "$job" bench "$mode" --min-bytes "$size" \
-            --max-bytes "$size" --iterations "$iterations" --csv "$out.csv" --hops "$out.hops.json" --ring-report "$out.ring.html"; then
-            break
-        fi
-        if [ $attempt -eq 3 ] || ! grep -Eq "$OMPI_CONNECT_FAILED" "$out.out"; then
-            return 1
-        fi
-        echo "note $name bench $mode: Open MPI failed a TCP connect between two ranks (attempt $attempt); submitting again"
-    done
+    local mode=$1 size=$2 iterations=$3 out=$jobs/$1
+    submit_retried "$name bench $mode" "$out.out" "$job" bench "$mode" --min-bytes "$size" \
+        --max-bytes "$size" --iterations "$iterations" --csv "$out.csv" --hops "$out.hops.json" \
+        --ring-report "$out.ring.html" || return 1
     # the allocation the job script reports (SLURM_JOB_NODELIST), expanded by Slurm
     local nodelist allocated
-    nodelist=$(sed -n 's/^job [0-9]*: [0-9]* rank(s) on \([^:]*\): .*$/\1/p' "$out.out")
+    nodelist=$("$check" job-nodes "$out.out")
     allocated=$(scontrol show hostnames "$nodelist" 2>/dev/null | xargs)
-    python3 "$here/ring_check.py" --label "$name bench $mode" --topology "$topology" \
+    "${PYTHON:?PYTHON: the python toolchain must be given}" "$here/ring_check.py" --label "$name bench $mode" --topology "$topology" \
         --nodes "$allocated" --log "$out.out" --csv "$out.csv" --hops "$out.hops.json" \
         --page "$out.ring.html" --size "$size" --iterations "$iterations"
 }
@@ -107,10 +98,10 @@ killed_run() {
     killed=$(date +%s.%N)
     state=$(job_end "$id")
     ended=$(date +%s.%N)
-    took=$(python3 -c "import sys; print(f'{float(sys.argv[2]) - float(sys.argv[1]):.1f}')" "$killed" "$ended")
+    took=$("$check" elapsed "$killed" "$ended")
     want="aurora-host: FAILED: rank $victim_rank on node $node exited on signal 9 (Killed)"
     if [ "$state" = FAILED ] && grep -qF "$want" "$kill_log" &&
-        python3 -c "import sys; sys.exit(0 if float(sys.argv[1]) < 10 else 1)" "$took"; then
+        "$check" below "$took" 10; then
         echo "ok   killed rank: job $id ended $state ${took} s after rank $victim_rank (pid $victim on $node) was killed: $want"
         return 0
     fi
@@ -135,5 +126,5 @@ if [ $fail -ne 0 ]; then
     tail -n 30 "$SLURM_DIR"/log/* || true
 fi
 slurm_down_checked "$mounts_before" || fail=1
-python3 -c "import sys; a, b, c, d = map(float, sys.argv[1:]); print(f'cluster up in {b - a:.1f} s, the two bench jobs in {c - b:.1f} s, the killed job in {d - c:.1f} s')" "$start" "$up" "$benched" "$jobs_done"
+echo "cluster up in $("$check" elapsed "$start" "$up") s, the two bench jobs in $("$check" elapsed "$up" "$benched") s, the killed job in $("$check" elapsed "$benched" "$jobs_done") s"
 exit $fail

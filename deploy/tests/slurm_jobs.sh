@@ -14,12 +14,15 @@
 #
 #   slurm_jobs.sh --deployment NAME TOPOLOGY REPORT JOB RUN BUNDLE [...]
 # env: TOOL_SLURMCTLD (the slurm toolchain's controller; the client commands sit beside it in the
-# same slurm-wlm installation)
+# same slurm-wlm installation), TESTKIT_CHECK (tools/testkit/check: topology, job logs, times)
 set -euo pipefail
 here=$(dirname "${BASH_SOURCE[0]}")
 # shellcheck source=tools/testkit/slurm/slurm_cluster.sh
 source "$here/../../tools/testkit/slurm/slurm_cluster.sh"
+# shellcheck source=tools/testkit/slurm/slurm_submit.sh
+source "$here/../../tools/testkit/slurm/slurm_submit.sh"
 : "${TOOL_SLURMCTLD:?TOOL_SLURMCTLD: the slurm toolchain must be given}"
+check=$(realpath "${TESTKIT_CHECK:?TESTKIT_CHECK: testkit-check (tools/testkit/check) must be given}")
 # The job outputs: kept in TEST_OUTPUT_DIR when given, else removed on exit with the cluster
 # (slurm_cluster.sh leaves its teardown to a test's own EXIT trap); a teardown that leaves
 # something behind fails the test.
@@ -42,9 +45,9 @@ while [ $# -gt 0 ]; do
     name=$2 topology=$3 job=$5 bundle=$7
     shift 7
     [ -n "${pair_job:-}" ] || ! grep -q -- '--xclbin .\?fpga1=' "$job" || pair_job=$job
-    ranks=$(python3 -c 'import json,sys; print(len(json.load(open(sys.argv[1]))["devices"]))' "$topology")
-    links=$(python3 -c 'import json,sys; print(len(json.load(open(sys.argv[1]))["links"]))' "$topology")
-    app=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["app"])' "$topology")
+    ranks=$("$check" topology devices "$topology")
+    links=$("$check" topology links "$topology")
+    app=$("$check" topology app "$topology")
     log="$out/$name.job.out"
     if [ "$app" = Finn ] || [ "$app" = finn ]; then
         # as a user takes it to the cluster: the bundle copied to another place (a path with a
@@ -67,8 +70,7 @@ while [ $# -gt 0 ]; do
     id=${id%%;*}
     state=""
     for _ in $(seq 600); do
-        state=$(sacct -n -X -j "$id" -o State 2>/dev/null | xargs || true)
-        [ -n "$state" ] || state=$(scontrol show job "$id" 2>/dev/null | sed -n 's/.*JobState=\([A-Z_]*\).*/\1/p')
+        state=$(job_state "$id")
         case "$state" in COMPLETED | FAILED | CANCELLED* | TIMEOUT | NODE_FAIL | OUT_OF_MEMORY) break ;; esac
         sleep 0.5
     done
@@ -82,9 +84,8 @@ while [ $# -gt 0 ]; do
         if ! grep -q 'infer .*: 8 images through .*top-1 agreement 8/8, top-5 agreement 8/8, bit-exact 8/8 with the unpartitioned reference' "$log"; then
             echo "FAIL $name: job $id: no agreement line for 8 of 8 images"; bad=1
         fi
-        nlinks=$(grep -c '^link .*overflow 0$' "$log" || true)
-        if [ "$nlinks" -lt 1 ] || grep -Eq '^link .*overflow [1-9]|: error' "$log"; then
-            echo "FAIL $name: job $id: link counters missing, lost words or an error"; bad=1
+        if ! links_seen=$("$check" job-links "$log" 2>&1); then
+            echo "FAIL $name: job $id: link counters missing, lost words or an error:"; echo "$links_seen"; bad=1
         fi
         if [ ! -s "$out/$name.infer/run.json" ] || [ ! -s "$out/$name.infer/outputs.npy" ]; then
             echo "FAIL $name: job $id wrote no run.json / outputs.npy in $out/$name.infer"; bad=1
@@ -95,22 +96,15 @@ while [ $# -gt 0 ]; do
             ! grep -q 'do not match its SHA256SUMS' "$out/$name.altered.log"; then
             echo "FAIL $name: run.sh ran from an altered copy of the bundle:"; cat "$out/$name.altered.log"; bad=1
         fi
-        [ $bad -eq 0 ] && echo "ok   $name: job $id from a copy of the bundle ($copy), infer agreed on 8 of 8 images, $nlinks link(s) without loss; an altered copy refused"
+        [ $bad -eq 0 ] && echo "ok   $name: job $id from a copy of the bundle ($copy), infer agreed on 8 of 8 images, $links_seen; an altered copy refused"
         fail=$((fail | bad))
         continue
     fi
-    up=$(grep -c 'CORE_STATUS *0x11ff' "$log" || true)
-    if [ "$up" -lt $((2 * links)) ]; then
-        echo "FAIL $name: job $id: $up link ends report CORE_STATUS 0x11ff, want $((2 * links))"; bad=1
+    # every rank's report, both ends of every link up, no loss, no error
+    if ! seen=$("$check" job-status "$log" "$ranks" "$links" 2>&1); then
+        echo "FAIL $name: job $id:"; echo "$seen"; bad=1
     fi
-    seen=$(grep -c '^== fpga[0-9]* (rank [0-9]*' "$log" || true)
-    if [ "$seen" -ne "$ranks" ]; then
-        echo "FAIL $name: job $id: $seen of $ranks ranks reported"; bad=1
-    fi
-    if grep -Eq 'OVERFLOW_COUNT +[1-9]|^error|: error' "$log"; then
-        echo "FAIL $name: job $id reports lost words or an error"; bad=1
-    fi
-    [ $bad -eq 0 ] && echo "ok   $name: job $id, $seen of $ranks rank(s), $up link ends up, no loss"
+    [ $bad -eq 0 ] && echo "ok   $name: job $id, $seen"
     fail=$((fail | bad))
 done
 
@@ -135,8 +129,7 @@ failing_rank() {
         sleep 0.05
     done
     for _ in $(seq 100); do
-        state=$(sacct -n -X -j "$id" -o State 2>/dev/null | xargs || true)
-        [ -n "$state" ] || state=$(scontrol show job "$id" 2>/dev/null | sed -n 's/.*JobState=\([A-Z_]*\).*/\1/p')
+        state=$(job_state "$id")
         case "$state" in COMPLETED | FAILED | CANCELLED* | TIMEOUT | NODE_FAIL | OUT_OF_MEMORY) break ;; esac
         sleep 0.2
     done
@@ -147,8 +140,8 @@ failing_rank() {
         echo "FAIL failing rank: job $id: no error line of rank 1 or no end of the run within 60 s"; return 1
     fi
     local took
-    took=$(python3 -c "import sys; print(f'{float(sys.argv[2]) - float(sys.argv[1]):.2f}')" "$t_err" "$t_end")
-    if ! python3 -c "import sys; sys.exit(0 if float(sys.argv[1]) < 2.0 else 1)" "$took"; then
+    took=$("$check" elapsed "$t_err" "$t_end" 2)
+    if ! "$check" below "$took" 2.0; then
         echo "FAIL failing rank: job $id: the run ended ${took}s after rank 1's error (want < 2 s)"; bad_=1
     fi
     if ! grep -qF "aurora-host: rank 1: error: rank 1: loading $bad" "$log"; then

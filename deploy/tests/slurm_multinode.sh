@@ -14,7 +14,8 @@
 # Then the cluster is taken down and nothing of it may be left.
 #
 #   slurm_multinode.sh --deployment NAME TOPOLOGY REPORT JOB RUN BUNDLE   (a two-card deployment)
-# env: TOOL_SLURMCTLD (the slurm toolchain's controller; the client commands sit beside it)
+# env: TOOL_SLURMCTLD (the slurm toolchain's controller; the client commands sit beside it),
+# TESTKIT_CHECK (tools/testkit/check: topology, job logs, the bench CSV, times)
 set -euo pipefail
 here=$(dirname "${BASH_SOURCE[0]}")
 # shellcheck source=tools/testkit/slurm/slurm_nodes.sh
@@ -22,13 +23,14 @@ source "$here/../../tools/testkit/slurm/slurm_nodes.sh"
 # shellcheck source=tools/testkit/slurm/slurm_submit.sh
 source "$here/../../tools/testkit/slurm/slurm_submit.sh"
 : "${TOOL_SLURMCTLD:?TOOL_SLURMCTLD: the slurm toolchain must be given}"
+check=$(realpath "${TESTKIT_CHECK:?TESTKIT_CHECK: testkit-check (tools/testkit/check) must be given}")
 if [ $# -ne 7 ] || [ "$1" != --deployment ]; then
     echo "usage: $0 --deployment NAME TOPOLOGY REPORT JOB RUN BUNDLE (one two-card deployment)" >&2
     exit 2
 fi
 name=$2 topology=$3 job=$5
-ranks=$(python3 -c 'import json,sys; print(len(json.load(open(sys.argv[1]))["devices"]))' "$topology")
-links=$(python3 -c 'import json,sys; print(len(json.load(open(sys.argv[1]))["links"]))' "$topology")
+ranks=$("$check" topology devices "$topology")
+links=$("$check" topology links "$topology")
 if [ "$ranks" -ne 2 ]; then
     echo "slurm_multinode: $name has $ranks devices; this test takes a two-card deployment" >&2
     exit 2
@@ -78,28 +80,21 @@ export OMPI_MCA_rmaps_base_display_map=1
 if submit "$name status" "$jobs/status.out" -N 2 --ntasks-per-node=1 "$job" status; then
     log=$jobs/status.out
     bad=0
-    placed=$(awk '/Data for node:/ {node=$4} /Process rank:/ {for (i = 1; i < NF; i++) if ($i == "rank:") print $(i + 1) "@" node}' "$log" | sort | xargs)
+    placed=$("$check" mpi-map "$log" | tr ' ' @ | xargs) || placed=""
     r0=$(tr ' ' '\n' <<<"$placed" | sed -n 's/^0@//p')
     r1=$(tr ' ' '\n' <<<"$placed" | sed -n 's/^1@//p')
     # the allocation the job script reports (SLURM_JOB_NODELIST), expanded by Slurm
-    nodelist=$(sed -n 's/^job [0-9]*: 2 rank(s) on \([^:]*\): status$/\1/p' "$log")
+    nodelist=$("$check" job-nodes "$log") || nodelist=""
     allocated=$(scontrol show hostnames "$nodelist" 2>/dev/null | sort -u | xargs)
     if [ -z "$r0" ] || [ -z "$r1" ] || [ "$r0" = "$r1" ] || [ "$(wc -w <<<"$allocated")" -ne 2 ] ||
         [[ " $allocated " != *" $r0 "* ]] || [[ " $allocated " != *" $r1 "* ]]; then
         echo "FAIL $name status: rank 0 and rank 1 are not on the two allocated nodes (Open MPI's map, rank@node: ${placed:-none}; allocation: ${nodelist:-none})"; bad=1
     fi
-    up_ends=$(grep -c 'CORE_STATUS *0x11ff' "$log" || true)
-    if [ "$up_ends" -ne $((2 * links)) ]; then
-        echo "FAIL $name status: $up_ends link ends report CORE_STATUS 0x11ff, want $((2 * links))"; bad=1
+    # every rank's report, both ends of every link up, no loss, no error
+    if ! seen=$("$check" job-status "$log" "$ranks" "$links" 2>&1); then
+        echo "FAIL $name status:"; echo "$seen"; bad=1
     fi
-    seen=$(grep -c '^== fpga[0-9]* (rank [0-9]*' "$log" || true)
-    if [ "$seen" -ne "$ranks" ]; then
-        echo "FAIL $name status: $seen of $ranks ranks reported"; bad=1
-    fi
-    if grep -Eq 'OVERFLOW_COUNT +[1-9]|^error|: error' "$log"; then
-        echo "FAIL $name status: lost words or an error"; bad=1
-    fi
-    [ $bad -eq 0 ] && echo "ok   $name status: allocation $nodelist, rank 0 on $r0, rank 1 on $r1, $up_ends link ends up, no loss"
+    [ $bad -eq 0 ] && echo "ok   $name status: allocation $nodelist, rank 0 on $r0, rank 1 on $r1, $seen"
     fail=$((fail | bad))
 else
     fail=1
@@ -110,20 +105,12 @@ unset OMPI_MCA_rmaps_base_display_map
 csv=$jobs/bench.csv
 if submit "$name bench" "$jobs/bench.out" -N 2 --ntasks-per-node=1 "$job" \
     bench throughput --min-bytes 4096 --max-bytes 4096 --iterations 16 --csv "$csv"; then
-    if python3 - "$csv" <<'PY'; then
-import csv, sys
-rows = list(csv.DictReader(open(sys.argv[1])))
-hosts = {}
-for r in rows:
-    hosts.setdefault(r["rank"], set()).add(r["hostname"])
-ok = sorted(hosts) == ["0", "1"] and all(len(h) == 1 for h in hosts.values())
-ok = ok and hosts["0"] != hosts["1"]
-lost = [r for r in rows if r["failed_transmissions"] != "0" or r["byte_errors"] != "0"]
-received = sum(int(r["rx_count"]) for r in rows)
-print("bench rows:", len(rows), "rank -> host:", {k: sorted(v) for k, v in hosts.items()},
-      "words received:", received, "rows with loss:", len(lost))
-sys.exit(0 if ok and received > 0 and not lost else 1)
-PY
+    # rank -> the hosts its rows name: one each, and two different ones
+    hosts=$("$check" csv-hosts "$csv" | xargs) || hosts=""
+    received=$("$check" csv-sum "$csv" rx_count) || received=0
+    echo "bench rows: rank host: $hosts; words received: $received"
+    if [[ $hosts =~ ^0\ ([^ ]+)\ 1\ ([^ ]+)$ ]] && [ "${BASH_REMATCH[1]}" != "${BASH_REMATCH[2]}" ] &&
+        [ "$received" -gt 0 ] && "$check" csv-errors "$csv" failed_transmissions byte_errors; then
         echo "ok   $name bench: each rank wrote its own host into its rows, two different nodes, no loss"
     else
         echo "FAIL $name bench: the ranks' rows in $csv do not come from two different nodes without loss:"
@@ -140,5 +127,5 @@ if [ $fail -ne 0 ]; then
     tail -n 30 "$SLURM_DIR"/log/* || true
 fi
 slurm_down_checked "$mounts_before" || fail=1
-python3 -c "import sys; a, b, c = map(float, sys.argv[1:]); print(f'cluster up in {b - a:.1f} s, jobs in {c - b:.1f} s')" "$start" "$up" "$jobs_done"
+echo "cluster up in $("$check" elapsed "$start" "$up") s, jobs in $("$check" elapsed "$up" "$jobs_done") s"
 exit $fail

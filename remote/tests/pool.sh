@@ -7,7 +7,7 @@
 # for its workers and stops everything.
 #
 #   source remote/tests/pool.sh
-#   pool_args "$@"      # --forge F --grid G --standin S --slurm TOOL --workers CMD... [-- REST...]
+#   pool_args "$@"      # --forge F --grid G --standin S --slurm TOOL --check K --workers CMD... [-- REST...]
 #   pool_up             # POOL_ADDRESS: the BuildGrid
 #   pool_submit 4       # POOL_JOB, POOL_JOBDIR; returns when the 4 workers are connected
 #   standin_project DIR true 8 2.5 && standin_build DIR 8   # BUILD_WALL: seconds
@@ -25,10 +25,12 @@ pool_args() {
     local slurm=""
     while [ $# -gt 0 ]; do
         case $1 in
-            --forge | --grid | --standin | --slurm)
+            --forge | --grid | --standin | --slurm | --check)
                 [ $# -ge 2 ] || { echo "pool: $1 needs a value" >&2; return 2; }
                 case $1 in
                     --forge) FORGE=$2 ;; --grid) GRID=$2 ;; --standin) STANDIN=$2 ;; --slurm) slurm=$2 ;;
+                    # the free ports of slurm_cluster.sh (tools/testkit/check)
+                    --check) TESTKIT_CHECK=$2 ;;
                 esac
                 shift 2 ;;
             --workers)
@@ -46,6 +48,8 @@ pool_args() {
     for what in FORGE GRID STANDIN slurm; do
         [ -n "${!what}" ] || { echo "pool: --${what,,} must be given (the target passes it)" >&2; return 2; }
     done
+    [ -n "${TESTKIT_CHECK:-}" ] || { echo "pool: --check must be given (the target passes it)" >&2; return 2; }
+    [[ $TESTKIT_CHECK == /* ]] || TESTKIT_CHECK=$PWD/$TESTKIT_CHECK
     # the builds run in other directories
     [[ $FORGE == /* ]] || FORGE=$PWD/$FORGE
     [[ $STANDIN == /* ]] || STANDIN=$PWD/$STANDIN

@@ -14,10 +14,13 @@ size=${1:-16384} iterations=${2:-4}
 if [ "${SLURM_ISOLATED:-}" != 1 ]; then
     cd "$root"
     built=$(./forge build -c deploy.cluster=local --show-output \
-        '//deploy:aurora_ring_48[job_script]' '//deploy:aurora_ring_48[topology]')
+        '//deploy:aurora_ring_48[job_script]' '//deploy:aurora_ring_48[topology]' \
+        //tools/testkit/check:testkit-check)
     RING48_JOB=$root/$(awk '/\[job_script\]/ {print $2}' <<<"$built")
     RING48_TOPOLOGY=$root/$(awk '/\[topology\]/ {print $2}' <<<"$built")
-    export RING48_JOB RING48_TOPOLOGY
+    # the tests' checker (tools/testkit/check): the cluster's free ports, times, the job's nodes
+    TESTKIT_CHECK=$root/$(awk '/testkit-check / {print $2}' <<<"$built")
+    export RING48_JOB RING48_TOPOLOGY TESTKIT_CHECK
 fi
 # (the tests' cluster scripts, checked with their package: deploy/BUCK)
 # shellcheck disable=SC1091
@@ -35,8 +38,7 @@ cpu_of_ranks() {
     local id=$1 tick p f
     declare -A seen=()
     tick=$(getconf CLK_TCK)
-    while [ "$(scontrol show job "$id" 2>/dev/null | sed -n 's/.*JobState=\([A-Z_]*\).*/\1/p')" = RUNNING ] ||
-        [ "$(scontrol show job "$id" 2>/dev/null | sed -n 's/.*JobState=\([A-Z_]*\).*/\1/p')" = PENDING ]; do
+    while [[ "$(job_state "$id")" =~ ^(RUNNING|PENDING)$ ]]; do
         for p in $(pgrep -x aurora-host || true); do
             f=$(awk '{print $14 + $15}' "/proc/$p/stat" 2>/dev/null) || continue
             seen[$p]=$f
@@ -45,7 +47,7 @@ cpu_of_ranks() {
     done
     local total=0
     for p in "${!seen[@]}"; do total=$((total + seen[$p])); done
-    python3 -c "import sys; print(f'{int(sys.argv[1]) / int(sys.argv[2]):.1f} s of CPU in {int(sys.argv[3])} rank processes')" "$total" "$tick" "${#seen[@]}"
+    echo "$("$TESTKIT_CHECK" ratio "$total" "$tick") s of CPU in ${#seen[@]} rank processes"
 }
 
 for mode in throughput latency; do
@@ -58,12 +60,12 @@ for mode in throughput latency; do
     cpu=$(cpu_of_ranks "$id")
     state=$(job_end "$id")
     t1=$(date +%s.%N)
-    wall=$(python3 -c "import sys; print(f'{float(sys.argv[2]) - float(sys.argv[1]):.1f}')" "$t0" "$t1")
+    wall=$("$TESTKIT_CHECK" elapsed "$t0" "$t1")
     echo "== bench $mode $s B x $iterations: job $id $state, wall $wall s, $cpu (load average $(cut -d' ' -f1-3 /proc/loadavg))"
     grep -E '^ring |^bench ' "$out.out" || true
     grep -E '^aurora-host: (FAILED|rank [0-9]+: error)|failed to TCP connect' "$out.out" | head -n 8 || true
     if [ "$state" = COMPLETED ]; then
-        nodelist=$(sed -n 's/^job [0-9]*: [0-9]* rank(s) on \([^:]*\): .*$/\1/p' "$out.out")
+        nodelist=$("$TESTKIT_CHECK" job-nodes "$out.out")
         rc=0
         python3 deploy/tests/ring_check.py --label "aurora_ring_48 bench $mode" --topology "$RING48_TOPOLOGY" \
             --nodes "$(scontrol show hostnames "$nodelist" | xargs)" --log "$out.out" --csv "$out.csv" \

@@ -22,8 +22,11 @@ _SLURM_LINKS=()
 _SLURM_MOUNTS=()
 _SLURM_MOUNT_IDS=()
 
+# A port free on 127.0.0.1 (tools/testkit/check: the test names testkit-check in TESTKIT_CHECK;
+# made absolute here, as a test may change directory before slurm_up).
+[ -z "${TESTKIT_CHECK:-}" ] || TESTKIT_CHECK=$(realpath "$TESTKIT_CHECK")
 _slurm_free_port() {
-    python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'
+    "${TESTKIT_CHECK:?slurm_cluster: TESTKIT_CHECK must name testkit-check (//tools/testkit/check:testkit-check)}" free-port
 }
 
 _slurm_wait() {
