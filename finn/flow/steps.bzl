@@ -42,3 +42,31 @@ AMD_ONLY_STEPS = {
     "set_fifo_depths": "vitis_hls and Vivado XSI",
     "synthesize_bitfile": "v++ and Vivado",
 }
+
+# Every script the FINN toolchain runs, by its path, with the files it runs (itself first) and
+# imports or reads: each action's inputs are its own script's files, so editing one script
+# re-runs the actions that run it (or import it) and no other FINN action. finn/flow/BUCK
+# makes one filegroup of each (`flow_script_target`), which toolchains//:finn hands out.
+FLOW_SCRIPTS = {
+    "finn/flow/exec_reference.py": ["exec_reference.py", "finn_env.py", "functional.py"],
+    "finn/flow/export_estimates.py": ["export_estimates.py", "finn_env.py"],
+    "finn/flow/export_exec.py": ["export_exec.py", "finn_env.py", "functional.py"],
+    "finn/flow/partition_xo.py": ["partition_xo.py", "finn_env.py", "input_dwc.py"],
+    "finn/flow/replica_xo.py": [
+        "replica_xo.py",
+        "finn_env.py",
+        "input_dwc.py",
+        "partition_xo.py",
+        "split_partitions.py",
+    ],
+    # report.py prints the paper's figures from their one copy.
+    "finn/flow/report.py": ["report.py", "//paper:figures"],
+    "finn/flow/run_step.py": ["run_step.py", "finn_env.py", "steps.bzl", "steps.py"],
+    "finn/flow/split_partitions.py": ["split_partitions.py", "finn_env.py"],
+    "finn/flow/type_variants.py": ["type_variants.py", "finn_env.py"],
+    "finn/models/gen_model.py": ["//finn/models:gen_model.py"],
+}
+
+def flow_script_target(script):
+    """The name of the filegroup of FLOW_SCRIPTS entry `script` in finn/flow/BUCK."""
+    return script.split("/")[-1].split(".")[0]
