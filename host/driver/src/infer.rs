@@ -18,7 +18,7 @@ use fpga_device::{CuRegisters, Device, RunId};
 use mpi::collective::CommunicatorCollectives;
 use mpi::point_to_point::{Destination, Source};
 use mpi::topology::{Communicator, SimpleCommunicator};
-use xclbin::DeviceDescription;
+use xclbin::{DeviceDescription, KernelEntry};
 
 use crate::dma::{self, OutBuffer};
 use crate::finn_cu::{stream_ports, FinnExecFactory, WordLayout};
@@ -206,6 +206,18 @@ pub(crate) fn link_roles(d: &DeviceDescription) -> Vec<LinkRoles> {
     out
 }
 
+/// The FINN CU `feeder` that streams into an output DMA (refused when it is not one).
+pub(crate) fn output_feeder<'a>(d: &'a DeviceDescription, feeder: &str) -> Result<&'a KernelEntry> {
+    d.kernel(feeder)
+        .filter(|k| k.kind == "finn")
+        .with_context(|| {
+            format!(
+                "device {}: an output DMA is fed by {feeder}, not by a FINN CU",
+                d.device
+            )
+        })
+}
+
 /// The layout of the words the FINN CU `feeder` sends into the output DMA: what the
 /// simulation opened it with, or (on a card) its partition in the executor export.
 pub(crate) fn output_layout(
@@ -217,15 +229,7 @@ pub(crate) fn output_layout(
     if let Some(o) = factory.and_then(|f| f.opened(feeder)) {
         return Ok(o.output);
     }
-    let k = d
-        .kernel(feeder)
-        .filter(|k| k.kind == "finn")
-        .with_context(|| {
-            format!(
-                "device {}: the output DMA is fed by {feeder}, not by a FINN CU",
-                d.device
-            )
-        })?;
+    let k = output_feeder(d, feeder)?;
     let reference = reference.context(
         "infer needs the partition plan's executor export (--reference) for the output's word layout",
     )?;

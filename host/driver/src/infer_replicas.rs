@@ -66,6 +66,41 @@ pub struct Batch {
     pub prepared: Option<infer::Inputs>,
 }
 
+/// The layout of a copy's output DMA words. Every copy, whole or the last segment of a cut
+/// one, ends with the network's last layer, so its words carry the unpartitioned model's
+/// output on the feeding CU's output port, whichever partition of the export the card holds
+/// (a cut copy's last segment is none of them). This is what a card is driven with; in
+/// simulation the CU the device opened (its own segment's export) must agree, which checks
+/// it on every simulated run.
+fn copy_output_layout(
+    d: &xclbin::DeviceDescription,
+    finn: &str,
+    factory: Option<&Arc<FinnExecFactory>>,
+    whole: &finn_exec::Partition,
+) -> Result<WordLayout> {
+    let (_, port) = stream_ports(infer::output_feeder(d, finn)?)?;
+    let dtype = match whole.outputs() {
+        [p] => p.dtype,
+        ps => bail!(
+            "the network has {} outputs; a replica deployment supports one",
+            ps.len()
+        ),
+    };
+    let layout = WordLayout::new(finn, port, dtype, whole.frame_out_len())?;
+    if let Some(opened) = factory.and_then(|f| f.opened(finn)) {
+        if opened.output != layout {
+            bail!(
+                "device {}: {finn} emits {:?}, but the network's output on its port is {:?}: \
+                 the copy's last segment does not end with the network's last layer",
+                d.device,
+                opened.output,
+                layout
+            );
+        }
+    }
+    Ok(layout)
+}
+
 /// Every copy's share of the images, fed and drained on the ranks holding its DMAs; rank 0
 /// compares the whole batch in input order.
 pub fn run(call: infer::Call<'_>, rank: &mut Rank, batch: Batch) -> Result<Outcome> {
@@ -111,7 +146,7 @@ pub fn run(call: infer::Call<'_>, rank: &mut Rank, batch: Batch) -> Result<Outco
     let mut runs = Vec::new();
     let mut outs = Vec::new();
     for (k, dma_out, finn) in &drains {
-        let layout = infer::output_layout(&d, finn, factory, Some(reference))?;
+        let layout = copy_output_layout(&d, finn, factory, &whole)?;
         let (run, out) = dma::drain(device, &d, dma_out, share(*k).len(), layout)?;
         runs.push(run);
         outs.push((*k, out));
