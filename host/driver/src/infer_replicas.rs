@@ -6,6 +6,7 @@
 //! of its first segment and drained on the card of its last, its segments joined by the
 //! AuroraFlow links, which come up and are counted as in a one-copy run.
 
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use anyhow::{bail, Context, Result};
@@ -16,7 +17,7 @@ use mpi::point_to_point::{Destination, Source};
 use mpi::topology::Communicator;
 
 use crate::dma;
-use crate::finn_cu::{stream_ports, WordLayout};
+use crate::finn_cu::{stream_ports, FinnExecFactory, WordLayout};
 use crate::infer::{self, Outcome};
 use crate::link_config::stream_peer;
 use crate::setup::Rank;
