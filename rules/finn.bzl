@@ -81,12 +81,17 @@ PartitionPlanInfo = provider(
 # and step_out_of_context_synthesis run Vivado): only run with `[fpga] toolchain = vitis`.
 
 def _finn_cmd(tc, script: str, args: list) -> cmd_args:
-    # Scripts run from the sandbox's mirror of the project root; `tc.python` carries the
-    # scripts and the environment's version file as inputs.
-    return cmd_args(tc.python, "finn/flow/" + script, args)
+    # Scripts run from the sandbox's mirror of the project root; the toolchain's RunInfo of
+    # the script carries its files (itself and what it imports) and the environment's
+    # version file as inputs, and no other script.
+    path = script if "/" in script else "finn/flow/" + script
+    if path not in tc.scripts:
+        fail("{} is not a script of the FINN toolchain; add it to FLOW_SCRIPTS in finn/flow/steps.bzl".format(path))
+    return cmd_args(tc.scripts[path], args)
 
 def finn_script(tc, script: str, args: list) -> cmd_args:
-    """`finn/flow/<script> args` with the FINN toolchain's Python (for other rule files)."""
+    """`finn/flow/<script> args` (or `<path> args` for a script elsewhere) with the FINN
+    toolchain's Python, the script's files as inputs (for other rule files)."""
     return _finn_cmd(tc, script, args)
 
 def finn_run(ctx: AnalysisContext, tc, command: cmd_args, category: str, identifier: str | None = None):
@@ -106,7 +111,7 @@ def _finn_model_impl(ctx: AnalysisContext) -> list[Provider]:
         args += ["--from", ctx.attrs.src]
     else:
         args += ["--net", ctx.attrs.net, "--seed", str(ctx.attrs.seed)]
-    finn_run(ctx, tc, cmd_args(tc.python, "finn/models/gen_model.py", args), "finn_model")
+    finn_run(ctx, tc, _finn_cmd(tc, "finn/models/gen_model.py", args), "finn_model")
     return [DefaultInfo(default_output = out), FinnModelInfo(model = out)]
 
 finn_model = rule(
@@ -130,7 +135,14 @@ def _finn_train_impl(ctx: AnalysisContext) -> list[Provider]:
     finn_run(
         ctx,
         tc,
-        cmd_args(tc.python, ctx.attrs.script, "--out-dir", out.as_output(), hidden = ctx.attrs.srcs),
+        # gen_model.py's files as inputs: training scripts import its QONNX helpers.
+        cmd_args(
+            tc.interpreter,
+            ctx.attrs.script,
+            "--out-dir",
+            out.as_output(),
+            hidden = ctx.attrs.srcs + [tc.scripts["finn/models/gen_model.py"]],
+        ),
         "finn_train",
     )
 

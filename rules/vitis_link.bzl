@@ -23,7 +23,7 @@ the device, cut out of the unpartitioned HW model; a directory of `<kernel>.xo`,
 `[finn_xo]`, which `vpp-link --xo-dir` reads).
 """
 
-load("//rules:finn.bzl", "PartitionPlanInfo")
+load("//rules:finn.bzl", "PartitionPlanInfo", "finn_script")
 load("//rules:kernel.bzl", "KernelInfo")
 load("//rules/toolchains:aurora_flow.bzl", "AuroraFlowToolchainInfo")
 load("//rules/toolchains:deploy.bzl", "DeployToolchainInfo")
@@ -76,7 +76,7 @@ def _finn_xo_args(ctx: AnalysisContext, fpga) -> list:
 def _finn_xo_run(ctx: AnalysisContext, fpga, script: str, args: list, category: str):
     tc = ctx.attrs._finn[FinnToolchainInfo]
     ctx.actions.run(
-        cmd_args(tc.python, "finn/flow/" + script, args + _finn_xo_args(ctx, fpga), hidden = [fpga.version]),
+        cmd_args(finn_script(tc, script, args + _finn_xo_args(ctx, fpga)), hidden = [fpga.version]),
         category = category,
         # FINN's environment is this machine's (the toolchain says so): it runs here,
         # and its result is shared through the remote cache.

@@ -1,6 +1,6 @@
 """The step lists of finn/flow/steps.bzl, for the Python flow scripts.
 
-The .bzl file holds only literal assignments, so they are read with `ast.literal_eval`
+The lists the scripts need are literal assignments in the .bzl file, so they are read with `ast.literal_eval`
 rather than restated here (one source for BUCK files, rules and scripts).
 """
 
@@ -15,8 +15,13 @@ def _load():
         tree = ast.parse(f.read(), _BZL)
     values = {}
     for node in tree.body:
+        # Only the literal assignments: a list derived from another (a comprehension)
+        # is Starlark the scripts do not need.
         if isinstance(node, ast.Assign) and len(node.targets) == 1:
-            values[node.targets[0].id] = ast.literal_eval(node.value)
+            try:
+                values[node.targets[0].id] = ast.literal_eval(node.value)
+            except ValueError:
+                pass
     return values
 
 

@@ -53,20 +53,8 @@ pub struct DevicePlan {
     pub reserved_link_kernels: BTreeMap<String, f64>,
 }
 
-// Deliberately apart from the partitioner's Cut: this reader accepts plans older than it.
-#[derive(Clone, Debug, Deserialize, serde::Serialize, PartialEq)]
-pub struct Cut {
-    pub from_layer: String,
-    pub to_layer: String,
-    pub from_device: String,
-    pub to_device: String,
-    pub stream_bits: u64,
-    /// One frame of the cut's tensor in bits (0 in plans older than this field).
-    #[serde(default)]
-    pub bits_per_frame: u64,
-    #[serde(default)]
-    pub gbps: f64,
-}
+/// A cut as the partitioner writes it: its one definition, which reads older plans too.
+pub use finn_partitioner::plan::Cut;
 
 #[derive(Clone, Debug, Deserialize, Serialize)]
 pub struct LayerPlan {

@@ -3,7 +3,7 @@
 
 use std::collections::{BTreeMap, HashMap};
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 use serde_json::{json, Value};
 
 use crate::cost::{self, Fold, Kind};
@@ -102,14 +102,19 @@ pub struct SlrRun {
     pub utilization: BTreeMap<&'static str, f64>,
 }
 
-#[derive(Debug, Serialize)]
+/// What crosses one cut; written here and read back by the deployment compiler
+/// (deploy/tool), so the defaults let that reader take plans older than a field.
+#[derive(Clone, Debug, Deserialize, Serialize, PartialEq)]
 pub struct Cut {
     pub from_layer: String,
     pub to_layer: String,
     pub from_device: String,
     pub to_device: String,
     pub stream_bits: u64,
+    /// One frame of the cut's tensor in bits (0 in plans older than this field).
+    #[serde(default)]
     pub bits_per_frame: u64,
+    #[serde(default)]
     pub gbps: f64,
 }
 

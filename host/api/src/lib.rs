@@ -24,4 +24,4 @@ pub mod transport;
 
 pub use aurora::Counters;
 pub use fpga_device::CuInfo;
-pub use session::{main, Arg, Buffer, Run, Session};
+pub use session::{main, main_with_status, Arg, Buffer, Run, Session};

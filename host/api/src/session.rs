@@ -346,6 +346,12 @@ fn begin_free_running(device: &mut dyn Device, d: &DeviceDescription) -> Result<
 /// with the error's message (as aurora-host's), instead of leaving the other ranks waiting
 /// for a rank that is gone.
 pub fn main(body: impl FnOnce(&mut Session, Vec<String>) -> Result<()>) -> ! {
+    main_with_status(|session, rest| body(session, rest).map(|()| 0))
+}
+
+/// [`main`] for a body that decides the exit status itself (e.g. 1 for a result that
+/// differs from its reference, which is not an error that must abort the other ranks).
+pub fn main_with_status(body: impl FnOnce(&mut Session, Vec<String>) -> Result<i32>) -> ! {
     let (mut session, rest) = match Session::init(std::env::args().skip(1)) {
         Ok(s) => s,
         Err(e) if mpi::environment::is_initialized() => transport::fatal(&format!("{e:#}")),
@@ -358,11 +364,12 @@ pub fn main(body: impl FnOnce(&mut Session, Vec<String>) -> Result<()>) -> ! {
     };
     // The body's error aborts while the session (and with it MPI) is still alive: a session
     // dropped first would finalize MPI, and the abort after it would crash.
-    if let Err(e) = body(&mut session, rest) {
-        transport::fatal(&format!("{e:#}"));
-    }
+    let status = match body(&mut session, rest) {
+        Ok(status) => status,
+        Err(e) => transport::fatal(&format!("{e:#}")),
+    };
     if let Err(e) = session.finish() {
         transport::fatal(&format!("{e:#}"));
     }
-    std::process::exit(0)
+    std::process::exit(status)
 }

@@ -568,13 +568,23 @@ pub(crate) fn compare_with_reference(
     infer_report::finish(run, outputs, &args.out, report)
 }
 
-pub fn run(
-    world: &SimpleCommunicator,
-    rank: &mut Rank,
-    factory: Option<&Arc<FinnExecFactory>>,
-    args: &InferArgs,
-    timeout: Duration,
-) -> Result<Outcome> {
+/// What an `infer` run takes besides the rank itself, handed on whole to the replicas' run.
+#[derive(Clone, Copy)]
+pub struct Call<'a> {
+    pub world: &'a SimpleCommunicator,
+    /// The functional executor's factory, for ranks that run the FINN CUs in software.
+    pub factory: Option<&'a Arc<FinnExecFactory>>,
+    pub args: &'a InferArgs,
+    pub timeout: Duration,
+}
+
+pub fn run(call: Call<'_>, rank: &mut Rank) -> Result<Outcome> {
+    let Call {
+        world,
+        factory,
+        args,
+        timeout,
+    } = call;
     let d = rank.device.description()?.clone();
     let agreed = match agree(world, &d, args)? {
         Ok(a) => a,
@@ -586,7 +596,7 @@ pub fn run(
             n: agreed.n,
             prepared: agreed.inputs,
         };
-        return crate::infer_replicas::run(world, rank, factory, args, timeout, batch);
+        return crate::infer_replicas::run(call, rank, batch);
     }
     let device: &mut dyn Device = &mut *rank.device;
     let links = link_roles(&d);

@@ -14,11 +14,11 @@ use finn_exec::Pipeline;
 use fpga_device::Device;
 use mpi::collective::Root;
 use mpi::point_to_point::{Destination, Source};
-use mpi::topology::{Communicator, SimpleCommunicator};
+use mpi::topology::Communicator;
 
 use crate::dma;
 use crate::finn_cu::{stream_ports, FinnExecFactory, WordLayout};
-use crate::infer::{self, InferArgs, Outcome};
+use crate::infer::{self, Outcome};
 use crate::link_config::stream_peer;
 use crate::setup::Rank;
 
@@ -104,14 +104,13 @@ fn copy_output_layout(
 
 /// Every copy's share of the images, fed and drained on the ranks holding its DMAs; rank 0
 /// compares the whole batch in input order.
-pub fn run(
-    world: &SimpleCommunicator,
-    rank: &mut Rank,
-    factory: Option<&Arc<FinnExecFactory>>,
-    args: &InferArgs,
-    timeout: Duration,
-    batch: Batch,
-) -> Result<Outcome> {
+pub fn run(call: infer::Call<'_>, rank: &mut Rank, batch: Batch) -> Result<Outcome> {
+    let infer::Call {
+        world,
+        factory,
+        args,
+        timeout,
+    } = call;
     let Batch {
         copies,
         n,

@@ -346,7 +346,15 @@ fn command(
                 sample_ms: *sample_ms,
             };
             // A refused input or a disagreement ends every rank cleanly; rank 0 reports it.
-            let outcome = infer::run(world, rank, finn, &args, timeout)?;
+            let outcome = infer::run(
+                infer::Call {
+                    world,
+                    factory: finn,
+                    args: &args,
+                    timeout,
+                },
+                rank,
+            )?;
             if let infer::Outcome::Failed(why) = outcome {
                 if world.rank() == 0 {
                     return Ok(Some(why));

@@ -12,27 +12,10 @@
 mod report;
 mod run;
 
-use auroraforge_host::{rank_lines, transport, Session};
-
 fn main() {
-    let (mut session, rest) = match Session::init(std::env::args().skip(1)) {
-        Ok(s) => s,
-        Err(e) if mpi::environment::is_initialized() => transport::fatal(&format!("{e:#}")),
-        Err(e) => {
-            // before MPI: the launcher (or mpirun) ends the run on this exit
-            let rank = std::env::var("OMPI_COMM_WORLD_RANK").unwrap_or_else(|_| "?".into());
-            rank_lines::stderr_line(&format!("{}{rank}: error: {e:#}", rank_lines::ERROR));
-            std::process::exit(1)
-        }
-    };
-    // An error ends every rank at once with its message; the session stays open for that
-    // (dropping it would finalise MPI under the abort).
-    let same = match run::main(&mut session, rest) {
-        Ok(same) => same,
-        Err(e) => transport::fatal(&format!("{e:#}")),
-    };
-    if let Err(e) = session.finish() {
-        transport::fatal(&format!("{e:#}"));
-    }
-    std::process::exit(if same { 0 } else { 1 })
+    // A mismatch is a verdict, not an error: exit status 1 after a clean finish; an error
+    // ends every rank at once with its message (auroraforge_host::main_with_status).
+    auroraforge_host::main_with_status(|session, rest| {
+        run::main(session, rest).map(|same| if same { 0 } else { 1 })
+    })
 }

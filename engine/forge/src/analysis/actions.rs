@@ -572,6 +572,8 @@ fn actions_methods(builder: &mut MethodsBuilder) {
         })
     }
 
+    // Deliberately one stub per native below: starlark_module wants a fn per method, and
+    // what they share (the error) is `unsupported`'s.
     fn dynamic_output<'v>(
         this: &AnalysisActions,
         #[starlark(kwargs)] kwargs: SmallMap<String, Value<'v>>,
