@@ -15,9 +15,11 @@
 load("//rules/toolchains:cargo.bzl", "CargoToolchainInfo")
 load("//rules/toolchains:python.bzl", "PythonToolchainInfo")
 load("//rules/toolchains:system.bzl", "SystemToolInfo")
-load(":cargo.bzl", "CargoWorkspaceInfo")
+load(":cargo.bzl", "CARGO_ACTION_WEIGHT", "CargoWorkspaceInfo")
 
-def _style_test(ctx: AnalysisContext, check: str, fix: str, tool: list, inputs: list) -> list[Provider]:
+def _style_test(ctx: AnalysisContext, check: str, fix: str, tool: list, inputs: list, replay = None) -> list[Provider]:
+    """The test running `tool` under style-check; with `replay` (a record a build action
+    wrote with `style-check --record`) it judges that recorded run instead."""
     command = cmd_args(
         ctx.attrs._style_check[RunInfo],
         "--check",
@@ -29,8 +31,11 @@ def _style_test(ctx: AnalysisContext, check: str, fix: str, tool: list, inputs: 
     )
     for text in ctx.attrs.expect_rejection:
         command.add("--expect-rejection", text)
-    command.add("--")
-    command.add(tool)
+    if replay:
+        command.add("--replay", replay)
+    else:
+        command.add("--")
+        command.add(tool)
     return [
         DefaultInfo(default_outputs = inputs),
         ExternalRunnerTestInfo(
@@ -80,15 +85,23 @@ def _clippy_test_impl(ctx: AnalysisContext) -> list[Provider]:
     clippy = ctx.attrs._clippy[SystemToolInfo]
     workspace = ctx.attrs.workspace[CargoWorkspaceInfo]
     package = ctx.attrs.package
+    inputs = workspace.srcs + [cargo.version, clippy.version]
 
     # The profile and target directory of the graph's cargo actions (toolchains//:cargo): build
     # scripts, proc macros and their outputs are shared with `cargo build`, and a second run
-    # over unchanged sources only re-checks fingerprints.
-    return _style_test(
-        ctx,
-        "clippy",
-        "fix the warnings above; `cargo clippy -p {} --all-targets -- -D warnings -W clippy::too_many_lines` shows them".format(package),
-        [
+    # over unchanged sources only re-checks fingerprints. clippy runs in a build action that
+    # records its verdict (`style-check --record`), scheduled like the other cargo actions:
+    # one cargo at a time, all job slots (CARGO_ACTION_WEIGHT), so no clippy holds cargo's
+    # lock on the target dir while a cargo action sits on every slot waiting for it; and
+    # cached like them. The test judges the record (docs/benchmarks.md, "Where the suite's
+    # time goes").
+    record = ctx.actions.declare_output("clippy.record")
+    ctx.actions.run(
+        cmd_args(
+            ctx.attrs._style_check[RunInfo],
+            "--record",
+            record.as_output(),
+            "--",
             cargo.cargo,
             "clippy",
             "--locked",
@@ -109,8 +122,21 @@ def _clippy_test_impl(ctx: AnalysisContext) -> list[Provider]:
             # no function over 150 lines (clippy.toml's threshold; docs/style.md)
             "-W",
             "clippy::too_many_lines",
-        ],
-        workspace.srcs + [cargo.version, clippy.version],
+            hidden = inputs,
+        ),
+        category = "cargo_clippy",
+        # the shared target directory lives on this machine only
+        local_only = True,
+        allow_cache_upload = True,
+        weight = CARGO_ACTION_WEIGHT,
+    )
+    return _style_test(
+        ctx,
+        "clippy",
+        "fix the warnings above; `cargo clippy -p {} --all-targets -- -D warnings -W clippy::too_many_lines` shows them".format(package),
+        [],
+        inputs + [record],
+        replay = record,
     )
 
 clippy_test = rule(
@@ -128,7 +154,8 @@ clippy_test = rule(
         )),
     },
     doc = "`cargo clippy --all-targets --no-deps -- -D warnings` of crate `package` of " +
-          "`workspace`, with the cargo toolchain's profile and target directory." + _EXPECT_DOC,
+          "`workspace`, with the cargo toolchain's profile and target directory, run by a " +
+          "build action (`cargo_clippy`) that records the result for the test to judge." + _EXPECT_DOC,
 )
 
 def _buildifier_test_impl(ctx: AnalysisContext) -> list[Provider]:

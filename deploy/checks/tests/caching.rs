@@ -74,9 +74,24 @@ fn copy_tree(from: &Path, to: &Path) {
         } else if ty.is_symlink() {
             std::os::unix::fs::symlink(std::fs::read_link(&src).unwrap(), &dst).unwrap();
         } else {
-            std::fs::copy(&src, &dst).unwrap();
+            copy_file(&src, &dst);
         }
     }
+}
+
+/// `from` copied with its modification time: the copy links in the project's cargo target
+/// dir, and cargo takes a source newer than its last build as changed, so a fresh mtime
+/// would make every cargo action of a copy's clean build recompile the crates it needs
+/// (minutes on 2 cores) instead of finding them built, as `tools/checks/repro_check.sh`'s
+/// copies (tar) do.
+fn copy_file(from: &Path, to: &Path) {
+    std::fs::copy(from, to).unwrap();
+    let modified = std::fs::metadata(from).unwrap().modified().unwrap();
+    // futimens on a read-only descriptor: the copy keeps its source's (maybe read-only) mode
+    std::fs::File::open(to)
+        .unwrap()
+        .set_modified(modified)
+        .unwrap_or_else(|e| panic!("{}: {e}", to.display()));
 }
 
 /// `from` as hard links (the cache's blobs are read-only and replaced only by rename).
@@ -111,7 +126,7 @@ impl Scratch {
             if e.file_type().unwrap().is_dir() {
                 copy_tree(&e.path(), &dst);
             } else {
-                std::fs::copy(e.path(), &dst).unwrap();
+                copy_file(&e.path(), &dst);
             }
         }
         for shared in [".venv", ".node", "target"] {

@@ -1,4 +1,5 @@
 //! `style-check --check NAME --target LABEL --fix TEXT [--expect-rejection TEXT]... -- TOOL ARGS...`
+//! or, judging a run recorded earlier (src/record.rs), `... --replay FILE` and no tool.
 
 use std::fmt;
 
@@ -14,8 +15,10 @@ pub struct Args {
     /// Non-empty for a fixture with a deliberate slip: the tool must reject it, and its
     /// output must contain each of these texts (the file and the rule it breaks).
     pub expect_rejection: Vec<String>,
-    /// The tool and its arguments.
+    /// The tool and its arguments (empty with `replay`).
     pub command: Vec<String>,
+    /// A run of the tool recorded by `style-check --record` to judge instead of running it.
+    pub replay: Option<String>,
 }
 
 #[derive(Debug, PartialEq, Eq)]
@@ -26,7 +29,8 @@ impl fmt::Display for UsageError {
         write!(
             f,
             "style-check: {}\nusage: style-check --check NAME --target LABEL --fix TEXT \
-             [--expect-rejection TEXT]... -- TOOL ARGS...",
+             [--expect-rejection TEXT]... (-- TOOL ARGS... | --replay FILE)\n       \
+             style-check --record FILE -- TOOL ARGS...",
             self.0
         )
     }
@@ -38,6 +42,7 @@ impl Args {
         let mut target = None;
         let mut fix = None;
         let mut expect_rejection = Vec::new();
+        let mut replay = None;
         let mut it = argv.into_iter();
         let mut command = Vec::new();
         while let Some(flag) = it.next() {
@@ -54,6 +59,7 @@ impl Args {
                 "--target" => target = Some(value()?),
                 "--fix" => fix = Some(value()?),
                 "--expect-rejection" => expect_rejection.push(value()?),
+                "--replay" => replay = Some(value()?),
                 _ => return Err(UsageError(format!("unknown argument `{flag}`"))),
             }
         }
@@ -66,11 +72,15 @@ impl Args {
             fix: required(fix, "--fix")?,
             expect_rejection,
             command,
+            replay,
         };
-        if args.command.is_empty() {
-            return Err(UsageError("no tool to run after `--`".into()));
+        match (args.command.is_empty(), &args.replay) {
+            (true, None) => Err(UsageError("no tool to run after `--`".into())),
+            (false, Some(_)) => Err(UsageError(
+                "`--replay` judges a recorded run: give no tool after `--`".into(),
+            )),
+            _ => Ok(args),
         }
-        Ok(args)
     }
 }
 
@@ -105,6 +115,17 @@ mod tests {
         assert_eq!(a.expect_rejection, vec!["F401"]);
         // a second `--` belongs to the tool (clippy's `-- -D warnings`)
         assert_eq!(a.command, vec!["ruff", "check", "--", "a.py"]);
+        assert_eq!(a.replay, None);
+    }
+
+    #[test]
+    fn replay_takes_a_record_instead_of_a_tool() {
+        let a = parse(&[
+            "--check", "clippy", "--target", "//x:c", "--fix", "f", "--replay", "r",
+        ])
+        .unwrap();
+        assert_eq!(a.replay.as_deref(), Some("r"));
+        assert!(a.command.is_empty());
     }
 
     #[test]
@@ -115,6 +136,11 @@ mod tests {
         assert!(e.0.contains("no tool"), "{e}");
         let e = parse(&["--check"]).unwrap_err();
         assert!(e.0.contains("`--check` needs a value"), "{e}");
+        let e = parse(&[
+            "--check", "x", "--target", "t", "--fix", "y", "--replay", "r", "--", "true",
+        ])
+        .unwrap_err();
+        assert!(e.0.contains("no tool after"), "{e}");
         let e = parse(&["--colour", "red"]).unwrap_err();
         assert!(e.0.contains("`--colour`"), "{e}");
     }

@@ -3,6 +3,8 @@
 //!
 //! - [`args`]: the command line the rules write.
 //! - [`verdict`]: what the tool's exit status and output mean for the test.
+//! - [`record`]: a run kept by a build action for the test to judge (clippy).
 
 pub mod args;
+pub mod record;
 pub mod verdict;

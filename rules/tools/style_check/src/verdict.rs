@@ -105,6 +105,7 @@ mod tests {
             fix: "quote it".into(),
             expect_rejection: expect.iter().map(|s| s.to_string()).collect(),
             command: vec!["shellcheck".into()],
+            replay: None,
         }
     }
 

@@ -57,3 +57,57 @@ fn a_missing_tool_is_named() {
         stderr(&o)
     );
 }
+
+/// `--record` in a build action, `--replay` in the test: the verdict is the one a direct run
+/// of the same tool gives.
+fn record(file: &std::path::Path, script: &str) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_style-check"))
+        .arg("--record")
+        .arg(file)
+        .args(["--", "sh", "-c", script])
+        .output()
+        .unwrap()
+}
+
+fn replay(file: &std::path::Path) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_style-check"))
+        .args(["--check", "demo", "--target", "//pkg:demo", "--fix", "do X"])
+        .arg("--replay")
+        .arg(file)
+        .output()
+        .unwrap()
+}
+
+#[test]
+fn a_recorded_run_is_judged_later_as_if_run_then() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("demo.record");
+    let failing = "echo 'src/a.rs:3: warning' >&2; echo out; exit 101";
+    // recording succeeds whatever the tool's exit status
+    assert_eq!(record(&file, failing).status.code(), Some(0));
+    let (later, now) = (replay(&file), style_check(&[], failing));
+    assert_eq!(later.status.code(), Some(1));
+    assert_eq!(later.stdout, now.stdout);
+    assert_eq!(stderr(&later), stderr(&now));
+    assert!(stderr(&later).contains("exit 101"), "{}", stderr(&later));
+
+    assert_eq!(record(&file, "exit 0").status.code(), Some(0));
+    assert_eq!(replay(&file).status.code(), Some(0));
+}
+
+#[test]
+fn a_killed_tool_leaves_no_record_and_a_missing_record_is_named() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("demo.record");
+    let killed = record(&file, "kill -9 $$");
+    assert_eq!(killed.status.code(), Some(2), "{}", stderr(&killed));
+    assert!(stderr(&killed).contains("signal 9"), "{}", stderr(&killed));
+    assert!(!file.exists());
+    let missing = replay(&file);
+    assert_eq!(missing.status.code(), Some(2));
+    assert!(
+        stderr(&missing).contains("demo.record"),
+        "{}",
+        stderr(&missing)
+    );
+}
