@@ -8,6 +8,7 @@ mod remote_run;
 mod scheduler;
 mod up_to_date;
 
+pub(crate) use scheduler::{producer_for, Riders};
 pub(crate) use up_to_date::all_up_to_date;
 
 use std::sync::atomic::{AtomicBool, AtomicUsize};

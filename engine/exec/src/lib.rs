@@ -274,6 +274,18 @@ impl Executor {
         wanted: &[ArtifactRef],
         show_progress: bool,
     ) -> Result<BuildReport> {
+        self.build_with_riders(graph, wanted, show_progress, None)
+    }
+
+    /// Builds `wanted` and runs each rider on the build's job permits once the actions it
+    /// needs have succeeded (`forge test`).
+    pub(crate) fn build_with_riders(
+        &self,
+        graph: &ActionGraph,
+        wanted: &[ArtifactRef],
+        show_progress: bool,
+        riders: Option<&executor::Riders>,
+    ) -> Result<BuildReport> {
         let lock_file = self.layout.lock_file();
         let _lock = match lock::WorkspaceLock::try_acquire(&lock_file)? {
             Some(lock) => lock,
@@ -303,7 +315,7 @@ impl Executor {
             &self.build_id,
             progress,
         )
-        .run(graph, wanted)
+        .run(graph, wanted, riders)
     }
 
     /// Per-test timeout for [`run_tests`] (`forge test --timeout`, `[test] timeout`).

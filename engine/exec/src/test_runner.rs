@@ -1,6 +1,7 @@
-//! `forge test`: builds what the tests need, runs them in parallel like buck2's built-in
-//! simple runner (cwd = project root, environment cleared to an allowlist plus the test's
-//! own env and `BUCK_BUILD_ID`), and prints buck2's per-test and summary lines, then the
+//! `forge test`: builds what the tests need and runs each test as soon as its inputs are
+//! built, on the build's job permits, like buck2's built-in simple runner (cwd = project
+//! root, environment cleared to an allowlist plus the test's own env and `BUCK_BUILD_ID`),
+//! and prints buck2's per-test and summary lines, then the
 //! `N passed, N failed` line CI reads. A test that exits 0 but printed `SKIPPED` fails
 //! unless the `FORGE_ALLOW_MISSING` opt-out covers it (`skip_check`). Each test gets a
 //! private `TMPDIR`, and passes only if it leaves it empty (`test_tmpdir`).
@@ -10,13 +11,15 @@ use std::fs;
 use std::os::unix::process::{CommandExt, ExitStatusExt};
 use std::path::Path;
 use std::process::{Command, Stdio};
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
 use anyhow::Result;
 
-use forge_core::{ActionGraph, ArtifactRef, TestSpec};
+use forge_core::{ActionGraph, ActionId, ArtifactRef, TestSpec};
 
+use crate::executor::{producer_for, Riders};
 use crate::failure::{tail, write_full_log};
 use crate::procs::spawn_tracked;
 use crate::skip_check;
@@ -206,59 +209,101 @@ fn report_one(label: &str, run: &TestRun, root: &Path) -> String {
     text
 }
 
-/// Builds, runs and reports `tests`; see [`crate::run_tests`].
+/// What the runs so far add up to: the summary and every label that did not pass.
+type Results = Mutex<(TestSummary, Vec<String>)>;
+
+/// Runs test `n` and records its verdict; returns its report block.
+fn run_and_record(
+    exec: &Executor,
+    spec: &TestSpec,
+    n: usize,
+    scratch_dir: &Path,
+    opt_out: &[String],
+    results: &Results,
+) -> String {
+    let root = exec.project_root();
+    let scratch = scratch_dir.join(format!("{}-{n}", std::process::id()));
+    let timeout = exec.options().test_timeout;
+    let run = run_one(root, spec, exec.build_id(), timeout, &scratch, opt_out);
+    let label = spec.label.to_string();
+    let text = report_one(&label, &run, root);
+    let mut r = results.lock().unwrap();
+    match run.verdict {
+        Verdict::Pass => r.0.passed += 1,
+        Verdict::Fail => r.0.failed += 1,
+        Verdict::Timeout => r.0.timed_out += 1,
+        Verdict::Infra => r.0.infra_failures += 1,
+    }
+    if run.verdict != Verdict::Pass {
+        r.1.push(format!("{label} ({})", spec.configuration));
+    }
+    text
+}
+
+/// The actions producing `spec`'s built inputs: the test may start once they have run.
+fn needs(graph: &ActionGraph, spec: &TestSpec) -> Vec<ActionId> {
+    spec.command
+        .inputs
+        .iter()
+        .filter_map(|input| match input {
+            ArtifactRef::Build(p) => producer_for(graph, p),
+            ArtifactRef::Source(_) => None,
+        })
+        .collect()
+}
+
+/// Builds, runs and reports `tests`; see [`crate::run_tests`]. Each test runs as soon as its
+/// inputs are built, on the build's job permits, as buck2 runs them; when an action fails,
+/// the tests that have not run yet and whose own inputs still build run afterwards (buck2
+/// keeps going), and the others count as build failures.
 pub fn run(exec: &Executor, graph: &ActionGraph, tests: Vec<TestSpec>) -> Result<TestSummary> {
     let root = exec.project_root().to_path_buf();
-    let mut summary = TestSummary::default();
-    let mut failed_labels: Vec<String> = Vec::new();
     let wanted: Vec<ArtifactRef> = tests
         .iter()
         .flat_map(|t| t.command.inputs.clone())
         .collect();
-    let mut runnable: Vec<TestSpec> = Vec::new();
-    if exec.build_quietly(graph, &wanted, true).is_ok() {
-        runnable = tests;
-    } else {
-        // Find which tests cannot be built; the others still run (buck2 keeps going).
-        for t in tests {
-            if exec.build_quietly(graph, &t.command.inputs, false).is_ok() {
-                runnable.push(t);
-            } else {
-                summary.build_failures += 1;
-                failed_labels.push(format!("{} ({})", t.label, t.configuration));
-            }
-        }
-    }
     let scratch_dir = root.join("buck-out/forge/tmp/test-runner");
     fs::create_dir_all(&scratch_dir)?;
-    let queue = Mutex::new(runnable.into_iter().enumerate().collect::<VecDeque<_>>());
-    let results = Mutex::new((summary, failed_labels));
-    let timeout = exec.options().test_timeout;
+    let results: Results = Mutex::new((TestSummary::default(), Vec::new()));
     let opt_out = skip_check::opt_out_in_force();
-    std::thread::scope(|s| {
-        for _ in 0..exec.options().jobs.max(1) {
-            s.spawn(|| loop {
-                let Some((n, spec)) = queue.lock().unwrap().pop_front() else {
-                    break;
-                };
-                let scratch = scratch_dir.join(format!("{}-{n}", std::process::id()));
-                let run = run_one(&root, &spec, exec.build_id(), timeout, &scratch, &opt_out);
-                let label = spec.label.to_string();
-                let text = report_one(&label, &run, &root);
+    let started: Vec<AtomicBool> = tests.iter().map(|_| AtomicBool::new(false)).collect();
+    let run_test = |n: usize| {
+        started[n].store(true, Ordering::SeqCst);
+        run_and_record(exec, &tests[n], n, &scratch_dir, &opt_out, &results)
+    };
+    let riders = Riders {
+        needs: tests.iter().map(|t| needs(graph, t)).collect(),
+        run: &run_test,
+    };
+    if exec
+        .build_with_riders(graph, &wanted, true, Some(&riders))
+        .is_err()
+    {
+        let mut queue = VecDeque::new();
+        for (n, t) in tests.iter().enumerate() {
+            if started[n].load(Ordering::SeqCst) {
+                continue;
+            }
+            if exec.build_quietly(graph, &t.command.inputs, false).is_ok() {
+                queue.push_back(n);
+            } else {
                 let mut r = results.lock().unwrap();
-                eprintln!("{text}");
-                match run.verdict {
-                    Verdict::Pass => r.0.passed += 1,
-                    Verdict::Fail => r.0.failed += 1,
-                    Verdict::Timeout => r.0.timed_out += 1,
-                    Verdict::Infra => r.0.infra_failures += 1,
-                }
-                if run.verdict != Verdict::Pass {
-                    r.1.push(format!("{label} ({})", spec.configuration));
-                }
-            });
+                r.0.build_failures += 1;
+                r.1.push(format!("{} ({})", t.label, t.configuration));
+            }
         }
-    });
+        let queue = Mutex::new(queue);
+        std::thread::scope(|s| {
+            for _ in 0..exec.options().jobs.max(1) {
+                s.spawn(|| loop {
+                    let Some(n) = queue.lock().unwrap().pop_front() else {
+                        break;
+                    };
+                    eprintln!("{}", run_test(n));
+                });
+            }
+        });
+    }
     let (mut summary, mut failed_labels) = results.into_inner().unwrap();
     failed_labels.sort();
     eprintln!(

@@ -1,5 +1,7 @@
 //! The lazy scheduler: only the actions whose outputs are needed run, in parallel up to
 //! `jobs` weight permits; workers take ready actions themselves and release dependents.
+//! Riders (`forge test`'s tests) share the permits: each starts once the actions producing
+//! its inputs have succeeded, as buck2 runs a test as soon as what it needs is built.
 
 use std::collections::{HashMap, VecDeque};
 use std::fs;
@@ -18,12 +20,28 @@ use crate::build_log::{self, BuildLog};
 use crate::failure::{action_title, ActionFailure, BuildFailed};
 use crate::BuildReport;
 
+/// Work that rides a build: rider `i` needs the actions `needs[i]` to have succeeded, then
+/// `run(i)` runs it on one job permit and returns the text to print.
+pub(crate) struct Riders<'r> {
+    pub needs: Vec<Vec<ActionId>>,
+    pub run: &'r (dyn Fn(usize) -> String + Sync),
+}
+
+/// One unit a worker takes: an action with its weight, or a rider.
+enum Job {
+    Action(ActionId, usize),
+    Rider(usize),
+}
+
 /// Scheduler state shared by the workers.
 #[derive(Default)]
 struct Sched {
     ready: VecDeque<ActionId>,
     /// Action -> number of producers it still waits for.
     waiting: HashMap<ActionId, usize>,
+    riders_ready: VecDeque<usize>,
+    /// Rider -> number of actions it still waits for.
+    riders_waiting: HashMap<usize, usize>,
     /// Free weight permits.
     free: usize,
     running: usize,
@@ -34,12 +52,35 @@ struct Sched {
 impl Sched {
     /// Nothing runs and nothing more will start (all done, or stopped by a failure).
     fn finished(&self) -> bool {
-        self.running == 0 && (self.ready.is_empty() || !self.failures.is_empty())
+        self.running == 0
+            && ((self.ready.is_empty() && self.riders_ready.is_empty())
+                || !self.failures.is_empty())
+    }
+
+    /// The next job that may start now. A ready action goes first (it may release more
+    /// work) and, when it needs more permits than are free, holds the queue until they are:
+    /// riders do not overtake a waiting action, so cargo's all-permit actions do not starve.
+    fn next_job(&self, graph: &ActionGraph, jobs: usize) -> Option<Job> {
+        if !self.failures.is_empty() {
+            return None;
+        }
+        if let Some(&id) = self.ready.front() {
+            let w = weight(&graph.actions[id.0], jobs);
+            return (w <= self.free).then_some(Job::Action(id, w));
+        }
+        let &rider = self.riders_ready.front()?;
+        (self.free >= 1).then_some(Job::Rider(rider))
     }
 }
 
+/// Who waits for each action: the actions that need its outputs, and the riders.
+struct Dependents {
+    actions: HashMap<ActionId, Vec<ActionId>>,
+    riders: HashMap<ActionId, Vec<usize>>,
+}
+
 /// The action producing `path`, which may lie inside a declared output directory.
-pub(super) fn producer_for(graph: &ActionGraph, path: &str) -> Option<ActionId> {
+pub(crate) fn producer_for(graph: &ActionGraph, path: &str) -> Option<ActionId> {
     let mut p = path;
     loop {
         if let Some(id) = graph.producers.get(p) {
@@ -106,8 +147,15 @@ fn weight(action: &Action, jobs: usize) -> usize {
 }
 
 impl Build<'_> {
-    /// Schedules and runs every needed action; returns the per-executor counts.
-    pub fn run(&self, graph: &ActionGraph, wanted: &[ArtifactRef]) -> Result<BuildReport> {
+    /// Schedules and runs every needed action, and the riders as their needs are met;
+    /// returns the per-executor counts. After a failed action nothing more starts, riders
+    /// included: the caller learns which riders ran from its own `run`.
+    pub fn run(
+        &self,
+        graph: &ActionGraph,
+        wanted: &[ArtifactRef],
+        riders: Option<&Riders>,
+    ) -> Result<BuildReport> {
         let started = Instant::now();
         let started_unix_ms = std::time::SystemTime::now()
             .duration_since(std::time::UNIX_EPOCH)
@@ -134,10 +182,41 @@ impl Build<'_> {
                 dependents.entry(*p).or_default().push(*id);
             }
         }
+        let mut rider_deps: HashMap<ActionId, Vec<usize>> = HashMap::new();
+        let mut riders_waiting: HashMap<usize, usize> = HashMap::new();
+        let mut riders_ready: VecDeque<usize> = VecDeque::new();
+        for (i, needs) in riders
+            .map(|r| r.needs.as_slice())
+            .unwrap_or_default()
+            .iter()
+            .enumerate()
+        {
+            let mut needs: Vec<ActionId> = needs
+                .iter()
+                .filter(|id| deps.contains_key(id))
+                .copied()
+                .collect();
+            needs.sort();
+            needs.dedup();
+            if needs.is_empty() {
+                riders_ready.push_back(i);
+            } else {
+                riders_waiting.insert(i, needs.len());
+            }
+            for id in needs {
+                rider_deps.entry(id).or_default().push(i);
+            }
+        }
+        let dependents = Dependents {
+            actions: dependents,
+            riders: rider_deps,
+        };
         self.progress.set_total(deps.len());
         let mut state = Sched {
             ready,
             waiting,
+            riders_ready,
+            riders_waiting,
             free: jobs,
             running: 0,
             failures: Vec::new(),
@@ -154,7 +233,7 @@ impl Build<'_> {
         // up-to-date actions runs without a thread hand-off per action.
         std::thread::scope(|s| {
             for _ in 0..jobs {
-                s.spawn(|| self.worker(graph, &dependents, jobs, &shared));
+                s.spawn(|| self.worker(graph, &dependents, riders, jobs, &shared));
             }
             let (lock, cvar) = &shared;
             let mut st = lock.lock().unwrap();
@@ -218,7 +297,8 @@ impl Build<'_> {
     fn worker(
         &self,
         graph: &ActionGraph,
-        dependents: &HashMap<ActionId, Vec<ActionId>>,
+        dependents: &Dependents,
+        riders: Option<&Riders>,
         jobs: usize,
         shared: &(Mutex<Sched>, Condvar),
     ) {
@@ -236,16 +316,28 @@ impl Build<'_> {
                 drop(slot);
                 return;
             }
-            let next = match st.ready.front() {
-                Some(&id) if st.failures.is_empty() => {
-                    let w = weight(&graph.actions[id.0], jobs);
-                    (w <= st.free).then_some((id, w))
+            let (id, w) = match st.next_job(graph, jobs) {
+                None => {
+                    st = cvar.wait(st).unwrap();
+                    continue;
                 }
-                _ => None,
-            };
-            let Some((id, w)) = next else {
-                st = cvar.wait(st).unwrap();
-                continue;
+                Some(Job::Rider(rider)) => {
+                    st.riders_ready.pop_front();
+                    st.free -= 1;
+                    st.running += 1;
+                    drop(st);
+                    let run = riders.expect("a rider is queued only with riders").run;
+                    let text = run(rider);
+                    self.progress.println(&text);
+                    st = lock.lock().unwrap();
+                    st.free += 1;
+                    st.running -= 1;
+                    if !st.ready.is_empty() || !st.riders_ready.is_empty() || st.finished() {
+                        cvar.notify_all();
+                    }
+                    continue;
+                }
+                Some(Job::Action(id, w)) => (id, w),
             };
             st.ready.pop_front();
             st.free -= w;
@@ -278,12 +370,20 @@ impl Build<'_> {
                         Outcome::InProcess => r.in_process += 1,
                         Outcome::UpToDate => r.up_to_date += 1,
                     }
-                    for d in dependents.get(&id).into_iter().flatten() {
+                    for d in dependents.actions.get(&id).into_iter().flatten() {
                         let n = st.waiting.get_mut(d).expect("dependent is waiting");
                         *n -= 1;
                         if *n == 0 {
                             st.waiting.remove(d);
                             st.ready.push_back(*d);
+                        }
+                    }
+                    for r in dependents.riders.get(&id).into_iter().flatten() {
+                        let n = st.riders_waiting.get_mut(r).expect("rider is waiting");
+                        *n -= 1;
+                        if *n == 0 {
+                            st.riders_waiting.remove(r);
+                            st.riders_ready.push_back(*r);
                         }
                     }
                 }
@@ -292,7 +392,7 @@ impl Build<'_> {
             // This worker takes the next ready action itself (it loops with the lock held);
             // the others only need waking when there is more than one to take. The end of
             // the build is announced by whichever worker sees `finished()` first.
-            if st.ready.len() > 1 {
+            if st.ready.len() + st.riders_ready.len() > 1 {
                 cvar.notify_all();
             }
         }

@@ -1,0 +1,84 @@
+//! `forge test` runs each test as soon as the actions producing its inputs have run, as
+//! buck2 does (its test runner starts a test when the test's build finishes), not after the
+//! whole build: a test whose input is ready runs while an unrelated slow action is still
+//! running, and a test never starts before its own input exists.
+
+mod common;
+
+use common::*;
+use forge_core::{ArtifactRef, CommandSpec, ProvidersLabel, TestSpec};
+use forge_exec::{run_tests, SandboxMode};
+
+fn test_spec(name: &str, script: &str, inputs: Vec<ArtifactRef>) -> TestSpec {
+    let mut argv = sh(script);
+    argv.push("--".into());
+    argv.extend(inputs.iter().map(|i| i.path().to_string()));
+    TestSpec {
+        label: ProvidersLabel {
+            target: label("t", name),
+            sub_target: Vec::new(),
+        },
+        configuration: "<unspecified>".into(),
+        test_type: "custom".into(),
+        command: CommandSpec {
+            argv_absolute: argv.clone(),
+            argv,
+            env: Default::default(),
+            inputs,
+        },
+        labels: Vec::new(),
+    }
+}
+
+#[test]
+fn a_test_starts_when_its_inputs_are_built_not_after_the_whole_build() {
+    let ws = tempfile::tempdir().unwrap();
+    let mut g = GraphBuilder::default();
+    let fast = out("t", "fast", "fast.txt");
+    let slow = out("t", "slow", "slow.txt");
+    // The slow action's output appears only at its end, 4 s after it starts.
+    g.run(
+        RunSpec::new(
+            label("t", "slow"),
+            "slow",
+            &["/bin/sh", "-c", "sleep 4; echo slow > $1", "--", &slow],
+        )
+        .output(&slow),
+    );
+    g.run(
+        RunSpec::new(
+            label("t", "fast"),
+            "fast",
+            &["/bin/sh", "-c", "echo fast > $1", "--", &fast],
+        )
+        .output(&fast),
+    );
+    // Each test records which outputs existed when it started, in the workspace.
+    let seen = |name: &str| {
+        format!(
+            "cat $1 >/dev/null && {{ test -e {slow} && echo slow-done || echo slow-running; }} > {name}.seen"
+        )
+    };
+    let tests = vec![
+        test_spec(
+            "needs_fast",
+            &seen("needs_fast"),
+            vec![ArtifactRef::Build(fast.clone())],
+        ),
+        test_spec(
+            "needs_slow",
+            &seen("needs_slow"),
+            vec![ArtifactRef::Build(slow.clone())],
+        ),
+    ];
+    let exec = executor(ws.path(), SandboxMode::SymlinkForest);
+    let summary = run_tests(&exec, &g.graph, tests).unwrap();
+    assert_eq!((summary.passed, summary.failed_total()), (2, 0));
+    let read = |name: &str| std::fs::read_to_string(ws.path().join(name)).unwrap();
+    assert_eq!(
+        read("needs_fast.seen").trim(),
+        "slow-running",
+        "the test of the fast output waited for the unrelated slow action"
+    );
+    assert_eq!(read("needs_slow.seen").trim(), "slow-done");
+}
