@@ -1,7 +1,8 @@
 //! `forge test` runs each test as soon as the actions producing its inputs have run, as
 //! buck2 does (its test runner starts a test when the test's build finishes), not after the
 //! whole build: a test whose input is ready runs while an unrelated slow action is still
-//! running, and a test never starts before its own input exists.
+//! running, and a test never starts before its own input exists. A running test holds one
+//! job permit, which an action asking for every permit (cargo's) does not wait for.
 
 mod common;
 
@@ -81,4 +82,50 @@ fn a_test_starts_when_its_inputs_are_built_not_after_the_whole_build() {
         "the test of the fast output waited for the unrelated slow action"
     );
     assert_eq!(read("needs_slow.seen").trim(), "slow-done");
+}
+
+#[test]
+fn an_action_needing_every_permit_does_not_wait_for_a_running_test() {
+    let ws = tempfile::tempdir().unwrap();
+    let mut g = GraphBuilder::default();
+    let first = out("t", "first", "first.txt");
+    let heavy = out("t", "heavy", "heavy.txt");
+    g.run(
+        RunSpec::new(
+            label("t", "first"),
+            "first",
+            &["/bin/sh", "-c", "sleep 0.5; echo first > $1", "--", &first],
+        )
+        .output(&first),
+    );
+    // Like a cargo action: it asks for every job permit (the executor has 2).
+    g.run(
+        RunSpec::new(
+            label("t", "heavy"),
+            "heavy",
+            &["/bin/sh", "-c", "cat $1 > $2", "--", &first, &heavy],
+        )
+        .input(&first)
+        .output(&heavy)
+        .weight(1000),
+    );
+    let tests = vec![
+        // Starts at once (it needs nothing built), beside `first`, and is still running
+        // when `heavy` becomes ready.
+        test_spec(
+            "long",
+            &format!("sleep 4; test -e {heavy} && echo heavy-done > long.seen || echo heavy-waited > long.seen"),
+            Vec::new(),
+        ),
+        test_spec("needs_heavy", "cat $1", vec![ArtifactRef::Build(heavy.clone())]),
+    ];
+    let exec = executor(ws.path(), SandboxMode::SymlinkForest);
+    let summary = run_tests(&exec, &g.graph, tests).unwrap();
+    assert_eq!((summary.passed, summary.failed_total()), (2, 0));
+    let seen = std::fs::read_to_string(ws.path().join("long.seen")).unwrap();
+    assert_eq!(
+        seen.trim(),
+        "heavy-done",
+        "the action needing every permit waited for the test holding one"
+    );
 }

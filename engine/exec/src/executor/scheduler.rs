@@ -45,6 +45,8 @@ struct Sched {
     /// Free weight permits.
     free: usize,
     running: usize,
+    /// Riders running (each holds one permit).
+    riders_running: usize,
     failures: Vec<ActionFailure>,
     report: BuildReport,
 }
@@ -60,12 +62,16 @@ impl Sched {
     /// The next job that may start now. A ready action goes first (it may release more
     /// work) and, when it needs more permits than are free, holds the queue until they are:
     /// riders do not overtake a waiting action, so cargo's all-permit actions do not starve.
+    /// An action's weight counts only the permits riders do not hold, so a heavy action
+    /// waits for the actions running, not for a long test to end while a slot idles.
     fn next_job(&self, graph: &ActionGraph, jobs: usize) -> Option<Job> {
         if !self.failures.is_empty() {
             return None;
         }
         if let Some(&id) = self.ready.front() {
-            let w = weight(&graph.actions[id.0], jobs);
+            let w = weight(&graph.actions[id.0], jobs)
+                .min(jobs - self.riders_running)
+                .max(1);
             return (w <= self.free).then_some(Job::Action(id, w));
         }
         let &rider = self.riders_ready.front()?;
@@ -219,6 +225,7 @@ impl Build<'_> {
             riders_waiting,
             free: jobs,
             running: 0,
+            riders_running: 0,
             failures: Vec::new(),
             report: BuildReport {
                 sandbox: self.sandbox.name().to_string(),
@@ -325,6 +332,7 @@ impl Build<'_> {
                     st.riders_ready.pop_front();
                     st.free -= 1;
                     st.running += 1;
+                    st.riders_running += 1;
                     drop(st);
                     let run = riders.expect("a rider is queued only with riders").run;
                     let text = run(rider);
@@ -332,6 +340,7 @@ impl Build<'_> {
                     st = lock.lock().unwrap();
                     st.free += 1;
                     st.running -= 1;
+                    st.riders_running -= 1;
                     if !st.ready.is_empty() || !st.riders_ready.is_empty() || st.finished() {
                         cvar.notify_all();
                     }
