@@ -161,23 +161,6 @@ fn copy_tree_copies_every_file_or_nothing() {
         err.contains("no-such-dir") && err.contains("run ./forge once"),
         "{err}"
     );
-    // Side by side: each of these waits (up to 20 s) for the other to have started.
-    s.script(
-        "pair/a",
-        "touch ../a.started; i=0; until [ -e ../b.started ]; do i=$((i+1)); [ $i -lt 200 ] || exit 1; sleep 0.1; done; echo a",
-    );
-    s.script(
-        "pair/b",
-        "touch ../b.started; i=0; until [ -e ../a.started ]; do i=$((i+1)); [ $i -lt 200 ] || exit 1; sleep 0.1; done; echo b",
-    );
-    let out = action()
-        .current_dir(&s.0)
-        .args(["run-tests", "pair", "crate"])
-        .run();
-    let (stdout, stderr) = text(&out);
-    assert_eq!(out.status.code(), Some(0), "{stdout}{stderr}");
-    assert_eq!(stdout, "== a\na\n== b\nb\n");
-
     fs::create_dir_all(s.path("empty")).unwrap();
     let empty = action()
         .arg("copy-tree")
@@ -288,6 +271,23 @@ fn run_tests_runs_every_executable_from_the_crate_dir_and_names_the_failures() {
         stderr.contains("failing test executables: b_fail"),
         "{stderr}"
     );
+
+    // Side by side: each of these waits (up to 20 s) for the other to have started.
+    s.script(
+        "pair/a",
+        "touch ../a.started; i=0; until [ -e ../b.started ]; do i=$((i+1)); [ $i -lt 200 ] || exit 1; sleep 0.1; done; echo a",
+    );
+    s.script(
+        "pair/b",
+        "touch ../b.started; i=0; until [ -e ../a.started ]; do i=$((i+1)); [ $i -lt 200 ] || exit 1; sleep 0.1; done; echo b",
+    );
+    let out = action()
+        .current_dir(&s.0)
+        .args(["run-tests", "pair", "crate"])
+        .run();
+    let (stdout, stderr) = text(&out);
+    assert_eq!(out.status.code(), Some(0), "{stdout}{stderr}");
+    assert_eq!(stdout, "== a\na\n== b\nb\n");
 
     fs::create_dir_all(s.path("empty")).unwrap();
     let out = action()
