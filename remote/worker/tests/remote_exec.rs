@@ -298,15 +298,6 @@ fn a_killed_workers_lease_is_requeued_and_the_build_succeeds() {
         &["out.bin"],
     );
     let run = std::thread::spawn(move || execute(server, &desc, &sources));
-    let start = Instant::now();
-    while first.leases_run() == 0 {
-        assert!(
-            start.elapsed() < Duration::from_secs(30),
-            "the lease never started"
-        );
-        std::thread::sleep(Duration::from_millis(50));
-    }
-    first.kill();
     let roots = || -> Vec<String> {
         std::fs::read_dir(server.work_dir("kill"))
             .unwrap()
@@ -315,6 +306,17 @@ fn a_killed_workers_lease_is_requeued_and_the_build_succeeds() {
             .filter(|n| n.contains("forge-re-"))
             .collect()
     };
+    // Killed once the action runs in its execution root (the worker logs `running` before
+    // it fetches the action and makes the root).
+    let start = Instant::now();
+    while first.leases_run() == 0 || roots().is_empty() {
+        assert!(
+            start.elapsed() < Duration::from_secs(30),
+            "the lease never started"
+        );
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    first.kill();
     assert_eq!(roots().len(), 1, "the killed worker's execution root");
     let second = Worker::start(server, "kill", 1);
     let got = run.join().unwrap();
