@@ -7,6 +7,9 @@
 # feature rules, not taken from the generator. Offline: libc and serde_json come from cargo's
 # cache, which ./forge's `cargo fetch` fills (both are in this project's Cargo.lock).
 set -euo pipefail
+# the toolchains' python and cargo (//:workspace_hack_test sets both; by hand, PATH's)
+PYTHON=${PYTHON:-python3}
+export CARGO=${CARGO:-cargo}
 gen=$(cd "$(dirname "$(readlink -f "${BASH_SOURCE[0]}")")" && pwd)/workspace_hack.py
 lock=$(cd "$(dirname "$(readlink -f "${BASH_SOURCE[0]}")")/../.." && pwd)/Cargo.lock
 scratch=$(mktemp -d)
@@ -36,7 +39,7 @@ crate user user "$hack"
 printf '\n[build-dependencies]\ndesc = { path = "../desc" }\n' >>"$t/user/Cargo.toml"
 printf 'fn main() {}\n' >"$t/user/build.rs"
 
-python3 "$gen" --root "$t" 2>/dev/null || { echo "FAIL: generating in the clean workspace"; exit 1; }
+"$PYTHON" "$gen" --root "$t" 2>/dev/null || { echo "FAIL: generating in the clean workspace"; exit 1; }
 made=$t/engine/workspace_hack/Cargo.toml
 # libc: the engine's and the tool's, with the engine's `extra_traits` (libc's `std` and
 # `default` come with the default features both ask for)
@@ -49,7 +52,7 @@ expect() {
     local want=$1 text=$2 plant=$3 status=0 err
     rm -rf "$scratch/c" && cp -r "$t" "$scratch/c"
     (cd "$scratch/c" && eval "$plant")
-    err=$(python3 "$gen" --check --root "$scratch/c" 2>&1) || status=$?
+    err=$("$PYTHON" "$gen" --check --root "$scratch/c" 2>&1) || status=$?
     if [ "$status" -ne "$want" ] || { [ -n "$text" ] && ! grep -qF -- "$text" <<<"$err"; }; then
         echo "FAIL [$plant]: exit $status (want $want)${text:+, want \"$text\"}: $err"
         fail=1
@@ -59,6 +62,6 @@ expect() {
 }
 expect 0 "" ""
 expect 1 "engine/workspace_hack/Cargo.toml is stale" "sed -i 's/\"extra_traits\", //' engine/workspace_hack/Cargo.toml"
-expect 1 "tool/Cargo.toml does not depend on workspace_hack" "sed -i '/^workspace_hack/d' tool/Cargo.toml && cargo metadata --offline --format-version 1 >/dev/null 2>&1"
-expect 1 "desc/Cargo.toml is a build script's dependency" "printf '%s\n' '$hack' >>desc/Cargo.toml && cargo metadata --offline --format-version 1 >/dev/null 2>&1"
+expect 1 "tool/Cargo.toml does not depend on workspace_hack" "sed -i '/^workspace_hack/d' tool/Cargo.toml && \"\$CARGO\" metadata --offline --format-version 1 >/dev/null 2>&1"
+expect 1 "desc/Cargo.toml is a build script's dependency" "printf '%s\n' '$hack' >>desc/Cargo.toml && \"\$CARGO\" metadata --offline --format-version 1 >/dev/null 2>&1"
 exit $fail
