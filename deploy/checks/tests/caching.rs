@@ -607,14 +607,17 @@ fn empty_cache_build_is_reproducible_and_shared_through_buildgrid() {
         .output()
         .unwrap_or_else(|e| panic!("{}: {e}", script.display()));
     let stderr = String::from_utf8_lossy(&out.stderr);
-    assert!(
-        out.status.success(),
-        "{TARGET} is not reproducible across checkouts ({}: exit 1 when an output differs, 3 \
-         when a build failed; the copies are kept in {}):\n{}\n{stderr}",
-        out.status,
-        copies.display(),
-        String::from_utf8_lossy(&out.stdout),
-    );
+    if !out.status.success() {
+        // the copies stay for a look at what differs
+        work.keep();
+        panic!(
+            "{TARGET} is not reproducible across checkouts ({}: exit 1 when an output differs, \
+             3 when a build failed; the copies are kept in {}):\n{}\n{stderr}",
+            out.status,
+            copies.display(),
+            String::from_utf8_lossy(&out.stdout),
+        );
+    }
     // The second build's output: the script's line announcing it, then forge's.
     let second_build = stderr
         .split_once(&format!("repro_check: building {TARGET} again in"))
