@@ -609,12 +609,12 @@ fn empty_cache_build_is_reproducible_and_shared_through_buildgrid() {
     let stderr = String::from_utf8_lossy(&out.stderr);
     if !out.status.success() {
         // the copies stay for a look at what differs
-        work.keep();
+        let kept = work.keep().join("copies");
         panic!(
             "{TARGET} is not reproducible across checkouts ({}: exit 1 when an output differs, \
              3 when a build failed; the copies are kept in {}):\n{}\n{stderr}",
             out.status,
-            copies.display(),
+            kept.display(),
             String::from_utf8_lossy(&out.stdout),
         );
     }
