@@ -7,16 +7,20 @@
 //!   nothing of FINN, the partition or the other kernels;
 //! - two copies sharing one BuildGrid: the second takes every action of the deployment's
 //!   targets from the remote cache, none runs locally;
-//! - `forge clean` between two builds with BuildGrid as the remote cache: the second takes
-//!   every command the rules let the cache share from BuildGrid (whose ActionCache holds
-//!   what the first uploaded, under the same keys) and runs only the version probes again.
+//! - reproducible across checkouts, and `forge clean` between two builds with BuildGrid as the
+//!   remote cache: the suite's one build of the deployment from an empty action cache, in a
+//!   copy at another path, umask, time zone, locale and user (`tools/checks/repro_check.sh`),
+//!   gives byte-identical outputs to the project's build and uploads every command the rules
+//!   let the cache share; after `forge clean` the next build there takes each of them from
+//!   BuildGrid (whose ActionCache holds them, under the same keys) and runs only the version
+//!   probes again.
 //!
 //! Each copy is the project's source tree with its Python environments and cargo target dir
-//! linked in, and its local cache seeded by hard links from the project's own cache, which
-//! `./forge test //deploy:caching` has just filled with this deployment (the test target's
-//! data); so a copy's first build runs nothing, and what a change re-runs is exactly what the
-//! change reaches. Run as `./forge test //deploy:caching`, which names the engine under test
-//! in `FORGE` (`//engine/forge:forge`).
+//! linked in, and (but for the empty-cache copy) its local cache seeded by hard links from the
+//! project's own cache, which `./forge test //deploy:caching` has just filled with this
+//! deployment (the test target's data); so a copy's first build runs nothing, and what a
+//! change re-runs is exactly what the change reaches. Run as `./forge test //deploy:caching`,
+//! which names the engine under test in `FORGE` (`//engine/forge:forge`).
 
 use forge_testkit as bgd;
 
@@ -56,8 +60,10 @@ fn forge() -> std::path::PathBuf {
     bgd::workspace_root().join(forge)
 }
 
+/// A copy of the project to build in, at `root` inside `_dir` (removed with it).
 struct Scratch {
-    dir: tempfile::TempDir,
+    _dir: tempfile::TempDir,
+    root: std::path::PathBuf,
 }
 
 /// Top-level entries of the project that a copy does not get: build state, or linked in.
@@ -144,11 +150,12 @@ impl Scratch {
                 &root.join("buck-out/forge/cache").join(part),
             );
         }
-        Scratch { dir }
+        let root = dir.path().to_path_buf();
+        Scratch { _dir: dir, root }
     }
 
     fn root(&self) -> &Path {
-        self.dir.path()
+        &self.root
     }
 
     fn forge(&self, args: &[&str]) -> std::process::Output {
@@ -555,34 +562,79 @@ fn buildgrid_ac(
         .collect()
 }
 
-/// The guide's `./forge clean` between two builds with the remote cache, on the project's own
-/// configuration (no `default_allow_cache_upload` of the test's): the first build uploads
-/// every command the rules let the cache share, which BuildGrid's ActionCache then holds with
-/// the outputs the build logged; after `forge clean` the second build takes each of them from
-/// BuildGrid under the same key and runs none of them locally. The summary names the commands
+/// Reproducible across checkouts, and `./forge clean` between two builds with the remote
+/// cache: the suite's one build of the deployment from an empty action cache serves both.
+///
+/// `tools/checks/repro_check.sh --in-copies` builds the deployment in a copy seeded from the
+/// project's cache (it runs nothing: that build's log is the reference), then in a second copy
+/// at another path and depth, under umask 077, another time zone, locale and user, with an
+/// empty action cache (every command runs), and compares the two logs with `forge log diff`:
+/// every action's outputs must be byte-identical. With `--remote-cache` that second copy names
+/// this test's BuildGrid, on the project's own configuration (no `default_allow_cache_upload`
+/// of the test's), so its empty-cache build is also the guide's first build after
+/// `./forge clean`: it uploads every command the rules let the cache share, which BuildGrid's
+/// ActionCache then holds with the outputs the build logged. The summary names the commands
 /// that may not be shared, and why: only the tool version probes (`local_only`,
-/// `allow_cache_upload = False`: they identify this machine's tools).
+/// `allow_cache_upload = False`: they identify this machine's tools). Then, in that copy,
+/// `forge clean` and a second build take each shared command from BuildGrid under the same key
+/// and run none of them locally. (Before, `//:reproducible` and this scenario each ran the
+/// deployment's commands from an empty cache.)
 #[test]
-fn clean_rebuild_takes_every_shared_action_from_buildgrid() {
+fn empty_cache_build_is_reproducible_and_shared_through_buildgrid() {
     let server = bgd::BuildGrid::start()
         .expect("this test needs BuildGrid; FORGE_ALLOW_MISSING must not name `buildgrid`");
     let mut section = String::from("[buck2_re_client]\n");
     for (k, v) in server.section() {
         section.push_str(&format!("  {k} = {v}\n"));
     }
-    let s = Scratch::new();
-    std::fs::write(s.root().join(".buckconfig.local"), &section).unwrap();
-    let remote = ["-c", "ci.remote_cache=true"];
-    s.clean();
-    let (_, summary) = s.build_reporting(&remote);
+    let work = tempfile::Builder::new()
+        .prefix("forge-deploy-repro-")
+        .tempdir()
+        .unwrap();
+    let config = work.path().join("remote.buckconfig");
+    std::fs::write(&config, &section).unwrap();
+    let copies = work.path().join("copies");
+    let script = bgd::workspace_root().join("tools/checks/repro_check.sh");
+    let out = Command::new(&script)
+        .arg("--in-copies")
+        .arg("--work")
+        .arg(&copies)
+        .arg("--remote-cache")
+        .arg(&config)
+        .arg(TARGET)
+        .current_dir(bgd::workspace_root())
+        .stdin(Stdio::null())
+        .output()
+        .unwrap_or_else(|e| panic!("{}: {e}", script.display()));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    if !out.status.success() {
+        // the copies stay for a look at what differs
+        let kept = work.keep().join("copies");
+        panic!(
+            "{TARGET} is not reproducible across checkouts ({}: exit 1 when an output differs, \
+             3 when a build failed; the copies are kept in {}):\n{}\n{stderr}",
+            out.status,
+            kept.display(),
+            String::from_utf8_lossy(&out.stdout),
+        );
+    }
+    // The second build's output: the script's line announcing it, then forge's.
+    let second_build = stderr
+        .split_once(&format!("repro_check: building {TARGET} again in"))
+        .unwrap_or_else(|| panic!("repro_check.sh did not build a second copy:\n{stderr}"))
+        .1;
+    let s = Scratch {
+        root: copies.join("second/checkout/one/level/deeper"),
+        _dir: work,
+    };
     let first = commands(&s);
-    let named = not_shared(&summary);
+    let named = not_shared(second_build);
     eprintln!("not shared through the remote cache:");
     for (name, why) in &named {
         eprintln!("  {name}: {why}");
         assert!(
             name.contains("(probe_tool_version") && why.contains("allow_cache_upload = False"),
-            "{name} was not uploaded ({why}); only the version probes may stay local:\n{summary}"
+            "{name} was not uploaded ({why}); only the version probes may stay local:\n{second_build}"
         );
     }
     let named: Vec<&String> = named.iter().map(|(n, _)| n).collect();
@@ -592,7 +644,7 @@ fn clean_rebuild_takes_every_shared_action_from_buildgrid() {
         .collect();
     assert!(
         first.values().all(|c| c.executor == "local") && shared.len() >= 40,
-        "after `forge clean` the first build ran {} of {} commands locally:\n{summary}",
+        "from an empty cache the build ran {} of {} commands locally:\n{second_build}",
         shared.len(),
         first.len()
     );
@@ -612,6 +664,8 @@ fn clean_rebuild_takes_every_shared_action_from_buildgrid() {
     }
     let xclbin = s.art("__tiny_2fpga__fpga1__/fpga1.xclbin");
 
+    // the copy's `.buckconfig.local` names the server; the flag turns the cache on
+    let remote = ["-c", "ci.remote_cache=true"];
     s.clean();
     let (_, summary) = s.build_reporting(&remote);
     let second = commands(&s);
