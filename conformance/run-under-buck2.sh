@@ -24,4 +24,4 @@ fi
 echo "conformance under $("$buck2" --version 2>/dev/null || echo "$buck2")" >&2
 cd "$here/.."
 CONFORMANCE_ENGINE="$buck2" CONFORMANCE_ENGINE_KIND=buck2 \
-  exec cargo test -p forge --test conformance -- conformance_workspaces --nocapture
+  exec cargo test -p forge --test all -- conformance::conformance_workspaces --nocapture

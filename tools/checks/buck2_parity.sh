@@ -56,7 +56,7 @@ if ! skipped conformance; then
       BUCK2="$buck2" CONFORMANCE_BUCK2_ISOLATION_DIR="$iso" nice conformance/run-under-buck2.sh \
         >"$out/conformance-$engine.log" 2>&1
     else
-      nice cargo test -q -p forge --test conformance -- conformance_workspaces --nocapture \
+      nice cargo test -q -p forge --test all -- conformance::conformance_workspaces --nocapture \
         >"$out/conformance-$engine.log" 2>&1
     fi
     status=$?

@@ -1,7 +1,7 @@
 //! The loopback benchmark's link config against the one AuroraFlow publishes for the same
 //! design (send + recv per port, both ports on one card).
 
-mod common;
+use crate::common;
 
 use std::collections::BTreeSet;
 

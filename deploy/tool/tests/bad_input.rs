@@ -1,7 +1,7 @@
 //! Every bad input of the deployment graph fails before anything is written, with the file and
 //! line (or the device, stream and kernel port) in the message.
 
-mod common;
+use crate::common;
 
 use std::path::{Path, PathBuf};
 

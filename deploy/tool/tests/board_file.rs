@@ -4,7 +4,7 @@
 //! partition plan and the report; a GT quad the link config; a QSFP port's number the
 //! packaged link kernel and the rules' Starlark module; a bank's base address the xclbin.
 
-mod common;
+use crate::common;
 
 use std::path::Path;
 

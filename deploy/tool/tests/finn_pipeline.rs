@@ -1,7 +1,7 @@
 //! MobileNet-V1 on two cards: the partitioner's own parsers read the inputs made from the
 //! deployment, and the link configs put DMAs, partitions and the cut where the plan says.
 
-mod common;
+use crate::common;
 
 use std::path::Path;
 

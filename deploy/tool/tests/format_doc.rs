@@ -3,7 +3,7 @@
 //! the parser accepts, as the parser itself lists them when it refuses an unknown key
 //! (serde's `deny_unknown_fields`: "unknown field `x`, expected one of ...").
 
-mod common;
+use crate::common;
 
 use std::collections::BTreeSet;
 

@@ -9,7 +9,7 @@
 //! `cargo test` they check the same expectation on what the library makes of the same
 //! description and the kernel descriptions of tests/data/kernels.
 
-mod common;
+use crate::common;
 
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};

@@ -2,7 +2,7 @@
 //! exit 1, `error: FILE:LINE:` at the line of the mistake (found here by a marker, not by the
 //! tool) and the words of its hint, and nothing written.
 
-mod common;
+use crate::common;
 
 use std::path::PathBuf;
 

@@ -8,7 +8,7 @@
 //! the PC2 wiki "FPGA-to-FPGA Networking" (each channel endpoint at most once), the
 //! platform TOML (QSFP ports, the fastest kernel clock).
 
-mod common;
+use crate::common;
 
 use std::path::Path;
 use std::process::Output;

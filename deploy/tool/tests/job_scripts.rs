@@ -1,7 +1,7 @@
 //! Job and run scripts: the `--fpgalink` lines against AuroraFlow's documented examples,
 //! the Slurm header on both clusters of the project (toolchains/clusters), and both scripts through `bash -n` and shellcheck.
 
-mod common;
+use crate::common;
 
 use std::collections::BTreeSet;
 use std::path::Path;

@@ -1,7 +1,7 @@
 //! `min_util`, the partitioner's lower bound per device, from the description: written into
 //! devices.json as the partitioner reads it, and refused at its line where it cannot hold.
 
-mod common;
+use crate::common;
 
 use deploy_tool::{commands, partitioner};
 

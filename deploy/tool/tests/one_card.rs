@@ -5,7 +5,7 @@
 //! description's first card alone ("the network needs at least N BRAM_18K but all 1 devices
 //! together (fpga0) allow M"), which computes need and budget on its own code path.
 
-mod common;
+use crate::common;
 
 use deploy_tool::commands::report_text;
 use finn_partitioner::{devices, estimates, topology, Objective, Options};

@@ -3,7 +3,7 @@
 //! confined to the other device (its layers' folding and resources, its utilisation, the FPS
 //! and bandwidth it sets) leaves the slice byte-identical, so that device's link is cached.
 
-mod common;
+use crate::common;
 
 use std::path::Path;
 

@@ -4,7 +4,7 @@
 //! copies are written here), the expected link config lines follow from the plan format
 //! (finn/README.md "Replicas") and UG1393's `nk=` / `stream_connect=` syntax.
 
-mod common;
+use crate::common;
 
 use std::path::Path;
 

@@ -1,7 +1,7 @@
 //! The HTML report parsed back with an XML parser: one SVG card per device and one cable per
 //! link, the cut's bandwidth on its cable, the paper's figures labelled as measured.
 
-mod common;
+use crate::common;
 
 use std::path::PathBuf;
 

@@ -2,7 +2,7 @@
 //! partition, with its cards per node, and cables in its own syntax; a description with more
 //! cards per node than its nodes have is refused naming both files. Nothing here is Noctua 2.
 
-mod common;
+use crate::common;
 
 use std::path::Path;
 

@@ -3,7 +3,7 @@
 //! the toml crate, not through the deploy tool's reader), the FINN CU and the DMAs where the
 //! partitioner's plan puts their layers.
 
-mod common;
+use crate::common;
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};

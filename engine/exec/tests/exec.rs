@@ -2,13 +2,11 @@
 //! workspaces `run_action`, `err_action_fails`, `err_missing_output`)
 //! and the cache/sandbox guarantees forge adds.
 
-mod common;
-
 use std::fs;
 use std::path::Path;
 use std::time::{Duration, Instant};
 
-use common::*;
+use crate::common::*;
 use forge_core::ArtifactRef;
 use forge_exec::{what_ran, BuildFailed, SandboxMode};
 

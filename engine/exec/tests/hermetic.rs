@@ -2,13 +2,11 @@
 //! writes outside its outputs under the default sandbox, processes left running, and the
 //! size of a failure's report.
 
-mod common;
-
 use std::fs;
 use std::os::unix::fs::PermissionsExt;
 use std::path::Path;
 
-use common::*;
+use crate::common::*;
 use forge_core::ArtifactRef;
 use forge_exec::{BuildFailed, ExecOptions, Executor, SandboxMode};
 

@@ -1,8 +1,6 @@
 //! Behaviour that needs separate processes: the test runner's console output, two forge
 //! processes on one workspace, and forge killed with SIGKILL in the middle of builds.
-//! The test binary re-executes itself (`child_entry`) to play the forge process.
-
-mod common;
+//! The test binary re-executes itself (`processes::child_entry`) to play the forge process.
 
 use std::collections::BTreeMap;
 use std::fs;
@@ -10,7 +8,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
 use std::time::{Duration, Instant};
 
-use common::*;
+use crate::common::*;
 use forge_core::{ArtifactRef, CommandSpec, ProvidersLabel, TestSpec};
 use forge_exec::{run_tests, ConsoleMode, Executor, SandboxMode};
 
@@ -22,7 +20,8 @@ fn child(mode: &str, ws: &Path) -> Command {
     let mut c = Command::new(std::env::current_exe().unwrap());
     c.args([
         "--exact",
-        "child_entry",
+        // its name in tests/all.rs's one test executable
+        "processes::child_entry",
         "--ignored",
         "--nocapture",
         "--test-threads=1",

@@ -1,16 +1,14 @@
 //! The remote-cache glue, against fake `RemoteCache` implementations: a server that fails
 //! every call (the build must degrade to local execution) and an in-memory one.
 
-mod common;
-
 use std::collections::HashMap;
 use std::fs;
 use std::path::Path;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 
+use crate::common::*;
 use anyhow::{anyhow, Result};
-use common::*;
 use forge_core::ArtifactRef;
 use forge_exec::RemoteMode;
 use forge_reapi::{ActionDescription, Digest, LocalOutput, OutputEntry, RemoteCache, RemoteHit};

@@ -2,9 +2,7 @@
 //! forest's and the persistent bubblewrap's): an action in a reused sandbox must see exactly
 //! the tree a fresh sandbox would give it.
 
-mod common;
-
-use common::*;
+use crate::common::*;
 use forge_core::ArtifactRef;
 use forge_exec::{ExecOptions, Executor, SandboxMode, STRICT_ENV};
 

@@ -1,14 +1,12 @@
 //! A test that prints `SKIPPED` and exits 0 fails under `forge test`, unless the run's
 //! `FORGE_ALLOW_MISSING` names the tool the line names; under `CI` the opt-out is ignored.
 //! Each case runs the test runner in a child process (the opt-out is read from the process
-//! environment), re-executing this binary (`child_entry`).
-
-mod common;
+//! environment), re-executing this binary (`skipped::child_entry`).
 
 use std::path::Path;
 use std::process::{Command, Stdio};
 
-use common::*;
+use crate::common::*;
 use forge_core::{CommandSpec, ProvidersLabel, TestSpec};
 use forge_exec::{run_tests, Executor, SandboxMode};
 
@@ -60,7 +58,12 @@ fn child_entry() {
 fn failed_with(env: &[(&str, &str)]) -> (String, String) {
     let ws = tempfile::tempdir().unwrap();
     let out = Command::new(std::env::current_exe().unwrap())
-        .args(["--exact", "child_entry", "--ignored", "--nocapture"])
+        .args([
+            "--exact",
+            "skipped::child_entry",
+            "--ignored",
+            "--nocapture",
+        ])
         .env_remove("FORGE_ALLOW_MISSING")
         .env_remove("CI")
         .env("FORGE_SKIPPED_WS", ws.path())

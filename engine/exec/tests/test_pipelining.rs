@@ -4,9 +4,7 @@
 //! running, and a test never starts before its own input exists. A running test holds one
 //! job permit, which an action asking for every permit (cargo's) does not wait for.
 
-mod common;
-
-use common::*;
+use crate::common::*;
 use forge_core::{ArtifactRef, CommandSpec, ProvidersLabel, TestSpec};
 use forge_exec::{run_tests, SandboxMode};
 

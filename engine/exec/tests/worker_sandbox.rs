@@ -3,13 +3,11 @@
 //! failures (killed between actions, killed while an action runs) end in a restarted worker
 //! or a clear error, never in a hung build or a stray process.
 
-mod common;
-
 use std::fs;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
-use common::*;
+use crate::common::*;
 use forge_core::ArtifactRef;
 use forge_exec::{BuildFailed, Executor, SandboxMode};
 

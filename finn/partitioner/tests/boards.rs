@@ -2,7 +2,7 @@
 //! path relative to the devices JSON; totals and ports are the file's (AMD DS963, Table 1);
 //! the old `kind` and an unknown board are refused naming what to write.
 
-mod common;
+use crate::common;
 
 use finn_partitioner::devices::{self, Boards};
 

@@ -1,7 +1,7 @@
 //! The Rust estimate formulas against FINN's own estimate reports (exported by
 //! finn/flow/export_estimates.py from finn-plus 1.6.1): same folding, same figures.
 
-mod common;
+use crate::common;
 
 use finn_partitioner::cost::{self, current_fold};
 use finn_partitioner::estimates::Estimates;

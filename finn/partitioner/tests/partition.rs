@@ -1,7 +1,7 @@
 //! Partitioning behaviour: contiguity, budgets, topologies, ports, objectives, and
 //! optimality against an exhaustive search on small graphs.
 
-mod common;
+use crate::common;
 
 use finn_partitioner::devices::{self, Device, DeviceSpec};
 use finn_partitioner::estimates::Estimates;

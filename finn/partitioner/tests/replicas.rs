@@ -2,7 +2,7 @@
 //! budgets, each cable carrying one stream; the two-card MobileNet-V1 figure against the
 //! published ones; a hand-computed packing; single-copy plans unchanged.
 
-mod common;
+use crate::common;
 
 use std::collections::{HashMap, HashSet};
 

@@ -5,7 +5,7 @@
 //! the AuroraFlow kernel's 26 BRAM36 (paper/figures.toml [area]); the expected placements are
 //! worked out by hand in each test's comment, not taken from the code.
 
-mod common;
+use crate::common;
 
 use finn_partitioner::devices::{resolve_all_with, DeviceSpec};
 use finn_partitioner::estimates::Estimates;

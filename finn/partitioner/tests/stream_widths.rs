@@ -5,7 +5,7 @@
 //! takes SIMD inputs in and gives PE outputs out; LabelSelect gives one index per cycle
 //! whatever its PE.
 
-mod common;
+use crate::common;
 
 use std::collections::HashMap;
 

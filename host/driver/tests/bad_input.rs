@@ -1,8 +1,6 @@
 //! xclbins that do not belong together are refused with the file, rank and what to check.
 
-mod common;
-
-use common::*;
+use crate::common::*;
 
 #[test]
 fn xclbins_of_different_deployments_are_refused() {

@@ -8,12 +8,10 @@
 //! send buffer, `recv.start()` comes before `send.start()`, both are waited for, then the
 //! receive buffer is read back and compared.
 
-mod common;
-
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
-use common::*;
+use crate::common::*;
 
 /// The `sp=` lines of pc2/AuroraFlow test/cfg/aurora_flow_test_hw.cfg (commit
 /// 957c8bb6df0bcb3686d4dbc0314e3703466699be): which HBM bank each CU's buffer lives in.

@@ -6,7 +6,6 @@ use std::process::{Command, Output};
 // The xclbin fixtures are shared with host/api's tests: one copy.
 #[path = "../../api/tests/fixtures/mod.rs"]
 mod fixtures;
-#[allow(unused_imports)] // not every test binary uses every fixture
 pub use fixtures::*;
 
 /// `aurora-host` started outside MPI: it launches itself under mpirun, one rank per xclbin.
@@ -19,7 +18,6 @@ pub fn mpirun(xclbins: &[PathBuf], args: &[&str], cwd: &Path) -> Command {
     c
 }
 
-#[allow(dead_code)] // not every test binary uses every fixture
 pub fn text(o: &Output) -> String {
     format!(
         "{}{}",
@@ -28,17 +26,22 @@ pub fn text(o: &Output) -> String {
     )
 }
 
-/// PIDs of `aurora-host` processes that are MPI rank `rank`.
-#[allow(dead_code)] // not every test binary uses every fixture
-pub fn rank_pids(rank: u32) -> Vec<i32> {
+/// PIDs of `aurora-host` processes that are MPI rank `rank` of the run started in `cwd`
+/// (mpirun starts its ranks in its own working directory, each test's run in a directory of
+/// its own): the tests of every file run at once in one executable, so another test's ranks
+/// may be running beside this one's.
+pub fn rank_pids(rank: u32, cwd: &Path) -> Vec<i32> {
     let exe = env!("CARGO_BIN_EXE_aurora-host");
+    let cwd = std::fs::canonicalize(cwd).unwrap();
     let mut out = Vec::new();
     for e in std::fs::read_dir("/proc").unwrap().flatten() {
         let Ok(pid) = e.file_name().to_string_lossy().parse::<i32>() else {
             continue;
         };
         let cmd = std::fs::read(e.path().join("cmdline")).unwrap_or_default();
-        if !String::from_utf8_lossy(&cmd).starts_with(exe) {
+        if !String::from_utf8_lossy(&cmd).starts_with(exe)
+            || std::fs::read_link(e.path().join("cwd")).ok().as_ref() != Some(&cwd)
+        {
             continue;
         }
         let env = std::fs::read(e.path().join("environ")).unwrap_or_default();

@@ -2,15 +2,13 @@
 //! without the cables its peer expects) ends every rank within 2 s with its own message,
 //! while the others wait in a collective or a link whose timeout is far longer.
 
-mod common;
-
 use std::io::{BufRead, BufReader, Read};
 use std::path::PathBuf;
 use std::process::Stdio;
 use std::sync::mpsc;
 use std::time::{Duration, Instant};
 
-use common::*;
+use crate::common::*;
 use serde_json::json;
 
 /// Longer than any bound the test asserts: the survivors must not end by their timeouts.
@@ -71,10 +69,10 @@ fn run_to_the_end(xclbins: &[PathBuf], args: &[&str], cwd: &std::path::Path) -> 
     }
 }
 
-fn assert_all_ranks_gone(t: &str) {
+fn assert_all_ranks_gone(t: &str, cwd: &std::path::Path) {
     for r in 0..2 {
         assert!(
-            rank_pids(r).is_empty(),
+            rank_pids(r, cwd).is_empty(),
             "rank {r} still runs after the launcher ended:\n{t}"
         );
     }
@@ -109,7 +107,7 @@ fn one_failing_rank_ends_every_rank_within_2_s_with_its_message() {
         "the run ended {:?} after rank 1's error:\n{t}",
         e.after_error
     );
-    assert_all_ranks_gone(t);
+    assert_all_ranks_gone(t, tmp.path());
 
     // 2. Rank 1's xclbin is fpga1 of the same deployment without its cables: setup passes,
     //    then `bench` fails on rank 1 while rank 0 waits for it at the first message size.
@@ -153,5 +151,5 @@ fn one_failing_rank_ends_every_rank_within_2_s_with_its_message() {
         e.after_error
     );
     assert!(!dir.join("b.csv").exists(), "no results from a failed run");
-    assert_all_ranks_gone(t);
+    assert_all_ranks_gone(t, &dir);
 }

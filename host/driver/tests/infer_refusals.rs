@@ -1,8 +1,6 @@
 //! `infer` refuses what it cannot run, naming it, and every rank ends (no hang).
 
-mod common;
-
-use common::*;
+use crate::common::*;
 
 #[test]
 fn infer_on_a_link_deployment_names_it_and_points_to_bench() {

@@ -2,12 +2,10 @@
 //! ends the others), with a message naming the rank and its node, long before the link
 //! timeout of the survivors, and never a hang.
 
-mod common;
-
 use std::process::Stdio;
 use std::time::{Duration, Instant};
 
-use common::*;
+use crate::common::*;
 
 #[test]
 fn killed_rank_ends_the_run_within_seconds_naming_rank_and_node() {
@@ -39,7 +37,7 @@ fn killed_rank_ends_the_run_within_seconds_naming_rank_and_node() {
     .unwrap();
     let start = Instant::now();
     let victim = loop {
-        if let Some(p) = rank_pids(1).first() {
+        if let Some(p) = rank_pids(1, tmp.path()).first() {
             break *p;
         }
         assert!(

@@ -1,8 +1,6 @@
 //! `aurora-host status` and `bench` under mpirun (Open MPI), one rank per simulated device.
 
-mod common;
-
-use common::*;
+use crate::common::*;
 
 #[test]
 fn status_shows_links_up_on_loopback_and_pair() {

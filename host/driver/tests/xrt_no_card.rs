@@ -2,11 +2,9 @@
 //! the card through XRT (libxrt_coreutil) and the run ends at once with XRT's own reason,
 //! naming the call, rather than an abort or a hang.
 
-mod common;
-
 use std::time::{Duration, Instant};
 
-use common::*;
+use crate::common::*;
 
 #[test]
 fn every_command_over_xrt_without_a_card_names_the_missing_device() {

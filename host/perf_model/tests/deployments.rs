@@ -2,9 +2,7 @@
 //! MobileNet-V1 over two U280s (`//deploy:tiny_2fpga`, `//deploy:mobilenet_2fpga`). The
 //! BUCK target passes each deployment's plan, executor graphs and topology in the env.
 
-mod common;
-
-use common::path;
+use crate::common::path;
 use perf_model::{analyse, simulate, Deployment};
 
 /// The AuroraFlow paper (HEART '25), MobileNet-V1 on two U280s, measured on hardware.

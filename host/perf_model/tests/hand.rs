@@ -3,9 +3,7 @@
 
 use perf_model::{analyse, simulate, DesConfig, Pipeline, StageKind};
 
-mod common;
-
-use common::{stage, three_stages, US};
+use crate::common::{stage, three_stages, US};
 
 fn close(got: f64, want: f64, what: &str) {
     assert!(

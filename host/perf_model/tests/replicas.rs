@@ -2,9 +2,7 @@
 //! two U280s) from that deployment's own plan, executor graphs and topology. References: the
 //! partitioner's `fps_total` (its own sum of every copy's FPS) and the 13,000 FPS.
 
-mod common;
-
-use common::path;
+use crate::common::path;
 use perf_model::{analyse_whole, simulate_whole};
 
 /// The in-order rate over whole rounds against the copies' bottleneck rate.

@@ -10,7 +10,7 @@ use perf_model::{
     StageKind, Whole,
 };
 
-mod common;
+use crate::common;
 
 use common::{three_stages, US};
 

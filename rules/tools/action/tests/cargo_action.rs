@@ -2,9 +2,7 @@
 //! whose sources are not among the action's inputs, and the copied binary and test
 //! executables of a build that works (offline: the crates have no dependencies).
 
-mod common;
-
-use common::{action, text, Run, Scratch};
+use crate::common::{action, text, Run, Scratch};
 use std::fs;
 
 /// A workspace `a` (a binary with a test) + `b` in `members`.

@@ -1,9 +1,7 @@
 //! The subcommands as the rules run them, against real commands: what each prints and
 //! writes on success and on failure.
 
-mod common;
-
-use common::{action, text, Run, Scratch};
+use crate::common::{action, text, Run, Scratch};
 use std::fs;
 
 #[test]

@@ -5,9 +5,7 @@
 //! is built with its own runtime, and behaves and traces as Verilator alone builds it.
 //! Verilator is the command toolchains//:verilator names, in `VERILATOR` (rules/tools/action/BUCK).
 
-mod common;
-
-use common::{action, text, Run, Scratch};
+use crate::common::{action, text, Run, Scratch};
 use std::fs;
 use std::process::Command;
 

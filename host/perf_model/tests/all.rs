@@ -1,0 +1,10 @@
+//! The crate's integration tests as one test executable (Cargo.toml: `autotests = false`):
+//! each file here is a module of it, so the performance model and its dependencies are linked
+//! into one test binary instead of one per file.
+
+mod common;
+
+mod deployments;
+mod hand;
+mod replicas;
+mod whole;
