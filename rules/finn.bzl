@@ -372,6 +372,10 @@ def _finn_python_test_impl(ctx: AnalysisContext) -> list[Provider]:
     tc = ctx.attrs._finn[FinnToolchainInfo]
     command = cmd_args(
         tc.python,
+        # No bytecode (`__pycache__`, pytest's rewritten test modules) beside the sources: a
+        # test writes nothing into the source tree, where a glob (a crate's `tests/**`) would
+        # take it as a changed input of the build's actions.
+        "-B",
         "-m",
         "pytest",
         "-q",

@@ -9,7 +9,7 @@ mod common;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 
-use common::{server, Worker};
+use common::{server, walk, Worker};
 
 const RULES: &str = r#"def _gen_impl(ctx: AnalysisContext) -> list[Provider]:
     a = ctx.actions.declare_output("a.txt")
@@ -141,19 +141,6 @@ fn output_of(root: &Path) -> Vec<u8> {
         .collect();
     assert_eq!(found.len(), 1, "{found:?}");
     std::fs::read(&found[0]).unwrap()
-}
-
-fn walk(dir: &Path) -> Vec<PathBuf> {
-    let mut out = Vec::new();
-    for e in std::fs::read_dir(dir).into_iter().flatten().flatten() {
-        let p = e.path();
-        if p.is_dir() && !p.is_symlink() {
-            out.extend(walk(&p));
-        } else {
-            out.push(p);
-        }
-    }
-    out
 }
 
 #[test]

@@ -16,7 +16,7 @@ use std::process::{Child, Command, Stdio};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
-use common::Worker;
+use common::{walk, Worker};
 
 const RULES: &str = r#"def _slow_impl(ctx: AnalysisContext) -> list[Provider]:
     out = ctx.actions.declare_output("slow.txt")
@@ -190,11 +190,19 @@ fn serve(ws: &Path, dir: &Path, port: u16, log: &Path) -> Group {
     child
 }
 
-/// Ctrl-C in the terminal of `serve`: SIGINT to its process group; waits until it is down.
+/// Ctrl-C in the terminal of `serve`: SIGINT to its process group; waits until it is down:
+/// every process of the group gone (the grid stops its PostgreSQL and BuildGrid before it
+/// exits, while `forge run` may end first), not only the group's leader.
 fn interrupt(mut serve: Group, dir: &Path) {
+    let group = serve.id();
     // SAFETY: signals the process group we created.
-    unsafe { libc::kill(-serve.id(), libc::SIGINT) };
+    unsafe { libc::kill(-group, libc::SIGINT) };
     serve.0.take().unwrap().wait().unwrap();
+    let started = Instant::now();
+    // SAFETY: signal 0 only asks whether the group still has a member.
+    while unsafe { libc::kill(-group, 0) } == 0 && started.elapsed() < Duration::from_secs(30) {
+        std::thread::sleep(Duration::from_millis(100));
+    }
     let started = Instant::now();
     while dir.join("address").exists() && started.elapsed() < Duration::from_secs(30) {
         std::thread::sleep(Duration::from_millis(100));
@@ -269,4 +277,24 @@ fn the_grid_restarted_with_forge_run_during_a_build_loses_nothing() {
         "survived\n",
         "{text}"
     );
+    drop(worker);
+    remove_workspace(ws);
+}
+
+/// Removes the scratch workspace once the run's processes are gone, retrying while one that
+/// is still going down writes into it (the grid's PostgreSQL after its fast shutdown, the
+/// worker's sandbox), and names what stays if it will not go.
+fn remove_workspace(ws: tempfile::TempDir) {
+    let path = ws.keep();
+    let started = Instant::now();
+    while let Err(e) = std::fs::remove_dir_all(&path) {
+        if started.elapsed() > Duration::from_secs(30) {
+            let left: Vec<_> = walk(&path);
+            panic!(
+                "{} stays 30 s after the test: {e}; left: {left:?}",
+                path.display()
+            );
+        }
+        std::thread::sleep(Duration::from_millis(200));
+    }
 }

@@ -216,9 +216,14 @@ impl Worker {
         self.log_text().matches(": running").count()
     }
 
+    /// Kills the worker's whole process group (its sandboxes and actions with it, not only the
+    /// worker), then reaps the worker, so nothing of it still writes into the test's
+    /// directories when they are removed.
     pub fn kill(&mut self) {
         if let Some(mut c) = self.child.take() {
-            let _ = c.kill();
+            // SAFETY: signals the process group this helper created (the leader is not yet
+            // reaped, so its pid cannot name anyone else's group).
+            unsafe { libc::kill(-(c.id() as i32), libc::SIGKILL) };
             let _ = c.wait();
         }
     }
@@ -228,4 +233,19 @@ impl Drop for Worker {
     fn drop(&mut self) {
         self.kill();
     }
+}
+
+/// Every file under `dir` (following no symbolic link), for finding outputs and naming what
+/// a test left behind.
+pub fn walk(dir: &Path) -> Vec<PathBuf> {
+    let mut out = Vec::new();
+    for e in std::fs::read_dir(dir).into_iter().flatten().flatten() {
+        let p = e.path();
+        if p.is_dir() && !p.is_symlink() {
+            out.extend(walk(&p));
+        } else {
+            out.push(p);
+        }
+    }
+    out
 }
