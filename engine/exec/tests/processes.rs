@@ -9,7 +9,7 @@ use std::process::{Command, Output, Stdio};
 use std::time::{Duration, Instant};
 
 use crate::common::*;
-use forge_core::{ArtifactRef, CommandSpec, ProvidersLabel, TestSpec};
+use forge_core::{ArtifactRef, TestSpec};
 use forge_exec::{run_tests, ConsoleMode, Executor, SandboxMode};
 
 fn child(mode: &str, ws: &Path) -> Command {
@@ -37,30 +37,6 @@ fn run_child(mode: &str, ws: &Path, extra_env: &[(&str, &str)]) -> Output {
     let mut c = child(mode, ws);
     c.envs(extra_env.iter().copied());
     c.output().unwrap()
-}
-
-fn test_spec(name: &str, script: &str, env: &[(&str, &str)], inputs: Vec<ArtifactRef>) -> TestSpec {
-    let mut argv = sh(script);
-    argv.push("--".into());
-    argv.extend(inputs.iter().map(|i| i.path().to_string()));
-    TestSpec {
-        label: ProvidersLabel {
-            target: label("t", name),
-            sub_target: Vec::new(),
-        },
-        configuration: "<unspecified>".into(),
-        test_type: "custom".into(),
-        command: CommandSpec {
-            argv_absolute: argv.clone(),
-            argv,
-            env: env
-                .iter()
-                .map(|(k, v)| (k.to_string(), v.to_string()))
-                .collect(),
-            inputs,
-        },
-        labels: Vec::new(),
-    }
 }
 
 fn tests_graph() -> (GraphBuilder, Vec<TestSpec>) {

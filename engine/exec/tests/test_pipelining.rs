@@ -5,29 +5,8 @@
 //! job permit, which an action asking for every permit (cargo's) does not wait for.
 
 use crate::common::*;
-use forge_core::{ArtifactRef, CommandSpec, ProvidersLabel, TestSpec};
+use forge_core::ArtifactRef;
 use forge_exec::{run_tests, SandboxMode};
-
-fn test_spec(name: &str, script: &str, inputs: Vec<ArtifactRef>) -> TestSpec {
-    let mut argv = sh(script);
-    argv.push("--".into());
-    argv.extend(inputs.iter().map(|i| i.path().to_string()));
-    TestSpec {
-        label: ProvidersLabel {
-            target: label("t", name),
-            sub_target: Vec::new(),
-        },
-        configuration: "<unspecified>".into(),
-        test_type: "custom".into(),
-        command: CommandSpec {
-            argv_absolute: argv.clone(),
-            argv,
-            env: Default::default(),
-            inputs,
-        },
-        labels: Vec::new(),
-    }
-}
 
 #[test]
 fn a_test_starts_when_its_inputs_are_built_not_after_the_whole_build() {
@@ -62,11 +41,13 @@ fn a_test_starts_when_its_inputs_are_built_not_after_the_whole_build() {
         test_spec(
             "needs_fast",
             &seen("needs_fast"),
+            &[],
             vec![ArtifactRef::Build(fast.clone())],
         ),
         test_spec(
             "needs_slow",
             &seen("needs_slow"),
+            &[],
             vec![ArtifactRef::Build(slow.clone())],
         ),
     ];
@@ -113,9 +94,10 @@ fn an_action_needing_every_permit_does_not_wait_for_a_running_test() {
         test_spec(
             "long",
             &format!("sleep 4; test -e {heavy} && echo heavy-done > long.seen || echo heavy-waited > long.seen"),
+            &[],
             Vec::new(),
         ),
-        test_spec("needs_heavy", "cat $1", vec![ArtifactRef::Build(heavy.clone())]),
+        test_spec("needs_heavy", "cat $1", &[], vec![ArtifactRef::Build(heavy.clone())]),
     ];
     let exec = executor(ws.path(), SandboxMode::SymlinkForest);
     let summary = run_tests(&exec, &g.graph, tests).unwrap();

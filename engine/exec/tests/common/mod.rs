@@ -5,7 +5,10 @@ use std::path::Path;
 use std::process::{Command, Stdio};
 use std::sync::Arc;
 
-use forge_core::{Action, ActionGraph, ActionId, ActionKind, ArtifactRef, OutputDecl, TargetLabel};
+use forge_core::{
+    Action, ActionGraph, ActionId, ActionKind, ArtifactRef, CommandSpec, OutputDecl,
+    ProvidersLabel, TargetLabel, TestSpec,
+};
 use forge_exec::{ExecOptions, Executor, SandboxMode};
 
 pub const CFG: &str = "1ef78538d8598cb2";
@@ -318,4 +321,35 @@ pub fn processes_with_env(marker: &str) -> Vec<i32> {
         }
     }
     found
+}
+
+/// A `custom` test `t:NAME` running `script` under `sh` with `env`; its inputs' paths are
+/// the script's arguments (`$1`, ...).
+pub fn test_spec(
+    name: &str,
+    script: &str,
+    env: &[(&str, &str)],
+    inputs: Vec<ArtifactRef>,
+) -> TestSpec {
+    let mut argv = sh(script);
+    argv.push("--".into());
+    argv.extend(inputs.iter().map(|i| i.path().to_string()));
+    TestSpec {
+        label: ProvidersLabel {
+            target: label("t", name),
+            sub_target: Vec::new(),
+        },
+        configuration: "<unspecified>".into(),
+        test_type: "custom".into(),
+        command: CommandSpec {
+            argv_absolute: argv.clone(),
+            argv,
+            env: env
+                .iter()
+                .map(|(k, v)| (k.to_string(), v.to_string()))
+                .collect(),
+            inputs,
+        },
+        labels: Vec::new(),
+    }
 }
