@@ -476,14 +476,38 @@ def image_counts(spec: str) -> list[int]:
         return list(range(int(lo), int(hi) + 1))
     return [int(n) for n in spec.split(",")]
 
-def _deployment_infer_test_impl(ctx: AnalysisContext) -> list[Provider]:
-    d = ctx.attrs.deployment[DeploymentInfo]
-    if d.finn_exec == None or d.finn_model == None:
-        fail("{}: deployment {} runs no FINN network; infer tests need one".format(ctx.label, d.name))
+FinnInferReferenceInfo = provider(
+    doc = "FINN's own Python execution of a deployment's unpartitioned network on seeded " +
+          "random images (finn/flow/exec_reference.py, case `whole`): the reference of a " +
+          "`deployment_infer_test`, which another such test of the same network may share.",
+    fields = {
+        "frames": provider_field(int),
+        "model": provider_field(Artifact),
+        "reference": provider_field(Artifact),
+    },
+)
+
+def _infer_reference(ctx: AnalysisContext, d: DeploymentInfo) -> FinnInferReferenceInfo:
+    """The test's own reference, or the one it shares (`reference`), checked to be of the
+    same network and to hold every image count."""
+    counts = ctx.attrs.image_counts
+    if ctx.attrs.reference:
+        shared = ctx.attrs.reference[FinnInferReferenceInfo]
+        if shared.model != d.finn_model:
+            fail("{}: `reference` {} executes another network than deployment {}; share a reference only between deployments of one network".format(ctx.label, ctx.attrs.reference.label, d.name))
+        if ctx.attrs.frames != None or ctx.attrs.seed != None:
+            fail("{}: `frames` and `seed` are those of the shared `reference`; leave them out".format(ctx.label))
+        if not counts:
+            fail("{}: a test sharing `reference` names its `image_counts`".format(ctx.label))
+        for n in counts:
+            if n < 1 or n > shared.frames:
+                fail("{}: image_counts has {}; each count must be 1..{}, the frames of `reference` {}".format(ctx.label, n, shared.frames, ctx.attrs.reference.label))
+        return shared
+    frames = ctx.attrs.frames if ctx.attrs.frames != None else 8
+    for n in counts:
+        if n < 1 or n > frames:
+            fail("{}: image_counts has {}; each count must be 1..frames ({})".format(ctx.label, n, frames))
     tc = ctx.attrs._finn[FinnToolchainInfo]
-    for n in ctx.attrs.image_counts:
-        if n < 1 or n > ctx.attrs.frames:
-            fail("{}: image_counts has {}; each count must be 1..frames ({})".format(ctx.label, n, ctx.attrs.frames))
     reference = ctx.actions.declare_output("reference", dir = True)
 
     # FINN's own Python execution of the unpartitioned model on seeded random images (an
@@ -494,12 +518,10 @@ def _deployment_infer_test_impl(ctx: AnalysisContext) -> list[Provider]:
         finn_script(tc, "exec_reference.py", [
             "--model",
             d.finn_model,
-            "--partitions",
-            d.finn_partitions,
             "--frames",
-            str(ctx.attrs.frames),
+            str(frames),
             "--seed",
-            str(ctx.attrs.seed),
+            str(ctx.attrs.seed if ctx.attrs.seed != None else 0),
             "--cases",
             "whole",
             "--out",
@@ -507,6 +529,15 @@ def _deployment_infer_test_impl(ctx: AnalysisContext) -> list[Provider]:
         ]),
         "finn_infer_reference",
     )
+    return FinnInferReferenceInfo(frames = frames, model = d.finn_model, reference = reference)
+
+def _deployment_infer_test_impl(ctx: AnalysisContext) -> list[Provider]:
+    d = ctx.attrs.deployment[DeploymentInfo]
+    if d.finn_exec == None or d.finn_model == None:
+        fail("{}: deployment {} runs no FINN network; infer tests need one".format(ctx.label, d.name))
+    tc = ctx.attrs._finn[FinnToolchainInfo]
+    ref = _infer_reference(ctx, d)
+    reference = ref.reference
     args = cmd_args(
         ctx.attrs.interpreter,
         ctx.attrs.test,
@@ -521,6 +552,7 @@ def _deployment_infer_test_impl(ctx: AnalysisContext) -> list[Provider]:
     )
     return [
         DefaultInfo(default_output = reference),
+        ref,
         ExternalRunnerTestInfo(type = "sh", command = [args], labels = ctx.attrs.labels),
     ]
 
@@ -530,7 +562,7 @@ deployment_infer_test = rule(
         "bad_input": attrs.bool(default = False, doc = "also feed a wrong-shape file and check the error"),
         "checker": attrs.source(doc = "the Python check of the outputs and run.json"),
         "deployment": attrs.dep(providers = [DeploymentInfo]),
-        "frames": attrs.int(default = 8),
+        "frames": attrs.option(attrs.int(), default = None, doc = "how many seeded random images the reference holds (default 8)"),
         "image_counts": attrs.list(
             attrs.int(),
             default = [],
@@ -539,7 +571,13 @@ deployment_infer_test = rule(
         ),
         "interpreter": attrs.string(default = "bash"),
         "labels": attrs.list(attrs.string(), default = []),
-        "seed": attrs.int(default = 0),
+        "reference": attrs.option(
+            attrs.dep(providers = [FinnInferReferenceInfo]),
+            default = None,
+            doc = "another `deployment_infer_test` of the same network whose reference this " +
+                  "test takes (its frames and seed) instead of executing the network again",
+        ),
+        "seed": attrs.option(attrs.int(), default = None, doc = "the random images' seed (default 0)"),
         "test": attrs.source(),
         "_finn": _FINN_TOOLCHAIN,
     },

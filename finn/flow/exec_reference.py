@@ -1,8 +1,11 @@
 #!/usr/bin/env python3
 """Reference outputs of FINN's own Python execution for the executor's bit-exactness test.
 
-    exec_reference.py --model whole.onnx --partitions DIR --frames N --seed S --out REF
+    exec_reference.py --model whole.onnx [--partitions DIR] --frames N --seed S --out REF
                       [--cases partitions,chain,whole]
+
+(--partitions for the cases partitions and chain; the case whole alone executes only the
+unpartitioned model, so deployments of one network can share its reference.)
 
 Cases (each frame executed on its own, batch 1, as FINN's HW ops expect):
 - partitions: every partition model on random inputs spanning its input datatypes;
@@ -77,9 +80,12 @@ def build(model_path, parts_dir, frames, seed, cases, out):
 
     import functional
 
-    with open(os.path.join(parts_dir, "partitions.json")) as f:
-        manifest = json.load(f)["partitions"]
-    parts = [(p["device"], ModelWrapper(os.path.join(parts_dir, p["model"]))) for p in manifest]
+    parts = []
+    if "partitions" in cases or "chain" in cases:
+        with open(os.path.join(parts_dir, "partitions.json")) as f:
+            manifest = json.load(f)["partitions"]
+        parts = [(p["device"], ModelWrapper(os.path.join(parts_dir, p["model"])))
+                 for p in manifest]
     whole = ModelWrapper(model_path)
     rng = np.random.default_rng(seed)
     w = Writer(out)
@@ -138,7 +144,7 @@ def build(model_path, parts_dir, frames, seed, cases, out):
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--model", required=True, help="the unpartitioned HW model")
-    ap.add_argument("--partitions", required=True, help="split_partitions.py output dir")
+    ap.add_argument("--partitions", help="split_partitions.py output dir (cases partitions, chain)")
     ap.add_argument("--frames", type=int, default=8)
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--cases", default=",".join(CASES))
@@ -150,6 +156,10 @@ def main(argv=None):
     if bad or a.frames < 1:
         print(f"error: exec_reference: unknown case(s) {bad} (known: {', '.join(CASES)}) "
               "or --frames < 1", file=sys.stderr)
+        return 2
+    if a.partitions is None and ("partitions" in cases or "chain" in cases):
+        print("error: exec_reference: the cases partitions and chain need --partitions",
+              file=sys.stderr)
         return 2
     stage = finn_env.StagedDir(a.out, ".ref_")
     try:
