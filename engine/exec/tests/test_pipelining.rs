@@ -2,8 +2,7 @@
 //! buck2 does (its test runner starts a test when the test's build finishes), not after the
 //! whole build: a test whose input is ready runs while an unrelated slow action is still
 //! running, and a test never starts before its own input exists. A running test holds one
-//! job permit, which an action asking for every permit (cargo's) does not wait for. Of the
-//! tests ready at once, the one needing the most actions starts first.
+//! job permit, which an action asking for every permit (cargo's) does not wait for.
 
 use crate::common::*;
 use forge_core::ArtifactRef;
@@ -108,72 +107,5 @@ fn an_action_needing_every_permit_does_not_wait_for_a_running_test() {
         seen.trim(),
         "heavy-done",
         "the action needing every permit waited for the test holding one"
-    );
-}
-
-#[test]
-fn of_the_ready_tests_the_one_needing_most_of_the_build_starts_first() {
-    let ws = tempfile::tempdir().unwrap();
-    let mut g = GraphBuilder::default();
-    // `x` first (it becomes ready first), then the chain a -> b -> c; on one job permit
-    // every action runs before a test (a ready action goes first).
-    let x = out("t", "x", "x.txt");
-    g.run(
-        RunSpec::new(
-            label("t", "x"),
-            "step",
-            &["/bin/sh", "-c", "echo x > $1", "--", &x],
-        )
-        .output(&x),
-    );
-    let mut prev: Option<String> = None;
-    for name in ["a", "b", "c"] {
-        let o = out("t", name, &format!("{name}.txt"));
-        let mut spec = RunSpec::new(
-            label("t", name),
-            "step",
-            &[
-                "/bin/sh",
-                "-c",
-                "cat $1 > $2 2>/dev/null; echo . >> $2",
-                "--",
-                prev.as_deref().unwrap_or("/dev/null"),
-                &o,
-            ],
-        )
-        .output(&o);
-        if let Some(p) = &prev {
-            spec = spec.input(p);
-        }
-        g.run(spec);
-        prev = Some(o);
-    }
-    let c = prev.unwrap();
-    // `small` (one action) is ready before `large` (x and the three of the chain), and is
-    // first in the test list: it still starts second.
-    let tests = vec![
-        test_spec(
-            "small",
-            "echo small >> order",
-            &[],
-            vec![ArtifactRef::Build(x.clone())],
-        ),
-        test_spec(
-            "large",
-            "echo large >> order",
-            &[],
-            vec![ArtifactRef::Build(x.clone()), ArtifactRef::Build(c.clone())],
-        ),
-    ];
-    let mut o = options(ws.path(), SandboxMode::SymlinkForest);
-    o.jobs = 1;
-    let exec = forge_exec::Executor::new(o).unwrap();
-    let summary = run_tests(&exec, &g.graph, tests).unwrap();
-    assert_eq!((summary.passed, summary.failed_total()), (2, 0));
-    let order = std::fs::read_to_string(ws.path().join("order")).unwrap();
-    assert_eq!(
-        order.split_whitespace().collect::<Vec<_>>(),
-        ["large", "small"],
-        "the ready tests did not start with the one needing the most actions"
     );
 }

@@ -1,11 +1,9 @@
 //! The lazy scheduler: only the actions whose outputs are needed run, in parallel up to
 //! `jobs` weight permits; workers take ready actions themselves and release dependents.
 //! Riders (`forge test`'s tests) share the permits: each starts once the actions producing
-//! its inputs have succeeded, as buck2 runs a test as soon as what it needs is built; of the
-//! ready ones, the test needing the most of the build first (`closure_sizes`).
+//! its inputs have succeeded, as buck2 runs a test as soon as what it needs is built.
 
-use std::cmp::Reverse;
-use std::collections::{BinaryHeap, HashMap, HashSet, VecDeque};
+use std::collections::{HashMap, VecDeque};
 use std::fs;
 use std::path::Path;
 use std::sync::atomic::Ordering;
@@ -41,10 +39,7 @@ struct Sched {
     ready: VecDeque<ActionId>,
     /// Action -> number of producers it still waits for.
     waiting: HashMap<ActionId, usize>,
-    /// Ready riders, the one needing the most of the build first (`rider_order`).
-    riders_ready: BinaryHeap<(usize, Reverse<usize>)>,
-    /// Rider -> how many actions its inputs need, all told (`closure_sizes`).
-    rider_size: Vec<usize>,
+    riders_ready: VecDeque<usize>,
     /// Rider -> number of actions it still waits for.
     riders_waiting: HashMap<usize, usize>,
     /// Free weight permits.
@@ -79,35 +74,9 @@ impl Sched {
                 .max(1);
             return (w <= self.free).then_some(Job::Action(id, w));
         }
-        let &(_, Reverse(rider)) = self.riders_ready.peek()?;
+        let &rider = self.riders_ready.front()?;
         (self.free >= 1).then_some(Job::Rider(rider))
     }
-
-    fn rider_ready(&mut self, rider: usize) {
-        self.riders_ready
-            .push((self.rider_size[rider], Reverse(rider)));
-    }
-}
-
-/// For each rider, how many actions its inputs need, transitively. Ready riders start with
-/// the largest first: the tests that need most of the build are the integration tests that
-/// run longest (a build of the deployment in a scratch copy, a Slurm job), and, started
-/// last, one of them would run alone at the end while the other slots idle. Ties go in the
-/// order of the test list.
-fn closure_sizes(deps: &HashMap<ActionId, Vec<ActionId>>, needs: &[Vec<ActionId>]) -> Vec<usize> {
-    needs
-        .iter()
-        .map(|roots| {
-            let mut seen: HashSet<ActionId> = HashSet::new();
-            let mut stack: Vec<ActionId> = roots.clone();
-            while let Some(id) = stack.pop() {
-                if seen.insert(id) {
-                    stack.extend(deps.get(&id).into_iter().flatten().copied());
-                }
-            }
-            seen.len()
-        })
-        .collect()
 }
 
 /// Who waits for each action: the actions that need its outputs, and the riders.
@@ -221,26 +190,22 @@ impl Build<'_> {
         }
         let mut rider_deps: HashMap<ActionId, Vec<usize>> = HashMap::new();
         let mut riders_waiting: HashMap<usize, usize> = HashMap::new();
-        let rider_needs: Vec<Vec<ActionId>> = riders
+        let mut riders_ready: VecDeque<usize> = VecDeque::new();
+        for (i, needs) in riders
             .map(|r| r.needs.as_slice())
             .unwrap_or_default()
             .iter()
-            .map(|needs| {
-                let mut needs: Vec<ActionId> = needs
-                    .iter()
-                    .filter(|id| deps.contains_key(id))
-                    .copied()
-                    .collect();
-                needs.sort();
-                needs.dedup();
-                needs
-            })
-            .collect();
-        let rider_size = closure_sizes(&deps, &rider_needs);
-        let mut riders_ready = BinaryHeap::new();
-        for (i, needs) in rider_needs.into_iter().enumerate() {
+            .enumerate()
+        {
+            let mut needs: Vec<ActionId> = needs
+                .iter()
+                .filter(|id| deps.contains_key(id))
+                .copied()
+                .collect();
+            needs.sort();
+            needs.dedup();
             if needs.is_empty() {
-                riders_ready.push((rider_size[i], Reverse(i)));
+                riders_ready.push_back(i);
             } else {
                 riders_waiting.insert(i, needs.len());
             }
@@ -257,7 +222,6 @@ impl Build<'_> {
             ready,
             waiting,
             riders_ready,
-            rider_size,
             riders_waiting,
             free: jobs,
             running: 0,
@@ -365,7 +329,7 @@ impl Build<'_> {
                     continue;
                 }
                 Some(Job::Rider(rider)) => {
-                    st.riders_ready.pop();
+                    st.riders_ready.pop_front();
                     st.free -= 1;
                     st.running += 1;
                     st.riders_running += 1;
@@ -428,7 +392,7 @@ impl Build<'_> {
                         *n -= 1;
                         if *n == 0 {
                             st.riders_waiting.remove(r);
-                            st.rider_ready(*r);
+                            st.riders_ready.push_back(*r);
                         }
                     }
                 }
