@@ -114,9 +114,18 @@ verilator_lint = rule(
           "target fails on any warning; as a test it fails the same way and prints the logs.",
 )
 
-def _testbench_model(ctx: AnalysisContext, params: list = [], name: str = "model") -> Artifact:
+def _cxx_opt_args(ctx: AnalysisContext, opt: [str, None]) -> list:
+    """Verilator's `-MAKEFLAGS` for the C++ optimisation level of a model's own code (make's
+    OPT_FAST and OPT_SLOW; the shared runtime keeps OPT_GLOBAL, so it still links)."""
+    if opt == None:
+        return []
+    if opt not in ["-O0", "-O1", "-O2", "-Os"]:
+        fail("{}: cxx_opt = \"{}\": give one of -O0, -O1, -O2, -Os".format(ctx.label, opt))
+    return ["-MAKEFLAGS", "OPT_FAST=" + opt, "-MAKEFLAGS", "OPT_SLOW=" + opt]
+
+def _testbench_model(ctx: AnalysisContext, params: list = [], name: str = "model", cxx_opt: [str, None] = None) -> Artifact:
     """The `verilator --binary` model of a testbench rule's `srcs` (top `top`, `params` then
-    `args`, `headers`), its binary `sim`."""
+    `args`, `headers`), its binary `sim`; `cxx_opt`: see `verilator_test`."""
     return verilator_model(
         ctx,
         VERILATOR_BINARY_ARGS + [
@@ -132,6 +141,7 @@ def _testbench_model(ctx: AnalysisContext, params: list = [], name: str = "model
             ctx.attrs.srcs,
             "-o",
             "sim",
+            _cxx_opt_args(ctx, cxx_opt),
         ],
         ctx.attrs.headers,
         "verilator_model",
@@ -141,7 +151,7 @@ def _testbench_model(ctx: AnalysisContext, params: list = [], name: str = "model
 
 def _verilator_test_impl(ctx: AnalysisContext) -> list[Provider]:
     tc = ctx.attrs._verilator[VerilatorToolchainInfo]
-    model = _testbench_model(ctx)
+    model = _testbench_model(ctx, cxx_opt = ctx.attrs.cxx_opt)
     binary = cmd_args(model, format = "{}/sim")
     command = cmd_args(tc.run_sim, binary)
     for run in ctx.attrs.runs:
@@ -162,6 +172,7 @@ verilator_test = rule(
     impl = _verilator_test_impl,
     attrs = {
         "args": attrs.list(attrs.string(), default = []),
+        "cxx_opt": attrs.option(attrs.string(), default = None, doc = "the C++ optimisation level of the model's code (`-O0`, `-O1`, `-O2`, `-Os`; default Verilator's `-Os`): `-O0` where compiling the model takes far longer than its runs"),
         "headers": attrs.list(attrs.source(), default = []),
         "labels": attrs.list(attrs.string(), default = []),
         "runs": attrs.list(attrs.string(), default = [""]),
