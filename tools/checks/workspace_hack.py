@@ -161,17 +161,30 @@ def build_deps(meta):
 
 
 def misplaced(meta):
-    """(manifest, should depend) of each member that gets the crate wrong. A member a build
-    script uses (directly or through another member) must not depend on it: the script's dependencies compile a second time for the
-    host at the build profile's opt-level 0, and the crate would add every library to them."""
+    """(manifest, what is wrong) of each member that gets the crate wrong. A member a build
+    script uses (directly or through another member) must not depend on it: the script's
+    dependencies compile a second time for the host at the build profile's opt-level 0, and
+    the crate would add every library to them. Such a member takes it as a dev-dependency
+    instead, which build scripts never see: its tests then compile it with the features the
+    binaries linking it get, and share those libraries' compiled units."""
     host = build_deps(meta)
     out = []
     for p in meta["packages"]:
         if p["id"] not in meta["workspace_members"] or p["name"] == HACK:
             continue
-        has = any(d["name"] == HACK and d["kind"] is None for d in p["dependencies"])
-        if has == (p["name"] in host):
-            out.append((p["manifest_path"], p["name"] not in host))
+        kinds = {d["kind"] for d in p["dependencies"] if d["name"] == HACK}
+        if p["name"] in host:
+            if None in kinds:
+                out.append((p["manifest_path"], "is a build script's dependency: move "
+                            f"{HACK} from its [dependencies] to its [dev-dependencies]"))
+            elif "dev" not in kinds:
+                out.append((p["manifest_path"], "is a build script's dependency: add "
+                            f'`{HACK} = {{ path = "<relative path to engine/workspace_hack>" }}` '
+                            "to its [dev-dependencies]"))
+        elif None not in kinds:
+            out.append((p["manifest_path"], f"does not depend on {HACK}: add "
+                        f'`{HACK} = {{ path = "<relative path to engine/workspace_hack>" }}` '
+                        "to its [dependencies]"))
     return sorted(out)
 
 
@@ -198,14 +211,8 @@ def main():
         if stale:
             print(f"workspace_hack: {os.path.relpath(manifest, ROOT)} is stale: run "
                   "`python3 tools/checks/workspace_hack.py` and commit it", file=sys.stderr)
-        for m, should in wrong:
-            if should:
-                print(f"workspace_hack: {os.path.relpath(m, ROOT)} does not depend on {HACK}: "
-                      f'add `{HACK} = {{ path = "<relative path to engine/workspace_hack>" }}` '
-                      "to its [dependencies]", file=sys.stderr)
-            else:
-                print(f"workspace_hack: {os.path.relpath(m, ROOT)} is a build script's "
-                      f"dependency: remove {HACK} from its [dependencies]", file=sys.stderr)
+        for m, what in wrong:
+            print(f"workspace_hack: {os.path.relpath(m, ROOT)} {what}", file=sys.stderr)
         sys.exit(1 if stale or wrong else 0)
     fd, tmp = tempfile.mkstemp(dir=os.path.dirname(manifest))
     os.fchmod(fd, 0o644)
@@ -214,9 +221,8 @@ def main():
     os.replace(tmp, manifest)
     # Cargo.lock records the crate's dependencies; the graph's cargo actions run with --locked
     cargo_json("metadata", "--format-version", "1", "--offline")
-    for m, should in wrong:
-        verb = "does not depend" if should else "(a build script's dependency) depends"
-        print(f"workspace_hack: note: {os.path.relpath(m, ROOT)} {verb} on {HACK}", file=sys.stderr)
+    for m, what in wrong:
+        print(f"workspace_hack: note: {os.path.relpath(m, ROOT)} {what}", file=sys.stderr)
 
 
 if __name__ == "__main__":

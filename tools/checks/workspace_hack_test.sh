@@ -2,8 +2,8 @@
 # tools/checks/workspace_hack.py on a scratch workspace of this test's own (an engine `forge`,
 # a tool, a crate a build script uses): the generated manifest asks for the engine's libc
 # features (which the tool uses too) and leaves serde_json out; --check passes on it and
-# fails, naming the file, when the manifest is edited, when a member lacks the dependency and
-# when a build script's crate has it. The expected contents are written here from cargo's
+# fails, naming the file, when the manifest is edited, when a member lacks the dependency,
+# when a build script's crate has it and when that crate lacks it as a dev-dependency. The expected contents are written here from cargo's
 # feature rules, not taken from the generator. Offline: libc and serde_json come from cargo's
 # cache, which ./forge's `cargo fetch` fills (both are in this project's Cargo.lock).
 set -euo pipefail
@@ -35,6 +35,8 @@ crate engine/forge forge 'libc = { version = "0.2", features = ["extra_traits"] 
 crate engine/workspace_hack workspace_hack
 crate tool tool 'libc = "0.2"' 'serde_json = "1"' "$hack"
 crate desc desc 'libc = "0.2"'
+# a build script's crate takes the hack as a dev-dependency only
+printf '\n[dev-dependencies]\n%s\n' "$hack" >>"$t/desc/Cargo.toml"
 crate user user "$hack"
 printf '\n[build-dependencies]\ndesc = { path = "../desc" }\n' >>"$t/user/Cargo.toml"
 printf 'fn main() {}\n' >"$t/user/build.rs"
@@ -63,5 +65,6 @@ expect() {
 expect 0 "" ""
 expect 1 "engine/workspace_hack/Cargo.toml is stale" "sed -i 's/\"extra_traits\", //' engine/workspace_hack/Cargo.toml"
 expect 1 "tool/Cargo.toml does not depend on workspace_hack" "sed -i '/^workspace_hack/d' tool/Cargo.toml && \"\$CARGO\" metadata --offline --format-version 1 >/dev/null 2>&1"
-expect 1 "desc/Cargo.toml is a build script's dependency" "printf '%s\n' '$hack' >>desc/Cargo.toml && \"\$CARGO\" metadata --offline --format-version 1 >/dev/null 2>&1"
+expect 1 "desc/Cargo.toml is a build script's dependency: move workspace_hack" "sed -i '/^\[dev-dependencies\]/,\$d' desc/Cargo.toml && printf '%s\n' '$hack' >>desc/Cargo.toml && \"\$CARGO\" metadata --offline --format-version 1 >/dev/null 2>&1"
+expect 1 "desc/Cargo.toml is a build script's dependency: add" "sed -i '/^\[dev-dependencies\]/,\$d' desc/Cargo.toml && \"\$CARGO\" metadata --offline --format-version 1 >/dev/null 2>&1"
 exit $fail

@@ -89,13 +89,9 @@ fn scratch_project() -> tempfile::TempDir {
     fs::copy(action(), helpers.join("action")).unwrap();
     fs::write(helpers.join("prebuilt.bzl"), PREBUILT_BZL).unwrap();
     fs::write(helpers.join("BUCK"), PREBUILT_BUCK).unwrap();
-    // and the packaging's renderer, this crate's binary
-    let desc = tmp.path().join("hw/aurora_flow/desc");
-    fs::copy(
-        env!("CARGO_BIN_EXE_aurora-flow-desc"),
-        desc.join("aurora-flow-desc"),
-    )
-    .unwrap();
+    // and the packaging's renderer, the command line of this crate
+    let desc = tmp.path().join("hw/aurora_flow/desc/cli");
+    fs::copy(desc_tool(), desc.join("aurora-flow-desc")).unwrap();
     fs::write(desc.join("prebuilt.bzl"), PREBUILT_BZL).unwrap();
     fs::write(
         desc.join("BUCK"),
@@ -117,6 +113,22 @@ const PREBUILT_BZL: &str = "def _impl(ctx):\n    \
 
 const PREBUILT_BUCK: &str = "load(\":prebuilt.bzl\", \"prebuilt_binary\")\n\n\
     prebuilt_binary(name = \"action\", binary = \"action\", visibility = [\"PUBLIC\"])\n";
+
+/// The packaging's renderer: `AURORA_FLOW_DESC`, the `aurora-flow-desc` binary the BUCK target
+/// builds (`//hw/aurora_flow/desc/cli:aurora-flow-desc`, a crate of its own).
+fn desc_tool() -> PathBuf {
+    let tool = std::env::var_os("AURORA_FLOW_DESC").expect(
+        "AURORA_FLOW_DESC names no aurora-flow-desc binary: run `./forge test \
+         //hw/aurora_flow:desc_check`, or set AURORA_FLOW_DESC=target/release/aurora-flow-desc \
+         for `cargo test -p aurora_flow_desc`",
+    );
+    let tool = PathBuf::from(tool);
+    if tool.is_absolute() {
+        tool
+    } else {
+        project_root().join(tool)
+    }
+}
 
 /// `forge VERB TARGET` in the scratch project.
 fn forge_in(ws: &tempfile::TempDir, verb: &str, target: &str) -> std::process::Output {
