@@ -594,6 +594,8 @@ def _finn_widths_test_impl(ctx: AnalysisContext) -> list[Provider]:
     tc = ctx.attrs._finn[FinnToolchainInfo]
     args = cmd_args(
         tc.python,
+        # no bytecode beside the FINN flow modules the check imports (finn_python_test's -B)
+        "-B",
         ctx.attrs.test,
         "--model",
         d.finn_model,
@@ -632,6 +634,8 @@ def _deployment_accuracy_test_impl(ctx: AnalysisContext) -> list[Provider]:
     tc = ctx.attrs._finn[FinnToolchainInfo]
     args = cmd_args(
         tc.python,
+        # no bytecode beside the FINN flow modules the check imports (finn_python_test's -B)
+        "-B",
         ctx.attrs.test,
         "--deployment",
         d.name,

@@ -390,6 +390,9 @@ def _finn_python_test_impl(ctx: AnalysisContext) -> list[Provider]:
     for k, v in ctx.attrs.env_files.items():
         env[k] = cmd_args(v)
     env["FINN_PARTITION_BIN"] = cmd_args(ctx.attrs._finn[FinnToolchainInfo].partitioner, delimiter = " ")
+
+    # -B for the Python processes the test starts too (a flow script, a training script)
+    env["PYTHONDONTWRITEBYTECODE"] = "1"
     return [
         DefaultInfo(),
         ExternalRunnerTestInfo(

@@ -41,7 +41,8 @@ pub struct Workspace {
     pub buildfile_names: Vec<String>,
     /// Cells with a `.buckconfig` of their own; the others read the root's.
     cell_configs: BTreeMap<String, BuckConfig>,
-    /// `[project] ignore`: project-relative paths (globs allowed) that hold no packages.
+    /// `[project] ignore`: project-relative paths (globs allowed) that hold no packages and no
+    /// file `glob()` lists.
     ignore: globset::GlobSet,
 }
 
@@ -140,7 +141,8 @@ impl Workspace {
         self.config.section(section)
     }
 
-    /// Whether `[project] ignore` excludes this project-relative directory.
+    /// Whether `[project] ignore` excludes this project-relative path (package discovery and
+    /// `glob` see none of it).
     pub fn is_ignored(&self, project_path: &str) -> bool {
         self.ignore.is_match(project_path)
     }

@@ -1,5 +1,6 @@
 //! `glob(include, exclude=[])` with buck2's semantics: package-relative, sorted by bytes,
-//! case-insensitive, no dot files, files of nested packages excluded.
+//! case-insensitive, no dot files, files of nested packages and paths `[project] ignore`
+//! names excluded.
 
 use std::path::Path;
 
@@ -24,13 +25,15 @@ fn compile(patterns: &[String]) -> Result<GlobSet> {
 
 /// Files under `package_dir` matching `include` but not `exclude`. Directories holding one of
 /// `buildfiles` (nested packages) and `skip_dirs` (package-relative, e.g. other cells) are
-/// not entered.
+/// not entered; a file or directory for whose package-relative path `ignored` holds is
+/// neither listed nor entered (buck2 does not see `[project] ignore`'s paths at all).
 pub fn glob(
     package_dir: &Path,
     include: &[String],
     exclude: &[String],
     buildfiles: &[String],
     skip_dirs: &[String],
+    ignored: &dyn Fn(&str) -> bool,
 ) -> Result<Vec<String>> {
     let inc = compile(include)?;
     let exc = compile(exclude)?;
@@ -49,9 +52,12 @@ pub fn glob(
         if name.starts_with('.') {
             return false;
         }
+        let rel = e.path().strip_prefix(package_dir).unwrap_or(e.path());
+        let rel = rel.to_string_lossy();
+        if ignored(&rel) {
+            return false;
+        }
         if e.file_type().is_dir() {
-            let rel = e.path().strip_prefix(package_dir).unwrap_or(e.path());
-            let rel = rel.to_string_lossy();
             if skip_dirs.iter().any(|d| *d == rel) {
                 return false;
             }
@@ -112,9 +118,9 @@ mod tests {
             std::fs::write(path, "").unwrap();
         }
         let bf = s(&["BUCK.v2", "BUCK"]);
-        let top = glob(p, &s(&["*.txt"]), &[], &bf, &[]).unwrap();
+        let top = glob(p, &s(&["*.txt"]), &[], &bf, &[], &|_| false).unwrap();
         assert_eq!(top, s(&["10.txt", "9.txt", "UPPER.TXT", "Z.txt", "a.txt"]));
-        let all = glob(p, &s(&["**/*.txt"]), &[], &bf, &[]).unwrap();
+        let all = glob(p, &s(&["**/*.txt"]), &[], &bf, &[], &|_| false).unwrap();
         assert_eq!(
             all,
             s(&[
@@ -127,15 +133,32 @@ mod tests {
                 "sub/x.txt"
             ])
         );
-        let ex = glob(p, &s(&["**/*.txt", "*.md"]), &s(&["sub/**"]), &bf, &[]).unwrap();
+        let ex = glob(
+            p,
+            &s(&["**/*.txt", "*.md"]),
+            &s(&["sub/**"]),
+            &bf,
+            &[],
+            &|_| false,
+        )
+        .unwrap();
         assert_eq!(
             ex,
             s(&["10.txt", "9.txt", "UPPER.TXT", "Z.txt", "a.txt", "b.md"])
         );
-        assert!(glob(p, &s(&["*.none"]), &[], &bf, &[]).unwrap().is_empty());
+        assert!(glob(p, &s(&["*.none"]), &[], &bf, &[], &|_| false)
+            .unwrap()
+            .is_empty());
         assert_eq!(
-            glob(p, &s(&["sub/**/y.txt"]), &[], &bf, &[]).unwrap(),
+            glob(p, &s(&["sub/**/y.txt"]), &[], &bf, &[], &|_| false).unwrap(),
             s(&["sub/deep/y.txt"])
+        );
+        // `[project] ignore` (conformance/glob under buck2): an ignored directory's files
+        // and an ignored file are not listed, its siblings are
+        let ignored = |rel: &str| rel == "sub/deep" || rel == "Z.txt";
+        assert_eq!(
+            glob(p, &s(&["**/*.txt"]), &[], &bf, &[], &ignored).unwrap(),
+            s(&["10.txt", "9.txt", "UPPER.TXT", "a.txt", "sub/x.txt"])
         );
     }
 }

@@ -263,12 +263,15 @@ fn load_time_natives(builder: &mut GlobalsBuilder) {
                 }
             })
             .collect();
+        // `[project] ignore` names project-relative paths
+        let ignored = |rel: &str| ws.is_ignored(&super::cells::join(&pkg_dir, rel));
         let files = super::glob::glob(
             &ws.root.join(&pkg_dir),
             &include.items,
             &exclude.items,
             &ws.buildfile_names,
             &skip,
+            &ignored,
         )
         .map_err(err)?;
         Ok(heap.alloc(AllocList(files)))
