@@ -160,6 +160,10 @@ def build_deps(meta):
     return seen
 
 
+# how a manifest names the crate, for the verdicts below
+ENTRY = f'`{HACK} = {{ path = "<relative path to engine/workspace_hack>" }}`'
+
+
 def misplaced(meta):
     """(manifest, what is wrong) of each member that gets the crate wrong. A member a build
     script uses (directly or through another member) must not depend on it: the script's
@@ -179,12 +183,10 @@ def misplaced(meta):
                             f"{HACK} from its [dependencies] to its [dev-dependencies]"))
             elif "dev" not in kinds:
                 out.append((p["manifest_path"], "is a build script's dependency: add "
-                            f'`{HACK} = {{ path = "<relative path to engine/workspace_hack>" }}` '
-                            "to its [dev-dependencies]"))
+                            f"{ENTRY} to its [dev-dependencies]"))
         elif None not in kinds:
-            out.append((p["manifest_path"], f"does not depend on {HACK}: add "
-                        f'`{HACK} = {{ path = "<relative path to engine/workspace_hack>" }}` '
-                        "to its [dependencies]"))
+            out.append((p["manifest_path"], f"does not depend on {HACK}: add {ENTRY} to "
+                        "its [dependencies]"))
     return sorted(out)
 
 
