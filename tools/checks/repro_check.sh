@@ -77,7 +77,7 @@ fi
 copy_checkout() {
     mkdir -p "$1"
     (cd "$root" && git ls-files -z --cached --others --exclude-standard |
-        tar --null --no-recursion -T - -cf -) | (cd "$1" && tar -xpf -)
+        tar --format=posix --null --no-recursion -T - -cf -) | (cd "$1" && tar -xpf -)
     for shared in .venv .node target; do
         rm -rf "${1:?}/$shared"
         [ ! -e "$root/$shared" ] || ln -s "$(readlink -f "$root/$shared")" "$1/$shared"

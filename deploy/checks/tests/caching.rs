@@ -60,6 +60,16 @@ fn forge() -> std::path::PathBuf {
     bgd::workspace_root().join(forge)
 }
 
+/// `cmd` without this test's `CARGO_MANIFEST_DIR` (set as `cargo test` sets it): forge's
+/// local actions inherit forge's environment, and the `ring` crate's build script reruns when
+/// that variable changes (`rerun-if-env-changed`), so a copy's cargo actions would recompile
+/// every crate above `ring` in the shared target dir, and the project's next build all of
+/// them again.
+fn nested(mut cmd: Command) -> Command {
+    cmd.env_remove("CARGO_MANIFEST_DIR");
+    cmd
+}
+
 /// A copy of the project to build in, at `root` inside `_dir` (removed with it).
 struct Scratch {
     _dir: tempfile::TempDir,
@@ -159,7 +169,7 @@ impl Scratch {
     }
 
     fn forge(&self, args: &[&str]) -> std::process::Output {
-        Command::new(forge())
+        nested(Command::new(forge()))
             .args(args)
             .current_dir(self.root())
             .stdin(Stdio::null())
@@ -595,7 +605,7 @@ fn empty_cache_build_is_reproducible_and_shared_through_buildgrid() {
     std::fs::write(&config, &section).unwrap();
     let copies = work.path().join("copies");
     let script = bgd::workspace_root().join("tools/checks/repro_check.sh");
-    let out = Command::new(&script)
+    let out = nested(Command::new(&script))
         .arg("--in-copies")
         .arg("--work")
         .arg(&copies)
