@@ -11,9 +11,9 @@ recompile. The declared outputs are copies taken out of it, so they are cacheabl
 (`cargo build --locked --profile <profile> -p <package> --bin <bin>`; every workspace file and
 the toolchain version are its inputs) and outputs a copy of the binary, with `RunInfo` (so
 `./forge run //engine/forge:forge -- --help` works). `cargo_test` runs one action
-`cargo_test_build` (`cargo test --locked --no-run --message-format=json`) that collects the
-test executables (unit tests of lib and bins, integration tests) into `tests/`; its
-`ExternalRunnerTestInfo(type = "cargo")` runs each from the crate's directory with
+`cargo_test_build` (`cargo test --locked --no-run --message-format=json`, the crate under test
+at its `opt_level`) that collects the test executables (unit tests of lib and bins,
+integration tests) into `tests/`; its `ExternalRunnerTestInfo(type = "cargo")` runs each from the crate's directory with
 `CARGO_MANIFEST_DIR` set, as `cargo test` does. Doc-tests are not run.
 
 `cargo_binary` and `cargo_test` run cargo through the project's helper (`action cargo`,
@@ -191,7 +191,7 @@ def _cargo_test_impl(ctx: AnalysisContext) -> list[Provider]:
     tests = ctx.actions.declare_output("tests", dir = True)
     _run_cargo(
         ctx,
-        _cargo_action(ctx, toolchain, "test-build", ["--out-dir", tests.as_output()]),
+        _cargo_action(ctx, toolchain, "test-build", ["--out-dir", tests.as_output(), "--opt-level", ctx.attrs.opt_level]),
         "cargo_test_build",
     )
     crate_dir = ctx.label.package or "."
@@ -228,6 +228,7 @@ cargo_test = rule(
         "env": attrs.dict(attrs.string(), attrs.string(), default = {}),
         "env_files": attrs.dict(attrs.string(), attrs.source(), default = {}),
         "labels": attrs.list(attrs.string(), default = []),
+        "opt_level": attrs.enum(["0", "1", "2", "3", "s", "z"], default = "0"),
         "package": attrs.string(),
         "verilator": attrs.option(attrs.toolchain_dep(providers = [VerilatorToolchainInfo]), default = None),
         "workspace": attrs.dep(providers = [CargoWorkspaceInfo], default = "root//:cargo_workspace"),
@@ -241,5 +242,10 @@ cargo_test = rule(
           "test executable fails. `args` go to every test executable, `data` are extra files " +
           "the tests read, `env_files` names built files in the env (project-relative paths), " +
           "`verilator = \"toolchains//:verilator\"` gives the tests that toolchain's command in " +
-          "`VERILATOR` (its version an input).",
+          "`VERILATOR` (its version an input). `opt_level` (default `\"0\"`, as `cargo test`'s " +
+          "own test profile) compiles the crate under test alone at that level (a `--config` " +
+          "profile override): the crates it depends on keep the toolchain's profile, so their " +
+          "units are the ones the binaries' builds made, and the test build does not spend " +
+          "minutes optimising code a test runs once; a crate whose tests are compute-bound " +
+          "sets `\"3\"`.",
 )

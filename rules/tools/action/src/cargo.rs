@@ -32,6 +32,9 @@ pub struct Args {
     out: Option<PathBuf>,
     #[arg(long)]
     out_dir: Option<PathBuf>,
+    /// test-build: the opt-level of the crate under test (its dependencies keep the profile's)
+    #[arg(long)]
+    opt_level: Option<String>,
 }
 
 fn die<T>(message: impl AsRef<str>) -> Result<T> {
@@ -124,6 +127,13 @@ fn build_args<'a>(profile: &'a str, package: &'a str, bin: &'a str) -> Vec<&'a s
     [&["build", "--locked"][..], &unit].concat()
 }
 
+/// The `--config` that compiles `package` alone at `level` in `profile` (cargo's profile
+/// overrides): the workspace crates and libraries it depends on keep the profile's own
+/// settings, so their units are the ones the binaries' builds made.
+fn opt_level_override(profile: &str, package: &str, level: &str) -> String {
+    format!("profile.{profile}.package.\"{package}\".opt-level={level}")
+}
+
 /// A line of `cargo --message-format=json`: the fields that find the test harnesses.
 #[derive(Deserialize)]
 struct Message {
@@ -137,15 +147,30 @@ struct Message {
 #[derive(Deserialize)]
 struct Profile {
     test: bool,
+    #[serde(default)]
+    opt_level: String,
+}
+
+/// A test executable cargo built, and the opt-level cargo says it compiled it at.
+#[derive(Debug, PartialEq)]
+pub struct TestExecutable {
+    pub path: PathBuf,
+    pub opt_level: String,
 }
 
 /// The test executables among cargo's JSON messages: the artifacts whose *profile* says test.
-pub fn test_executables(messages: &str) -> Vec<PathBuf> {
+pub fn test_executables(messages: &str) -> Vec<TestExecutable> {
     messages
         .lines()
         .filter_map(|l| serde_json::from_str::<Message>(l).ok())
-        .filter(|m| m.reason == "compiler-artifact" && m.profile.as_ref().is_some_and(|p| p.test))
-        .filter_map(|m| m.executable)
+        .filter(|m| m.reason == "compiler-artifact")
+        .filter_map(|m| {
+            let profile = m.profile.filter(|p| p.test)?;
+            Some(TestExecutable {
+                path: m.executable?,
+                opt_level: profile.opt_level,
+            })
+        })
         .collect()
 }
 
@@ -212,7 +237,7 @@ pub fn run(a: Args) -> Result {
             let Some(out_dir) = out_dir else {
                 return die("--out-dir is required");
             };
-            let args = [
+            let mut args = vec![
                 "test",
                 "--locked",
                 "--profile",
@@ -222,18 +247,29 @@ pub fn run(a: Args) -> Result {
                 "--no-run",
                 "--message-format=json-render-diagnostics",
             ];
+            let override_ = a
+                .opt_level
+                .as_deref()
+                .map(|level| opt_level_override(profile, &package, level));
+            if let Some(o) = &override_ {
+                args.extend(["--config", o]);
+            }
             let messages = run_cargo(&a.cargo, &args, &target_dir)?;
             fs::create_dir_all(&out_dir)
                 .or_else(|e| die(format!("cannot create {}: {e}", out_dir.display())))?;
             let exes = test_executables(&String::from_utf8_lossy(&messages));
             for exe in &exes {
-                let name = exe.file_name().unwrap_or_default();
-                fs::copy(exe, out_dir.join(name))
-                    .or_else(|e| die(format!("cannot copy `{}`: {e}", exe.display())))?;
+                let name = exe.path.file_name().unwrap_or_default();
+                fs::copy(&exe.path, out_dir.join(name))
+                    .or_else(|e| die(format!("cannot copy `{}`: {e}", exe.path.display())))?;
             }
+            let mut levels: Vec<&str> = exes.iter().map(|e| e.opt_level.as_str()).collect();
+            levels.sort_unstable();
+            levels.dedup();
             eprintln!(
-                "cargo_action: collected {} test executable(s) of `{package}`",
-                exes.len()
+                "cargo_action: collected {} test executable(s) of `{package}` (cargo's opt-level: {})",
+                exes.len(),
+                levels.join(", ")
             );
             Ok(())
         }
@@ -292,7 +328,10 @@ mod tests {
         .join("\n");
         assert_eq!(
             test_executables(&messages),
-            vec![PathBuf::from("/t/release/deps/tool-0123")]
+            vec![TestExecutable {
+                path: PathBuf::from("/t/release/deps/tool-0123"),
+                opt_level: "3".into()
+            }]
         );
     }
 }

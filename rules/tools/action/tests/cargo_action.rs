@@ -1,6 +1,7 @@
 //! `action cargo` with the real cargo on a scratch workspace: the hint for a workspace member
 //! whose sources are not among the action's inputs, and the copied binary and test
-//! executables of a build that works (offline: the crates have no dependencies).
+//! executables of a build that works (offline: the crates have no dependencies outside the
+//! workspace), and a test build of one crate at its own opt-level.
 
 use crate::common::{action, text, Run, Scratch};
 use std::fs;
@@ -21,6 +22,11 @@ fn workspace(s: &Scratch, with_b: bool) {
     );
     if with_b {
         s.write(
+            "a/Cargo.toml",
+            "[package]\nname = \"a\"\nversion = \"0.1.0\"\nedition = \"2021\"\n\
+             [dependencies]\nb = { path = \"../b\" }\n",
+        );
+        s.write(
             "b/Cargo.toml",
             "[package]\nname = \"b\"\nversion = \"0.1.0\"\nedition = \"2021\"\n",
         );
@@ -29,10 +35,14 @@ fn workspace(s: &Scratch, with_b: bool) {
 }
 
 fn cargo_action(s: &Scratch, mode: &str, out: &[&str]) -> std::process::Output {
+    cargo_action_in(s, "dev", mode, out)
+}
+
+fn cargo_action_in(s: &Scratch, profile: &str, mode: &str, out: &[&str]) -> std::process::Output {
     action()
         .current_dir(&s.0)
         .env_remove("CARGO_TARGET_DIR")
-        .args(["cargo", mode, "--cargo", "cargo", "--profile", "dev"])
+        .args(["cargo", mode, "--cargo", "cargo", "--profile", profile])
         .args(["--target-dir", "target", "--package", "a"])
         .args(out)
         .run()
@@ -99,6 +109,30 @@ fn a_stale_lock_file_gets_the_hint_and_a_build_copies_its_outputs() {
     let tests = s.names("tests");
     assert_eq!(tests.len(), 1);
     assert!(tests[0].starts_with("a-"), "{tests:?}");
+
+    // the release binary's build, then the tests of `a` alone at opt-level 0 (cargo's own
+    // report in its JSON messages), with the library `b` it uses taken from that build
+    let out = cargo_action_in(
+        &s,
+        "release",
+        "build",
+        &["--bin", "a", "--out", "out/a.rel"],
+    );
+    assert!(out.status.success(), "{:?}", text(&out));
+    let out = cargo_action_in(
+        &s,
+        "release",
+        "test-build",
+        &["--out-dir", "tests0", "--opt-level", "0"],
+    );
+    let (_, err) = text(&out);
+    assert!(out.status.success(), "{err}");
+    assert!(
+        err.contains("collected 1 test executable(s) of `a` (cargo's opt-level: 0)"),
+        "{err}"
+    );
+    assert!(err.contains("Compiling a v0.1.0"), "{err}");
+    assert!(!err.contains("Compiling b v0.1.0"), "{err}");
 
     let out = cargo_action(&s, "install", &[]);
     assert_eq!(out.status.code(), Some(3));
