@@ -4,6 +4,7 @@
 
 mod local_run;
 mod pipeline;
+mod ready_queue;
 mod remote_run;
 mod scheduler;
 mod up_to_date;

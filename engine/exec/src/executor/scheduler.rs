@@ -1,7 +1,8 @@
 //! The lazy scheduler: only the actions whose outputs are needed run, in parallel up to
 //! `jobs` weight permits; workers take ready actions themselves and release dependents.
 //! Riders (`forge test`'s tests) share the permits: each starts once the actions producing
-//! its inputs have succeeded, as buck2 runs a test as soon as what it needs is built.
+//! its inputs have succeeded, as buck2 runs a test as soon as what it needs is built. Ready
+//! actions start by critical path (ready_queue.rs); a ready rider goes before a leaf action.
 
 use std::collections::{HashMap, VecDeque};
 use std::fs;
@@ -15,6 +16,7 @@ use anyhow::{anyhow, bail, Result};
 use forge_core::{Action, ActionGraph, ActionId, ActionKind, ArtifactRef};
 
 use super::local_run::WorkerState;
+use super::ready_queue::{heights, ReadyQueue};
 use super::{Build, Outcome};
 use crate::build_log::{self, BuildLog};
 use crate::failure::{action_title, ActionFailure, BuildFailed};
@@ -36,7 +38,7 @@ enum Job {
 /// Scheduler state shared by the workers.
 #[derive(Default)]
 struct Sched {
-    ready: VecDeque<ActionId>,
+    ready: ReadyQueue,
     /// Action -> number of producers it still waits for.
     waiting: HashMap<ActionId, usize>,
     riders_ready: VecDeque<usize>,
@@ -59,23 +61,27 @@ impl Sched {
                 || !self.failures.is_empty())
     }
 
-    /// The next job that may start now. A ready action goes first (it may release more
-    /// work) and, when it needs more permits than are free, holds the queue until they are:
-    /// riders do not overtake a waiting action, so cargo's all-permit actions do not starve.
-    /// An action's weight counts only the permits riders do not hold, so a heavy action
-    /// waits for the actions running, not for a long test to end while a slot idles.
+    /// The next job that may start now. A ready action that other actions wait for goes
+    /// first (it releases more work), then a ready rider, then a leaf action (height 1: only
+    /// riders or the requested outputs wait for it). The job chosen, when it needs more
+    /// permits than are free, holds the queues until they are: nothing overtakes it, so
+    /// cargo's all-permit actions do not starve. An action's weight counts only the permits
+    /// riders do not hold, so a heavy action waits for the actions running, not for a long
+    /// test to end while a slot idles.
     fn next_job(&self, graph: &ActionGraph, jobs: usize) -> Option<Job> {
         if !self.failures.is_empty() {
             return None;
         }
-        if let Some(&id) = self.ready.front() {
-            let w = weight(&graph.actions[id.0], jobs)
-                .min(jobs - self.riders_running)
-                .max(1);
-            return (w <= self.free).then_some(Job::Action(id, w));
+        let rider = self.riders_ready.front().copied();
+        match self.ready.peek() {
+            Some((id, height)) if height > 1 || rider.is_none() => {
+                let w = weight(&graph.actions[id.0], jobs)
+                    .min(jobs - self.riders_running)
+                    .max(1);
+                (w <= self.free).then_some(Job::Action(id, w))
+            }
+            _ => rider.filter(|_| self.free >= 1).map(Job::Rider),
         }
-        let &rider = self.riders_ready.front()?;
-        (self.free >= 1).then_some(Job::Rider(rider))
     }
 }
 
@@ -174,13 +180,13 @@ impl Build<'_> {
         let jobs = self.opts.jobs.max(1);
         let mut waiting: HashMap<ActionId, usize> = HashMap::new();
         let mut dependents: HashMap<ActionId, Vec<ActionId>> = HashMap::new();
-        let mut ready: VecDeque<ActionId> = VecDeque::new();
+        let mut ready = ReadyQueue::new(heights(&deps));
         let mut ids: Vec<&ActionId> = deps.keys().collect();
         ids.sort();
         for id in ids {
             let d = &deps[id];
             if d.is_empty() {
-                ready.push_back(*id);
+                ready.push(*id);
             } else {
                 waiting.insert(*id, d.len());
             }
@@ -348,7 +354,7 @@ impl Build<'_> {
                 }
                 Some(Job::Action(id, w)) => (id, w),
             };
-            st.ready.pop_front();
+            st.ready.pop();
             st.free -= w;
             st.running += 1;
             drop(st);
@@ -384,7 +390,7 @@ impl Build<'_> {
                         *n -= 1;
                         if *n == 0 {
                             st.waiting.remove(d);
-                            st.ready.push_back(*d);
+                            st.ready.push(*d);
                         }
                     }
                     for r in dependents.riders.get(&id).into_iter().flatten() {

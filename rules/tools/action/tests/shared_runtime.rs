@@ -29,7 +29,14 @@ endmodule
 "#;
 
 /// rules/toolchains/verilator.bzl's VERILATOR_BINARY_ARGS
-const ARGS: [&str; 4] = ["--binary", "--timing", "-j", "2"];
+const ARGS: [&str; 6] = [
+    "--binary",
+    "--timing",
+    "-j",
+    "2",
+    "-MAKEFLAGS",
+    "VM_PARALLEL_BUILDS=0",
+];
 
 fn verilator() -> String {
     std::env::var("VERILATOR").unwrap_or_else(|_| "verilator".into())
