@@ -28,7 +28,11 @@ for n in "${runs[@]}"; do
     limit=()
     [ "$n" = all ] || limit=(--images "$n")
     status=0
-    timeout 600 bash "$run" local infer --input "$ref/$images" "${limit[@]}" --out "$out/$tag" >"$log" 2>&1 || status=$?
+    # --timeout-s: a rank's first words come after its simulated partition has taken the
+    # first image through, which on a loaded 2-core CI machine took MobileNet's first half
+    # more than the default 10 s without progress (aurora-host then reports the link dead).
+    # This checks outputs; a dead or failing rank has its own tests (host/driver/tests/).
+    timeout 600 bash "$run" local --timeout-s 60 infer --input "$ref/$images" "${limit[@]}" --out "$out/$tag" >"$log" 2>&1 || status=$?
     cat "$log"
     if [ "$status" -ne 0 ]; then
         echo "FAIL $name: infer ${limit[*]} exited $status (log: $log)"

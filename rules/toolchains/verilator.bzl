@@ -11,7 +11,7 @@ load(":system.bzl", "probe_tool_version")
 # include/verilated.mk): the model's code is one translation unit, so Verilator's headers are
 # parsed once instead of once per generated file. Verilator picks the parallel form for larger
 # models, which is faster on an idle machine; the suite runs two actions on two cores, where
-# the total matters: a testbench model takes 4.2 s of CPU instead of 7.2 s (docs/benchmarks.md).
+# the total matters: a testbench model takes 4.3 s of CPU instead of 8.3 s (docs/benchmarks.md).
 VERILATOR_BINARY_ARGS = ["--binary", "--timing", "-j", "2", "-MAKEFLAGS", "VM_PARALLEL_BUILDS=0"]
 
 # A top with a delay, so Verilator's timing runtime (verilated_timing.cpp) is among the

@@ -2,11 +2,12 @@
 //! buck2 does (its test runner starts a test when the test's build finishes), not after the
 //! whole build: a test whose input is ready runs while an unrelated slow action is still
 //! running, and a test never starts before its own input exists. A running test holds one
-//! job permit, which an action asking for every permit (cargo's) does not wait for.
+//! job permit, which an action asking for every permit (cargo's) does not wait for. Ready
+//! actions start by critical path, and a ready test before an action only tests wait for.
 
 use crate::common::*;
 use forge_core::ArtifactRef;
-use forge_exec::{run_tests, SandboxMode};
+use forge_exec::{run_tests, Executor, SandboxMode};
 
 #[test]
 fn a_test_starts_when_its_inputs_are_built_not_after_the_whole_build() {
@@ -107,5 +108,84 @@ fn an_action_needing_every_permit_does_not_wait_for_a_running_test() {
         seen.trim(),
         "heavy-done",
         "the action needing every permit waited for the test holding one"
+    );
+}
+
+/// With one job permit the order is observable: the action heading a chain goes before
+/// leaves that became ready first, a test whose input is built goes before the remaining
+/// leaves, and the chain's last action (a leaf itself) waits its turn among them.
+#[test]
+fn the_longest_chain_starts_first_and_a_ready_test_goes_before_leaves() {
+    let ws = tempfile::tempdir().unwrap();
+    let mut g = GraphBuilder::default();
+    // Each action appends its name to `order` in the workspace (one permit: one at a time).
+    let log = ws.path().join("order");
+    let append =
+        |name: &str, dst: &str| format!("echo {name} >> {} && echo {name} > {dst}", log.display());
+    let leaves: Vec<String> = (1..=3)
+        .map(|i| out("t", &format!("leaf{i}"), &format!("leaf{i}.txt")))
+        .collect();
+    for (i, leaf) in leaves.iter().enumerate() {
+        let name = format!("leaf{}", i + 1);
+        g.run(
+            RunSpec::new(
+                label("t", &name),
+                &name,
+                &["/bin/sh", "-c", &append(&name, "$1"), "--", leaf],
+            )
+            .output(leaf),
+        );
+    }
+    let head = out("t", "head", "head.txt");
+    let tail = out("t", "tail", "tail.txt");
+    g.run(
+        RunSpec::new(
+            label("t", "head"),
+            "head",
+            &["/bin/sh", "-c", &append("head", "$1"), "--", &head],
+        )
+        .output(&head),
+    );
+    g.run(
+        RunSpec::new(
+            label("t", "tail"),
+            "tail",
+            &[
+                "/bin/sh",
+                "-c",
+                &format!("cat $1 >/dev/null && {}", append("tail", "$2")),
+                "--",
+                &head,
+                &tail,
+            ],
+        )
+        .input(&head)
+        .output(&tail),
+    );
+    let mut tests = vec![test_spec(
+        "needs_head",
+        &format!("cat $1 >/dev/null && echo test >> {}", log.display()),
+        &[],
+        vec![ArtifactRef::Build(head.clone())],
+    )];
+    for (i, leaf) in leaves.iter().chain([&tail]).enumerate() {
+        tests.push(test_spec(
+            &format!("needs_{i}"),
+            "cat $1 >/dev/null",
+            &[],
+            vec![ArtifactRef::Build(leaf.clone())],
+        ));
+    }
+    let mut o = options(ws.path(), SandboxMode::SymlinkForest);
+    o.jobs = 1;
+    let exec = Executor::new(o).unwrap();
+    let summary = run_tests(&exec, &g.graph, tests).unwrap();
+    assert_eq!((summary.passed, summary.failed_total()), (5, 0));
+    let order = std::fs::read_to_string(&log).unwrap();
+    let order: Vec<&str> = order.lines().collect();
+    assert_eq!(
+        order,
+        vec!["head", "test", "leaf1", "leaf2", "leaf3", "tail"],
+        "the chain's head did not go first, or the ready test waited for the leaves"
     );
 }
