@@ -118,50 +118,31 @@ fn an_action_needing_every_permit_does_not_wait_for_a_running_test() {
 fn the_longest_chain_starts_first_and_a_ready_test_goes_before_leaves() {
     let ws = tempfile::tempdir().unwrap();
     let mut g = GraphBuilder::default();
-    // Each action appends its name to `order` in the workspace (one permit: one at a time).
+    // Each action appends its name to `order` in the workspace (one permit: one at a time)
+    // after reading its input, if any, and writes its output.
     let log = ws.path().join("order");
-    let append =
-        |name: &str, dst: &str| format!("echo {name} >> {} && echo {name} > {dst}", log.display());
-    let leaves: Vec<String> = (1..=3)
-        .map(|i| out("t", &format!("leaf{i}"), &format!("leaf{i}.txt")))
-        .collect();
-    for (i, leaf) in leaves.iter().enumerate() {
-        let name = format!("leaf{}", i + 1);
-        g.run(
-            RunSpec::new(
-                label("t", &name),
-                &name,
-                &["/bin/sh", "-c", &append(&name, "$1"), "--", leaf],
-            )
-            .output(leaf),
+    let mut action = |name: &str, input: Option<&str>| {
+        let dst = out("t", name, &format!("{name}.txt"));
+        let script = format!(
+            "{}echo {name} >> {} && echo {name} > $1",
+            input.map_or(String::new(), |i| format!("cat {i} >/dev/null && ")),
+            log.display()
         );
-    }
-    let head = out("t", "head", "head.txt");
-    let tail = out("t", "tail", "tail.txt");
-    g.run(
-        RunSpec::new(
-            label("t", "head"),
-            "head",
-            &["/bin/sh", "-c", &append("head", "$1"), "--", &head],
+        let mut spec = RunSpec::new(
+            label("t", name),
+            name,
+            &["/bin/sh", "-c", &script, "--", &dst],
         )
-        .output(&head),
-    );
-    g.run(
-        RunSpec::new(
-            label("t", "tail"),
-            "tail",
-            &[
-                "/bin/sh",
-                "-c",
-                &format!("cat $1 >/dev/null && {}", append("tail", "$2")),
-                "--",
-                &head,
-                &tail,
-            ],
-        )
-        .input(&head)
-        .output(&tail),
-    );
+        .output(&dst);
+        if let Some(i) = input {
+            spec = spec.input(i);
+        }
+        g.run(spec);
+        dst
+    };
+    let leaves: Vec<String> = (1..=3).map(|i| action(&format!("leaf{i}"), None)).collect();
+    let head = action("head", None);
+    let tail = action("tail", Some(&head));
     let mut tests = vec![test_spec(
         "needs_head",
         &format!("cat $1 >/dev/null && echo test >> {}", log.display()),
